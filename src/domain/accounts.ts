@@ -1,0 +1,48 @@
+import { createHash, randomBytes } from "node:crypto";
+
+/** A person (or robot) with API keys; every resource belongs to one user. */
+export interface User {
+  id: string;
+  username: string;
+  email: string | null;
+  isAdmin: boolean;
+  createdAt: number; // epoch ms
+}
+
+/** An API key as stored: never the secret, only its hash and a short prefix to recognise it. */
+export interface ApiKey {
+  id: string;
+  ownerId: string;
+  name: string;
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+const KEY_MARKER = "rnl_";
+
+/** A new API key secret: a marker (so scanners can spot leaked keys) and 256 random bits. */
+export function generateApiKeySecret(): string {
+  return `${KEY_MARKER}${randomBytes(32).toString("base64url")}`;
+}
+
+/**
+ * The stored form of a key. Keys carry 256 random bits, so one SHA-256 is as safe
+ * as a slow password hash would be, and it keeps every request's auth check cheap.
+ */
+export function hashApiKeySecret(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+/** The part of a key shown in listings, so a user can tell their keys apart. */
+export function apiKeyPrefix(secret: string): string {
+  return secret.slice(0, KEY_MARKER.length + 6);
+}
+
+export function looksLikeApiKey(secret: string): boolean {
+  return secret.startsWith(KEY_MARKER) && secret.length === KEY_MARKER.length + 43;
+}
+
+export const USERNAME_PATTERN = "^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$";
+export const USERNAME_RULE = "1 to 40 lower-case letters, digits, '-' or '_', starting and ending with a letter or digit";

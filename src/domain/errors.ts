@@ -1,0 +1,97 @@
+/**
+ * Domain errors: one class per failure kind, each with a stable `code`.
+ * The API maps codes to HTTP statuses in one place (api/error-mapping.ts);
+ * errors that cross process boundaries travel as {code, message, details}.
+ */
+
+export type ErrorCode =
+  | "ValidationError"
+  | "MalformedBody"
+  | "Unauthorized"
+  | "Forbidden"
+  | "NotFound"
+  | "Conflict"
+  | "PayloadTooLarge"
+  | "UnsupportedMediaType"
+  | "RateLimited"
+  | "Unavailable"
+  | "InternalError";
+
+export type ErrorDetails = Record<string, unknown>;
+
+export class RunnelError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
+    super(message);
+    this.name = code;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** Bad input; `field` names what is wrong, as a dotted path (`configured_props.url`). */
+export class ValidationError extends RunnelError {
+  readonly field: string;
+  constructor(field: string, message: string, details?: ErrorDetails) {
+    super("ValidationError", message, { field, ...details });
+    this.field = field;
+  }
+}
+
+export class MalformedBodyError extends RunnelError {
+  constructor(message: string) {
+    super("MalformedBody", message);
+  }
+}
+
+export class UnauthorizedError extends RunnelError {
+  constructor(message: string) {
+    super("Unauthorized", message);
+  }
+}
+
+export class ForbiddenError extends RunnelError {
+  constructor(message: string) {
+    super("Forbidden", message);
+  }
+}
+
+/**
+ * Not found, or not the caller's: the two must look the same so that no user can
+ * learn that another user's resource exists.
+ */
+export class NotFoundError extends RunnelError {
+  constructor(kind: string, id: string) {
+    super("NotFound", `No ${kind} with id "${id}" was found.`, { kind, id });
+  }
+}
+
+export class ConflictError extends RunnelError {
+  constructor(message: string, details?: ErrorDetails) {
+    super("Conflict", message, details);
+  }
+}
+
+export class PayloadTooLargeError extends RunnelError {
+  constructor(message: string, details?: ErrorDetails) {
+    super("PayloadTooLarge", message, details);
+  }
+}
+
+export class RateLimitedError extends RunnelError {
+  constructor(message: string, details?: ErrorDetails) {
+    super("RateLimited", message, details);
+  }
+}
+
+export class UnavailableError extends RunnelError {
+  constructor(message: string) {
+    super("Unavailable", message);
+  }
+}
+
+export function isRunnelError(value: unknown): value is RunnelError {
+  return value instanceof RunnelError;
+}

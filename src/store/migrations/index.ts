@@ -1,0 +1,16 @@
+import type { Migration, MigrationProvider } from "kysely";
+import { accountsMigration } from "./0001-accounts.js";
+
+/**
+ * Every migration, in order, for both dialects. Names sort in the order they
+ * run; never rename or edit a migration that has shipped, add a new one.
+ */
+const MIGRATIONS: Record<string, Migration> = {
+  "0001-accounts": accountsMigration,
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return MIGRATIONS;
+  },
+};

@@ -1,0 +1,26 @@
+import { join } from "node:path";
+import { createPostgresStore } from "./postgres/postgres-store.js";
+import { createSqliteStore } from "./sqlite/sqlite-store.js";
+import type { Store } from "./store.js";
+
+export interface StoreSelection {
+  /** `postgres://…` selects PostgreSQL; absent, the embedded SQLite file. */
+  databaseUrl: string | null;
+  dataDir: string;
+}
+
+export const SQLITE_FILE_NAME = "runnel.sqlite";
+
+/** Opens the store the configuration selects and brings its schema up to date. */
+export async function openStore(selection: StoreSelection): Promise<Store> {
+  const store = selection.databaseUrl
+    ? createPostgresStore({ connectionString: selection.databaseUrl })
+    : createSqliteStore({ file: join(selection.dataDir, SQLITE_FILE_NAME) });
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+  return store;
+}

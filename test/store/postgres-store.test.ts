@@ -1,0 +1,28 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describeStoreContract } from "./store-contract.js";
+
+await requirePostgres();
+
+describeStoreContract("postgres", async () => {
+  // Each test gets a schema of its own, so parallel runs never see each other's rows.
+  const schema = `runnel_test_${randomBytes(6).toString("hex")}`;
+  return {
+    async open() {
+      const store = createPostgresStore({ connectionString: TEST_DATABASE_URL, schema, maxConnections: 4 });
+      await store.migrate();
+      return store;
+    },
+    async dispose() {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+});
