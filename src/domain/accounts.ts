@@ -44,5 +44,10 @@ export function looksLikeApiKey(secret: string): boolean {
   return secret.startsWith(KEY_MARKER) && secret.length === KEY_MARKER.length + 43;
 }
 
-export const USERNAME_PATTERN = "^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$";
 export const USERNAME_RULE = "1 to 40 lower-case letters, digits, '-' or '_', starting and ending with a letter or digit";
+
+const USERNAME_REGEX = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;
+
+export function isValidUsername(username: string): boolean {
+  return USERNAME_REGEX.test(username);
+}

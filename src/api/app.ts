@@ -1,0 +1,95 @@
+import swagger from "@fastify/swagger";
+import rateLimit from "@fastify/rate-limit";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { NotFoundError, RateLimitedError } from "../domain/errors.js";
+import type { Accounts } from "../engine/accounts.js";
+import type { Store } from "../store/store.js";
+import { RUNNEL_VERSION } from "../version.js";
+import { addBearerAuth } from "./auth.js";
+import { toHttpError } from "./error-mapping.js";
+import { apiKeysRoutes } from "./routes/api-keys.js";
+import { healthRoutes } from "./routes/health.js";
+import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
+import { usersRoutes } from "./routes/users.js";
+import { createValidatorCompiler } from "./validation.js";
+
+export interface AppOptions {
+  store: Store;
+  accounts: Accounts;
+  logger: Logger;
+  /** Requests per minute per API key on /v1; 0 turns the limit off. */
+  rateLimitPerMinute: number;
+}
+
+/** API bodies carry component code and props; 5 MB is far above any real one. */
+const API_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+
+/** Builds the HTTP application; listening is the caller's business, so tests can `inject()`. */
+export async function createApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    // One line per request, written by the onResponse hook below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: API_BODY_LIMIT_BYTES,
+    // Close idle keep-alive sockets on shutdown so that close() does not wait on them.
+    forceCloseConnections: "idle",
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body, unexpected } = toHttpError(error);
+    if (unexpected) request.log.error({ err: error, url: request.url }, "request failed");
+    return reply.code(status).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const { status, body } = toHttpError(new NotFoundError("route", `${request.method} ${request.url.split("?")[0]}`));
+    body.error.message = `There is no route ${request.method} ${request.url.split("?")[0]}. The API is described at ${OPENAPI_PATH}.`;
+    return reply.code(status).send(body);
+  });
+
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.routeOptions.url ?? request.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      "request",
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "Runnel API", version: RUNNEL_VERSION, description: "Sources, workflows and their events and errors." },
+      components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+
+  await app.register(healthRoutes, { store: options.store, version: RUNNEL_VERSION });
+
+  await app.register(
+    async (v1) => {
+      addBearerAuth(v1, { accounts: options.accounts, publicPaths: new Set([OPENAPI_PATH]) });
+      if (options.rateLimitPerMinute > 0) {
+        await v1.register(rateLimit, {
+          hook: "preHandler",
+          max: options.rateLimitPerMinute,
+          timeWindow: 60_000,
+          keyGenerator: (request) => request.principal?.keyId ?? request.ip,
+          errorResponseBuilder: (_request, context) =>
+            new RateLimitedError(`Too many requests: this key may make ${context.max} a minute. Try again in ${context.after}.`, {
+              retry_after_seconds: Math.ceil(context.ttl / 1000),
+            }),
+        });
+      }
+      await v1.register(openApiRoutes, { document: () => app.swagger() });
+      await v1.register(usersRoutes, { accounts: options.accounts });
+      await v1.register(apiKeysRoutes, { accounts: options.accounts });
+    },
+    { prefix: "/v1" },
+  );
+
+  return app;
+}

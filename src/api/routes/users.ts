@@ -1,0 +1,40 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Accounts } from "../../engine/accounts.js";
+import { principalOf } from "../request-context.js";
+import { CreateUserBodySchema, CreatedUserSchema, toApiKeyView, toUserView, UserSchema } from "../schemas/accounts.js";
+import { DataSchema, errorResponses, ErrorBodySchema } from "../schemas/common.js";
+
+export const usersRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = async (app, { accounts }) => {
+  app.get(
+    "/users/me",
+    {
+      schema: {
+        tags: ["users"],
+        summary: "The user of the API key",
+        response: { 200: DataSchema(UserSchema), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: toUserView(principalOf(request).user) }),
+  );
+
+  app.post(
+    "/users",
+    {
+      schema: {
+        tags: ["users"],
+        summary: "Create a user (admins only); answers with the user's first API key, once",
+        body: CreateUserBodySchema,
+        response: { 201: DataSchema(CreatedUserSchema), 403: ErrorBodySchema, 409: ErrorBodySchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { user, issued } = await accounts.createUser(principalOf(request), {
+        username: request.body.username,
+        email: request.body.email,
+        isAdmin: request.body.admin,
+      });
+      reply.code(201);
+      return { data: { ...toUserView(user), api_key: { ...toApiKeyView(issued.key), key: issued.secret } } };
+    },
+  );
+};

@@ -1,0 +1,75 @@
+import { Type, type Static } from "@sinclair/typebox";
+import type { ApiKey, User } from "../../domain/accounts.js";
+import { toEpochSeconds } from "./common.js";
+
+export const UserSchema = Type.Object(
+  {
+    id: Type.String({ description: "u_…" }),
+    username: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()]),
+    is_admin: Type.Boolean(),
+    created_at: Type.Integer({ description: "Epoch seconds." }),
+  },
+  { title: "User" },
+);
+export type UserView = Static<typeof UserSchema>;
+
+export const ApiKeySchema = Type.Object(
+  {
+    id: Type.String({ description: "ak_…" }),
+    name: Type.String(),
+    prefix: Type.String({ description: "The first characters of the key, to tell keys apart." }),
+    created_at: Type.Integer(),
+    last_used_at: Type.Union([Type.Integer(), Type.Null()]),
+    revoked_at: Type.Union([Type.Integer(), Type.Null()]),
+  },
+  { title: "ApiKey" },
+);
+export type ApiKeyView = Static<typeof ApiKeySchema>;
+
+export const IssuedApiKeySchema = Type.Object(
+  {
+    ...ApiKeySchema.properties,
+    key: Type.String({ description: "The secret. Shown this once only: store it now." }),
+  },
+  { title: "IssuedApiKey" },
+);
+export type IssuedApiKeyView = Static<typeof IssuedApiKeySchema>;
+
+export const CreateUserBodySchema = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 40, description: "Lower-case letters, digits, '-' and '_'." }),
+    email: Type.Optional(Type.Union([Type.String({ format: "email" }), Type.Null()])),
+    admin: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+
+export const CreatedUserSchema = Type.Object({ ...UserSchema.properties, api_key: IssuedApiKeySchema }, { title: "CreatedUser" });
+export type CreatedUserView = Static<typeof CreatedUserSchema>;
+
+export const CreateApiKeyBodySchema = Type.Object(
+  { name: Type.Optional(Type.String({ maxLength: 100 })) },
+  { additionalProperties: false },
+);
+
+export function toUserView(user: User): UserView {
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    is_admin: user.isAdmin,
+    created_at: toEpochSeconds(user.createdAt),
+  };
+}
+
+export function toApiKeyView(key: ApiKey): ApiKeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    created_at: toEpochSeconds(key.createdAt),
+    last_used_at: key.lastUsedAt === null ? null : toEpochSeconds(key.lastUsedAt),
+    revoked_at: key.revokedAt === null ? null : toEpochSeconds(key.revokedAt),
+  };
+}

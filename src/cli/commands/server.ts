@@ -1,0 +1,62 @@
+import type { Command } from "commander";
+import { ConfigError, loadConfig, type RunnelConfig } from "../../config/config.js";
+import { createLogger } from "../../server/logger.js";
+import { startServer } from "../../server/start-server.js";
+import type { CommandContext } from "../command-context.js";
+
+export function registerServer(program: Command, context: CommandContext): void {
+  program
+    .command("server")
+    .description("Run the Runnel server (embedded SQLite by default; DATABASE_URL=postgres://… for PostgreSQL)")
+    .option("--port <port>", "port to listen on (env RUNNEL_PORT, default 8080; 0 picks a free one)")
+    .option("--host <host>", "address to listen on (env RUNNEL_HOST, default 0.0.0.0)")
+    .option("--data-dir <dir>", "folder for the database and keys (env RUNNEL_DATA_DIR, default ./.runnel)")
+    .addHelpText(
+      "after",
+      "\nEnvironment: RUNNEL_DATA_DIR, RUNNEL_PORT, RUNNEL_HOST, RUNNEL_PUBLIC_URL, DATABASE_URL, RUNNEL_LOG_LEVEL,\n" +
+        "RUNNEL_LOG_FORMAT (json|pretty), RUNNEL_SHUTDOWN_TIMEOUT_SECONDS, RUNNEL_RATE_LIMIT_PER_MINUTE.",
+    )
+    .action(async (options: { port?: string; host?: string; dataDir?: string }) => {
+      let config: RunnelConfig;
+      try {
+        config = loadConfig(context.env, options, { cwd: process.cwd(), stdoutIsTty: Boolean((context.io.stdout as { isTTY?: boolean }).isTTY) });
+      } catch (error) {
+        if (error instanceof ConfigError) throw new Error(`Runnel cannot start: ${error.message}`);
+        throw error;
+      }
+      context.setExitCode(await runUntilSignalled(config, context));
+    });
+}
+
+/** Runs the server until SIGTERM or SIGINT, then shuts it down gracefully; returns the exit code. */
+async function runUntilSignalled(config: RunnelConfig, context: CommandContext): Promise<number> {
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+  const server = await startServer({ config, logger, announce: (text) => context.io.stderr.write(`${text}\n`) });
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  logger.info({ signal }, "shutting down: no new requests; finishing the ones in flight");
+
+  // A second signal, or work that will not finish, must not keep the process hanging.
+  const forced = new Promise<number>((resolve) => {
+    const timer = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; stopping now");
+      resolve(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    process.once(signal === "SIGINT" ? "SIGINT" : "SIGTERM", () => {
+      logger.warn("second signal: stopping now");
+      resolve(1);
+    });
+  });
+  const clean = server.close().then(() => {
+    logger.info("stopped cleanly");
+    return 0;
+  });
+  const code = await Promise.race([clean, forced]);
+  // A forced stop leaves work behind that would keep the process alive; end it.
+  if (code !== 0) process.exit(code);
+  return code;
+}

@@ -1,0 +1,54 @@
+import { Command, CommanderError } from "commander";
+import { ApiError, ConnectionError } from "../client/api-client.js";
+import { RUNNEL_VERSION } from "../version.js";
+import type { CommandContext } from "./command-context.js";
+import { registerKeys } from "./commands/keys.js";
+import { registerLogin } from "./commands/login.js";
+import { registerServer } from "./commands/server.js";
+import { registerUsers } from "./commands/users.js";
+import { registerWhoami } from "./commands/whoami.js";
+import type { Io } from "./output.js";
+import type { Env } from "./session.js";
+
+/** Builds the `runnel` program; separate from running it so tests can inspect it. */
+export function buildProgram(context: CommandContext): Command {
+  const program = new Command("runnel")
+    .description("Runnel: event-driven workflows on your own machines")
+    .version(RUNNEL_VERSION, "-v, --version")
+    .option("-p, --profile <name>", "the saved login to use (see `runnel login`)", "default")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({
+      writeOut: (text) => context.io.stdout.write(text),
+      writeErr: (text) => context.io.stderr.write(text),
+    })
+    .exitOverride();
+
+  registerServer(program, context);
+  registerLogin(program, context);
+  registerWhoami(program, context);
+  registerKeys(program, context);
+  registerUsers(program, context);
+
+  return program;
+}
+
+/** Runs the CLI; returns the process exit code. Errors become one clear line on stderr. */
+export async function main(argv: string[], env: Env, io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram({ io, env, setExitCode: (code) => (exitCode = code) });
+  try {
+    await program.parseAsync(argv);
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode; // commander has already printed it
+    io.stderr.write(`${describeError(error)}\n`);
+    return 1;
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof ApiError) return `Error (${error.code}): ${error.message}`;
+  if (error instanceof ConnectionError) return `Error: ${error.message}`;
+  if (error instanceof Error) return `Error: ${error.message}`;
+  return `Error: ${String(error)}`;
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+const context = { cwd: "/srv/app", stdoutIsTty: false };
+
+describe("loadConfig", () => {
+  it("has the embedded defaults", () => {
+    const config = loadConfig({}, {}, context);
+    expect(config).toEqual({
+      dataDir: "/srv/app/.runnel",
+      host: "0.0.0.0",
+      port: 8080,
+      publicUrl: null,
+      databaseUrl: null,
+      logLevel: "info",
+      logFormat: "json",
+      shutdownTimeoutMs: 10_000,
+      rateLimitPerMinute: 1_200,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("reads the environment, and command-line flags win over it", () => {
+    const env = {
+      RUNNEL_DATA_DIR: "data",
+      RUNNEL_PORT: "9000",
+      DATABASE_URL: "postgres://u@db:5432/runnel",
+      RUNNEL_PUBLIC_URL: "https://runnel.example.com/",
+      RUNNEL_LOG_LEVEL: "DEBUG",
+    };
+    const config = loadConfig(env, { port: "0", dataDir: "/var/runnel" }, { cwd: "/srv", stdoutIsTty: true });
+    expect(config).toMatchObject({
+      dataDir: "/var/runnel",
+      port: 0,
+      databaseUrl: "postgres://u@db:5432/runnel",
+      publicUrl: "https://runnel.example.com",
+      logLevel: "debug",
+      logFormat: "pretty",
+    });
+  });
+
+  it("treats an empty variable as unset", () => {
+    expect(loadConfig({ RUNNEL_PORT: " " }, {}, context).port).toBe(8080);
+  });
+
+  it.each([
+    [{ RUNNEL_PORT: "80a" }, {}, "RUNNEL_PORT"],
+    [{ RUNNEL_PORT: "70000" }, {}, "RUNNEL_PORT"],
+    [{}, { port: "-1" }, "--port"],
+    [{ DATABASE_URL: "mysql://root@localhost/db" }, {}, "DATABASE_URL"],
+    [{ DATABASE_URL: "not a url" }, {}, "DATABASE_URL"],
+    [{ RUNNEL_LOG_LEVEL: "loud" }, {}, "RUNNEL_LOG_LEVEL"],
+    [{ RUNNEL_LOG_FORMAT: "xml" }, {}, "RUNNEL_LOG_FORMAT"],
+    [{ RUNNEL_PUBLIC_URL: "ftp://x" }, {}, "RUNNEL_PUBLIC_URL"],
+    [{ RUNNEL_SHUTDOWN_TIMEOUT_SECONDS: "0" }, {}, "RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"],
+    [{ RUNNEL_RATE_LIMIT_PER_MINUTE: "lots" }, {}, "RUNNEL_RATE_LIMIT_PER_MINUTE"],
+    [{ RUNNEL_HOST: "http://x" }, {}, "RUNNEL_HOST"],
+  ])("rejects %j %j naming %s", (env, overrides, variable) => {
+    try {
+      loadConfig(env, overrides, context);
+      expect.unreachable("loadConfig should have thrown");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variable).toBe(variable);
+      expect((error as ConfigError).message).toMatch(new RegExp(`^${variable}: `));
+    }
+  });
+});

@@ -1,0 +1,147 @@
+import { isAbsolute, resolve } from "node:path";
+
+/**
+ * The server's configuration, parsed and validated once at start-up into this
+ * frozen object. Nothing else in the server reads environment variables.
+ */
+export interface RunnelConfig {
+  /** Folder for the SQLite file, the admin key and other local state (absolute). */
+  readonly dataDir: string;
+  readonly host: string;
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+  /** Address clients and webhooks use to reach this server; derived from host and port when unset. */
+  readonly publicUrl: string | null;
+  /** `postgres://…` to run on PostgreSQL; null for the embedded SQLite store. */
+  readonly databaseUrl: string | null;
+  readonly logLevel: LogLevel;
+  readonly logFormat: "json" | "pretty";
+  readonly shutdownTimeoutMs: number;
+  /** Requests per minute per API key on /v1; 0 turns the limit off. */
+  readonly rateLimitPerMinute: number;
+}
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** Values given on the command line; they win over the environment. */
+export interface ConfigOverrides {
+  dataDir?: string | undefined;
+  host?: string | undefined;
+  port?: string | undefined;
+}
+
+export interface ConfigContext {
+  cwd: string;
+  /** Whether standard output is a terminal: people get readable logs, machines JSON. */
+  stdoutIsTty: boolean;
+}
+
+/** A configuration value that cannot be used; `variable` names where it came from. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env, overrides: ConfigOverrides, context: ConfigContext): RunnelConfig {
+  const raw = (variable: string, override?: string): { variable: string; value: string | undefined } => {
+    if (override !== undefined) return { variable: flagNameFor(variable), value: override };
+    const value = env[variable];
+    return { variable, value: value === undefined || value.trim() === "" ? undefined : value.trim() };
+  };
+
+  const dataDir = raw("RUNNEL_DATA_DIR", overrides.dataDir);
+  const config: RunnelConfig = {
+    dataDir: resolveDir(dataDir.value ?? ".runnel", context.cwd),
+    host: parseHost(raw("RUNNEL_HOST", overrides.host), "0.0.0.0"),
+    port: parseInteger(raw("RUNNEL_PORT", overrides.port), 8080, 0, 65_535),
+    publicUrl: parseHttpUrl(raw("RUNNEL_PUBLIC_URL")),
+    databaseUrl: parseDatabaseUrl(raw("DATABASE_URL")),
+    logLevel: parseChoice(raw("RUNNEL_LOG_LEVEL"), LOG_LEVELS, "info"),
+    logFormat: parseChoice(raw("RUNNEL_LOG_FORMAT"), ["json", "pretty"] as const, context.stdoutIsTty ? "pretty" : "json"),
+    shutdownTimeoutMs: parseInteger(raw("RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"), 10, 1, 3_600) * 1000,
+    rateLimitPerMinute: parseInteger(raw("RUNNEL_RATE_LIMIT_PER_MINUTE"), 1_200, 0, 10_000_000),
+  };
+  return Object.freeze(config);
+}
+
+function flagNameFor(variable: string): string {
+  const flags: Record<string, string> = { RUNNEL_DATA_DIR: "--data-dir", RUNNEL_HOST: "--host", RUNNEL_PORT: "--port" };
+  return flags[variable] ?? variable;
+}
+
+function resolveDir(value: string, cwd: string): string {
+  return isAbsolute(value) ? value : resolve(cwd, value);
+}
+
+function parseInteger(
+  { variable, value }: { variable: string; value: string | undefined },
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(variable, `expected a whole number from ${min} to ${max}, got "${value}".`);
+  }
+  return Number(value);
+}
+
+function parseChoice<T extends string>(
+  { variable, value }: { variable: string; value: string | undefined },
+  choices: readonly T[],
+  fallback: T,
+): T {
+  if (value === undefined) return fallback;
+  const lower = value.toLowerCase() as T;
+  if (!choices.includes(lower)) {
+    throw new ConfigError(variable, `expected one of ${choices.join(", ")}, got "${value}".`);
+  }
+  return lower;
+}
+
+function parseHost({ variable, value }: { variable: string; value: string | undefined }, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (/[\s/]/.test(value)) {
+    throw new ConfigError(variable, `expected a host name or IP address to listen on (like 127.0.0.1), got "${value}".`);
+  }
+  return value;
+}
+
+function parseHttpUrl({ variable, value }: { variable: string; value: string | undefined }): string | null {
+  if (value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(variable, `expected an http(s) URL like https://runnel.example.com, got "${value}".`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(variable, `expected an http(s) URL, got the scheme "${url.protocol}".`);
+  }
+  return value.replace(/\/+$/, "");
+}
+
+function parseDatabaseUrl({ variable, value }: { variable: string; value: string | undefined }): string | null {
+  if (value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(variable, "expected a PostgreSQL URL like postgres://user@host:5432/database.");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(
+      variable,
+      `only PostgreSQL is supported (postgres://…), got the scheme "${url.protocol}". Unset it to use the embedded SQLite store.`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,87 @@
+import { mkdir } from "node:fs/promises";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { createApp } from "../api/app.js";
+import type { RunnelConfig } from "../config/config.js";
+import { generateApiKeySecret } from "../domain/accounts.js";
+import { Accounts } from "../engine/accounts.js";
+import { openStore } from "../store/open-store.js";
+import type { Store } from "../store/store.js";
+import { writeAdminKeyFile } from "./admin-key-file.js";
+
+export interface StartServerOptions {
+  config: RunnelConfig;
+  logger: Logger;
+  /** Where the first-start admin key is shown to the person starting the server. */
+  announce: (text: string) => void;
+}
+
+export interface RunningServer {
+  /** The address the server listens on, such as http://127.0.0.1:8080. */
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  /** Stops accepting, lets in-flight requests finish, then closes the store. */
+  close(): Promise<void>;
+}
+
+/** The composition root: configuration → store → engine → HTTP, listening. */
+export async function startServer({ config, logger, announce }: StartServerOptions): Promise<RunningServer> {
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  logger.info({ store: store.kind, dataDir: config.dataDir }, "store ready");
+
+  try {
+    const accounts = new Accounts({ store });
+    await bootstrapAdmin({ accounts, dataDir: config.dataDir, logger, announce });
+
+    const app = await createApp({ store, accounts, logger, rateLimitPerMinute: config.rateLimitPerMinute });
+    await app.listen({ host: config.host, port: config.port });
+    const url = listeningUrl(app, config);
+    logger.info({ url, publicUrl: config.publicUrl ?? url }, `Runnel is listening on ${url}`);
+
+    let closing: Promise<void> | null = null;
+    return {
+      url,
+      app,
+      store,
+      close() {
+        closing ??= (async () => {
+          await app.close();
+          await store.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function bootstrapAdmin(options: { accounts: Accounts; dataDir: string; logger: Logger; announce: (text: string) => void }) {
+  const secret = generateApiKeySecret();
+  const path = await writeAdminKeyFile(options.dataDir, secret, async () => (await options.accounts.bootstrapAdmin(secret)) !== null);
+  if (!path) return;
+  options.logger.info({ keyFile: path }, "created the admin user and its API key");
+  options.announce(
+    [
+      "",
+      "  Runnel created the admin user. Its API key (shown this once):",
+      "",
+      `    ${secret}`,
+      "",
+      `  It is also saved, readable by you only, in ${path}`,
+      "  Log in with:  runnel login",
+      "",
+    ].join("\n"),
+  );
+}
+
+function listeningUrl(app: FastifyInstance, config: RunnelConfig): string {
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  // 0.0.0.0 and :: listen everywhere but cannot be dialled; show the loopback name instead.
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
+  return `http://${host}:${port}`;
+}

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const RUNNEL_BIN = fileURLToPath(new URL("../../bin/runnel.js", import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `runnel` binary to completion, feeding `input` on stdin. */
+export function runCli(args: string[], options: { env: Record<string, string>; cwd?: string; input?: string; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUNNEL_BIN, ...args], {
+      cwd: options.cwd,
+      env: { PATH: process.env.PATH ?? "", ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`runnel ${args.join(" ")} did not finish in time.\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+/** A long-running child (the server) whose output is collected as it comes. */
+export interface RunningChild {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match of `pattern` in stdout or stderr. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function startCli(args: string[], options: { env: Record<string, string>; cwd: string }): RunningChild {
+  const child = spawn(process.execPath, [RUNNEL_BIN, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? "", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  const waiters = new Set<() => void>();
+  const notify = () => waiters.forEach((check) => check());
+  child.stdout!.on("data", (chunk) => ((out += chunk), notify()));
+  child.stderr!.on("data", (chunk) => ((err += chunk), notify()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => (notify(), resolve({ code, signal }))),
+  );
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitFor(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`timed out waiting for ${pattern}.\nstdout: ${out}\nstderr: ${err}`));
+        }, timeoutMs);
+        const check = () => {
+          const match = pattern.exec(out) ?? pattern.exec(err);
+          if (match) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve(match);
+          } else if (child.exitCode !== null || child.signalCode !== null) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            reject(new Error(`the process ended before ${pattern} appeared.\nstdout: ${out}\nstderr: ${err}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
