@@ -51,6 +51,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(status).send(body);
   });
 
+  // Responses finished during shutdown close their connection, so that a keep-alive
+  // socket does not hold the process open until its idle timeout.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
+  });
+
   app.addHook("onResponse", async (request, reply) => {
     request.log.info(
       { method: request.method, url: request.routeOptions.url ?? request.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },

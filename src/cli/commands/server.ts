@@ -1,7 +1,5 @@
 import type { Command } from "commander";
 import { ConfigError, loadConfig, type RunnelConfig } from "../../config/config.js";
-import { createLogger } from "../../server/logger.js";
-import { startServer } from "../../server/start-server.js";
 import type { CommandContext } from "../command-context.js";
 
 export function registerServer(program: Command, context: CommandContext): void {
@@ -30,6 +28,9 @@ export function registerServer(program: Command, context: CommandContext): void 
 
 /** Runs the server until SIGTERM or SIGINT, then shuts it down gracefully; returns the exit code. */
 async function runUntilSignalled(config: RunnelConfig, context: CommandContext): Promise<number> {
+  // Loaded here, not at the top: every other command is a thin HTTP client and starts faster without the server.
+  const { createLogger } = await import("../../server/logger.js");
+  const { startServer } = await import("../../server/start-server.js");
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   const server = await startServer({ config, logger, announce: (text) => context.io.stderr.write(`${text}\n`) });
 
