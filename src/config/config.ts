@@ -49,6 +49,7 @@ export class ConfigError extends Error {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
+type RawValue = { variable: string; value: string | undefined };
 
 export function loadConfig(env: Env, overrides: ConfigOverrides, context: ConfigContext): RunnelConfig {
   const raw = (variable: string, override?: string): { variable: string; value: string | undefined } => {
@@ -82,7 +83,7 @@ function resolveDir(value: string, cwd: string): string {
 }
 
 function parseInteger(
-  { variable, value }: { variable: string; value: string | undefined },
+  { variable, value }: RawValue,
   fallback: number,
   min: number,
   max: number,
@@ -95,7 +96,7 @@ function parseInteger(
 }
 
 function parseChoice<T extends string>(
-  { variable, value }: { variable: string; value: string | undefined },
+  { variable, value }: RawValue,
   choices: readonly T[],
   fallback: T,
 ): T {
@@ -107,7 +108,7 @@ function parseChoice<T extends string>(
   return lower;
 }
 
-function parseHost({ variable, value }: { variable: string; value: string | undefined }, fallback: string): string {
+function parseHost({ variable, value }: RawValue, fallback: string): string {
   if (value === undefined) return fallback;
   if (/[\s/]/.test(value)) {
     throw new ConfigError(variable, `expected a host name or IP address to listen on (like 127.0.0.1), got "${value}".`);
@@ -115,33 +116,32 @@ function parseHost({ variable, value }: { variable: string; value: string | unde
   return value;
 }
 
-function parseHttpUrl({ variable, value }: { variable: string; value: string | undefined }): string | null {
+/** Parses a URL setting; `what` describes the expected kind in the error ("a PostgreSQL URL like …"). */
+function parseUrl({ variable, value }: RawValue, what: string, schemes: string[], schemeHint: string): URL | null {
   if (value === undefined) return null;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError(variable, `expected an http(s) URL like https://runnel.example.com, got "${value}".`);
+    throw new ConfigError(variable, `expected ${what}, got "${value}".`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ConfigError(variable, `expected an http(s) URL, got the scheme "${url.protocol}".`);
+  if (!schemes.includes(url.protocol)) {
+    throw new ConfigError(variable, `${schemeHint}, got the scheme "${url.protocol}".`);
   }
-  return value.replace(/\/+$/, "");
+  return url;
 }
 
-function parseDatabaseUrl({ variable, value }: { variable: string; value: string | undefined }): string | null {
-  if (value === undefined) return null;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(variable, "expected a PostgreSQL URL like postgres://user@host:5432/database.");
-  }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
-    throw new ConfigError(
-      variable,
-      `only PostgreSQL is supported (postgres://…), got the scheme "${url.protocol}". Unset it to use the embedded SQLite store.`,
-    );
-  }
-  return value;
+function parseHttpUrl(raw: RawValue): string | null {
+  const url = parseUrl(raw, "an http(s) URL like https://runnel.example.com", ["http:", "https:"], "expected an http(s) URL");
+  return url ? raw.value!.replace(/\/+$/, "") : null;
+}
+
+function parseDatabaseUrl(raw: RawValue): string | null {
+  const url = parseUrl(
+    raw,
+    "a PostgreSQL URL like postgres://user@host:5432/database",
+    ["postgres:", "postgresql:"],
+    "only PostgreSQL is supported (postgres://…); unset it to use the embedded SQLite store",
+  );
+  return url ? raw.value! : null;
 }

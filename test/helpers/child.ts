@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 export const RUNNEL_BIN = fileURLToPath(new URL("../../bin/runnel.js", import.meta.url));
@@ -10,13 +11,21 @@ export interface CliResult {
 }
 
 /** Runs the real `runnel` binary to completion, feeding `input` on stdin. */
+function spawnRunnel(
+  args: string[],
+  options: { env: Record<string, string>; cwd?: string | undefined },
+  stdin: "pipe" | "ignore",
+): ChildProcessByStdio<Writable | null, Readable, Readable> {
+  return spawn(process.execPath, [RUNNEL_BIN, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? "", ...options.env },
+    stdio: [stdin, "pipe", "pipe"],
+  }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
+}
+
 export function runCli(args: string[], options: { env: Record<string, string>; cwd?: string; input?: string; timeoutMs?: number }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUNNEL_BIN, ...args], {
-      cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? "", ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawnRunnel(args, options, "pipe");
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -30,7 +39,7 @@ export function runCli(args: string[], options: { env: Record<string, string>; c
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    child.stdin.end(options.input ?? "");
+    child.stdin?.end(options.input ?? "");
   });
 }
 
@@ -45,17 +54,13 @@ export interface RunningChild {
 }
 
 export function startCli(args: string[], options: { env: Record<string, string>; cwd: string }): RunningChild {
-  const child = spawn(process.execPath, [RUNNEL_BIN, ...args], {
-    cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? "", ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawnRunnel(args, options, "ignore");
   let out = "";
   let err = "";
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((check) => check());
-  child.stdout!.on("data", (chunk) => ((out += chunk), notify()));
-  child.stderr!.on("data", (chunk) => ((err += chunk), notify()));
+  child.stdout.on("data", (chunk) => ((out += chunk), notify()));
+  child.stderr.on("data", (chunk) => ((err += chunk), notify()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("close", (code, signal) => (notify(), resolve({ code, signal }))),
   );
