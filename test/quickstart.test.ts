@@ -93,6 +93,22 @@ describe("the quick start: `runnel server` in a fresh folder", () => {
     expect(server.stderr()).toContain("Runnel cannot start: RUNNEL_PORT: expected a whole number from 0 to 65535");
   });
 
+  it("says so plainly when its port is taken or its database cannot be reached", async () => {
+    const first = start();
+    const [, url] = await first.waitFor(LISTENING);
+    const port = new URL(url!).port;
+    const second = start({ RUNNEL_PORT: port, RUNNEL_DATA_DIR: join(folder, "other") });
+    expect((await second.exited).code).toBe(1);
+    expect(second.stderr()).toContain(`Runnel cannot start: port ${port} on 127.0.0.1 is already in use`);
+    first.child.kill("SIGTERM");
+    expect((await first.exited).code).toBe(0);
+
+    const noDatabase = start({ DATABASE_URL: "postgres://nobody:secret@127.0.0.1:1/none" });
+    expect((await noDatabase.exited).code).toBe(1);
+    expect(noDatabase.stderr()).toContain("Runnel cannot start: cannot use the PostgreSQL database in DATABASE_URL (127.0.0.1:1/none)");
+    expect(noDatabase.stderr()).not.toContain("secret");
+  });
+
   it("runs on PostgreSQL when DATABASE_URL says so", async () => {
     await requirePostgres();
     const schema = `runnel_qs_${randomBytes(5).toString("hex")}`;

@@ -31,8 +31,15 @@ async function runUntilSignalled(config: RunnelConfig, context: CommandContext):
   // Loaded here, not at the top: every other command is a thin HTTP client and starts faster without the server.
   const { createLogger } = await import("../../server/logger.js");
   const { startServer } = await import("../../server/start-server.js");
+  const { explainStartupError } = await import("../../server/startup-errors.js");
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
-  const server = await startServer({ config, logger, announce: (text) => context.io.stderr.write(`${text}\n`) });
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({ config, logger, announce: (text) => context.io.stderr.write(`${text}\n`) });
+  } catch (error) {
+    logger.debug({ err: error }, "start-up failed");
+    throw new Error(`Runnel cannot start: ${explainStartupError(error, config)}`);
+  }
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
