@@ -16,6 +16,7 @@ describe("loadConfig", () => {
       logFormat: "json",
       shutdownTimeoutMs: 10_000,
       rateLimitPerMinute: 1_200,
+      masterKey: null,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -39,6 +40,11 @@ describe("loadConfig", () => {
     });
   });
 
+  it("reads a master key as hex or base64", () => {
+    expect(loadConfig({ RUNNEL_MASTER_KEY: "ab".repeat(32) }, {}, context).masterKey?.length).toBe(32);
+    expect(loadConfig({ RUNNEL_MASTER_KEY: Buffer.alloc(32, 7).toString("base64") }, {}, context).masterKey).toEqual(Buffer.alloc(32, 7));
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ RUNNEL_PORT: " " }, {}, context).port).toBe(8080);
   });
@@ -55,6 +61,7 @@ describe("loadConfig", () => {
     [{ RUNNEL_SHUTDOWN_TIMEOUT_SECONDS: "0" }, {}, "RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"],
     [{ RUNNEL_RATE_LIMIT_PER_MINUTE: "lots" }, {}, "RUNNEL_RATE_LIMIT_PER_MINUTE"],
     [{ RUNNEL_HOST: "http://x" }, {}, "RUNNEL_HOST"],
+    [{ RUNNEL_MASTER_KEY: "too-short" }, {}, "RUNNEL_MASTER_KEY"],
   ])("rejects %j %j naming %s", (env, overrides, variable) => {
     try {
       loadConfig(env, overrides, context);

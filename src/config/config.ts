@@ -19,6 +19,8 @@ export interface RunnelConfig {
   readonly shutdownTimeoutMs: number;
   /** Requests per minute per API key on /v1; 0 turns the limit off. */
   readonly rateLimitPerMinute: number;
+  /** 32-byte key that encrypts secret props; null: generated once into the data folder. */
+  readonly masterKey: Buffer | null;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -69,6 +71,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     logFormat: parseChoice(raw("RUNNEL_LOG_FORMAT"), ["json", "pretty"] as const, context.stdoutIsTty ? "pretty" : "json"),
     shutdownTimeoutMs: parseInteger(raw("RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"), 10, 1, 3_600) * 1000,
     rateLimitPerMinute: parseInteger(raw("RUNNEL_RATE_LIMIT_PER_MINUTE"), 1_200, 0, 10_000_000),
+    masterKey: parseKey(raw("RUNNEL_MASTER_KEY")),
   };
   return Object.freeze(config);
 }
@@ -76,6 +79,16 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
 function flagNameFor(variable: string): string {
   const flags: Record<string, string> = { RUNNEL_DATA_DIR: "--data-dir", RUNNEL_HOST: "--host", RUNNEL_PORT: "--port" };
   return flags[variable] ?? variable;
+}
+
+function parseKey({ variable, value }: RawValue): Buffer | null {
+  if (value === undefined) return null;
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, "hex");
+  const decoded = Buffer.from(value, "base64");
+  if (decoded.length !== 32) {
+    throw new ConfigError(variable, "expected 32 random bytes as 64 hex characters or base64 (make one with `openssl rand -hex 32`).");
+  }
+  return decoded;
 }
 
 function resolveDir(value: string, cwd: string): string {

@@ -2,11 +2,12 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describeSourceContract } from "./source-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 await requirePostgres();
 
-describeStoreContract("postgres", async () => {
+const postgresBackend = async () => {
   // Each test gets a schema of its own, so parallel runs never see each other's rows.
   const schema = `runnel_test_${randomBytes(6).toString("hex")}`;
   return {
@@ -25,4 +26,7 @@ describeStoreContract("postgres", async () => {
       }
     },
   };
-});
+};
+
+describeStoreContract("postgres", postgresBackend);
+describeSourceContract("postgres", postgresBackend);

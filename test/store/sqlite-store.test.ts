@@ -2,9 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { describeSourceContract } from "./source-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
-describeStoreContract("sqlite", async () => {
+const sqliteBackend = async () => {
   const dir = await mkdtemp(join(tmpdir(), "runnel-store-"));
   return {
     async open() {
@@ -14,4 +15,7 @@ describeStoreContract("sqlite", async () => {
     },
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
-});
+};
+
+describeStoreContract("sqlite", sqliteBackend);
+describeSourceContract("sqlite", sqliteBackend);

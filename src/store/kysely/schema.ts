@@ -6,6 +6,11 @@
 export interface Database {
   users: UserRow;
   api_keys: ApiKeyRow;
+  components: ComponentRow;
+  sources: SourceRow;
+  emitter_state: EmitterStateRow;
+  events: EventRow;
+  logs: LogRow;
 }
 
 export interface UserRow {
@@ -25,4 +30,66 @@ export interface ApiKeyRow {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+export interface ComponentRow {
+  id: string;
+  owner_id: string;
+  name: string;
+  version: string;
+  key: string | null;
+  kind: string;
+  code: string;
+  code_hash: string;
+  bundle: string;
+  bundle_hash: string;
+  manifest: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SourceRow {
+  id: string;
+  owner_id: string;
+  component_id: string;
+  name: string;
+  name_slug: string;
+  configured_props: string;
+  active: number;
+  endpoint_token: string | null;
+  timer: string | null;
+  next_tick_at: number | null;
+  retention: number;
+  db_state: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EmitterStateRow {
+  emitter_id: string;
+  owner_id: string;
+  last_ms: number;
+  last_seq: number;
+  dedupe_state: string | null;
+}
+
+export interface EventRow {
+  emitter_id: string;
+  ms: number;
+  seq: number;
+  owner_id: string;
+  channel: string;
+  summary: string | null;
+  emit_id: string | null;
+  event: string;
+  indexed_at_ms: number;
+}
+
+export interface LogRow {
+  emitter_id: string;
+  ms: number;
+  seq: number;
+  owner_id: string;
+  stream: string;
+  text: string;
 }

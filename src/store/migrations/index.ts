@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from "kysely";
 import { accountsMigration } from "./0001-accounts.js";
+import { sourcesMigration } from "./0002-sources.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -7,6 +8,7 @@ import { accountsMigration } from "./0001-accounts.js";
  */
 const MIGRATIONS: Record<string, Migration> = {
   "0001-accounts": accountsMigration,
+  "0002-sources": sourcesMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,30 @@
+/**
+ * The `body` a source sees for an HTTP request: JSON and form bodies parsed,
+ * anything else as text. A body that claims JSON but does not parse is given as
+ * text rather than refused: webhook senders are not always right about their
+ * content type, and the source may still make sense of it (`bodyRaw` is there too).
+ */
+export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+  if (raw.length === 0) return undefined;
+  const text = raw.toString("utf8");
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/json" || type.endsWith("+json")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  if (type === "application/x-www-form-urlencoded") return parseForm(text);
+  return text;
+}
+
+/** `a=1&b=2&b=3` → `{a: "1", b: ["2", "3"]}`: repeated keys become arrays. */
+function parseForm(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [key, value] of new URLSearchParams(text)) {
+    const previous = out[key];
+    out[key] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import type { PropManifest } from "./component-manifest.js";
+import { validateComponent, type ValidatedComponent } from "./component-rules.js";
+import { MAX_PROP_VALUE_BYTES, validateConfiguredProps } from "./configured-props.js";
+import { ValidationError } from "./errors.js";
+
+function component(props: Record<string, PropManifest>, over: { type?: string; hasAdditionalProps?: boolean } = {}): ValidatedComponent {
+  return validateComponent({
+    name: "c",
+    version: "1",
+    type: over.type ?? "action",
+    props,
+    methods: [],
+    hooks: [],
+    hasRun: true,
+    hasAdditionalProps: over.hasAdditionalProps ?? false,
+  });
+}
+const source = (props: Record<string, PropManifest>) => component(props, { type: "source" });
+
+function fieldOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ValidationError) return error.field;
+    throw error;
+  }
+  throw new Error("expected a ValidationError");
+}
+
+const timer = { type: "$.interface.timer", default: { intervalSeconds: 900 } };
+const abc = { type: "string", options: ["a", "b", "c"] };
+const labelled = { type: "integer", options: [{ label: "One", value: 1 }, { label: "Two", value: 2 }] };
+
+// [rule, component, configured, stored values]
+const PASSING: Array<[string, ValidatedComponent, Record<string, unknown>, Record<string, unknown>]> = [
+  ["a required prop given", component({ s: { type: "string" } }), { s: "x" }, { s: "x" }],
+  ["an optional prop left out", component({ s: { type: "string", optional: true } }), {}, {}],
+  ["a null optional prop counts as left out", component({ s: { type: "string", optional: true } }), { s: null }, {}],
+  ["a default applied", component({ n: { type: "integer", optional: true, default: 5 } }), {}, { n: 5 }],
+  ["a false default applied", component({ b: { type: "boolean", optional: true, default: false } }), {}, { b: false }],
+  ["a given value beats the default", component({ n: { type: "integer", optional: true, default: 5 } }), { n: 7 }, { n: 7 }],
+  ["boolean", component({ b: { type: "boolean" } }), { b: true }, { b: true }],
+  ["integer within min/max", component({ n: { type: "integer", min: 1, max: 10 } }), { n: 10 }, { n: 10 }],
+  ["object", component({ o: { type: "object" } }), { o: { a: [1] } }, { o: { a: [1] } }],
+  ["string[]", component({ l: { type: "string[]" } }), { l: ["a", "b"] }, { l: ["a", "b"] }],
+  ["an empty integer[]", component({ l: { type: "integer[]" } }), { l: [] }, { l: [] }],
+  ["any: a list", component({ v: { type: "any" } }), { v: [1, "x"] }, { v: [1, "x"] }],
+  ["any: a number", component({ v: { type: "any" } }), { v: 3 }, { v: 3 }],
+  ["one of the options", component({ s: abc }), { s: "b" }, { s: "b" }],
+  ["an option by its value", component({ n: labelled }), { n: 2 }, { n: 2 }],
+  ["a list of options", component({ l: { ...abc, type: "string[]" } }), { l: ["a", "c"] }, { l: ["a", "c"] }],
+  ["remote options do not restrict", component({ s: { type: "string", options: { $fn: true } } }), { s: "z" }, { s: "z" }],
+  ["a value of exactly 64 KB", component({ s: { type: "string" } }), { s: "x".repeat(MAX_PROP_VALUE_BYTES - 2) }, { s: "x".repeat(MAX_PROP_VALUE_BYTES - 2) }],
+  ["a data store name", component({ d: { type: "data_store" } }), { d: "cache" }, { d: "cache" }],
+  ["an http request", component({ r: { type: "http_request" } }), { r: { method: "GET", url: "https://x.test" } }, { r: { method: "GET", url: "https://x.test" } }],
+  ["timer default when left out", source({ timer }), {}, { timer: { intervalSeconds: 900 } }],
+  ["timer interval given", source({ timer }), { timer: { intervalSeconds: 60 } }, { timer: { intervalSeconds: 60 } }],
+  ["timer cron given", source({ timer }), { timer: { cron: "*/5 * * * *" } }, { timer: { cron: "*/5 * * * *" } }],
+  ["timer 6-field cron", source({ timer }), { timer: { cron: "0 */5 * * * *" } }, { timer: { cron: "0 */5 * * * *" } }],
+  ["timer as the API echoes it", source({ timer }), { timer: { cron: null, interval_seconds: 60 } }, { timer: { intervalSeconds: 60 } }],
+  ["http, db and app props left out", source({ http: { type: "$.interface.http" }, db: { type: "$.service.db" }, gh: { type: "app", app: "github" } }), {}, {}],
+  ["declaration order", component({ b: { type: "string" }, a: { type: "string" } }), { a: "1", b: "2" }, { b: "2", a: "1" }],
+  ["a prop named like an Object method", component({ constructor: { type: "string", optional: true } }), {}, {}],
+  ["additionalProps pass through", component({}, { hasAdditionalProps: true }), { extra: { any: "thing" } }, { extra: { any: "thing" } }],
+];
+
+// [rule, component, configured, field named]
+const FAILING: Array<[string, ValidatedComponent, unknown, string]> = [
+  ["not an object", component({}), [], "configured_props"],
+  ["an unknown prop", component({ s: { type: "string", optional: true } }), { t: "x" }, "configured_props.t"],
+  ["a required prop left out", component({ s: { type: "string" } }), {}, "configured_props.s"],
+  ["a required prop given null", component({ s: { type: "string" } }), { s: null }, "configured_props.s"],
+  ["boolean as text", component({ b: { type: "boolean" } }), { b: "true" }, "configured_props.b"],
+  ["integer with a fraction", component({ n: { type: "integer" } }), { n: 1.5 }, "configured_props.n"],
+  ["integer as text", component({ n: { type: "integer" } }), { n: "5" }, "configured_props.n"],
+  ["integer below min", component({ n: { type: "integer", min: 1 } }), { n: 0 }, "configured_props.n"],
+  ["integer above max", component({ n: { type: "integer", max: 10 } }), { n: 11 }, "configured_props.n"],
+  ["string as a number", component({ s: { type: "string" } }), { s: 5 }, "configured_props.s"],
+  ["object as an array", component({ o: { type: "object" } }), { o: [] }, "configured_props.o"],
+  ["object as text", component({ o: { type: "object" } }), { o: "{}" }, "configured_props.o"],
+  ["a single value for string[]", component({ l: { type: "string[]" } }), { l: "a" }, "configured_props.l"],
+  ["a wrong item in string[]", component({ l: { type: "string[]" } }), { l: ["a", 1] }, "configured_props.l"],
+  ["an integer[] item below min", component({ l: { type: "integer[]", min: 1 } }), { l: [1, 0] }, "configured_props.l"],
+  ["not one of the options", component({ s: abc }), { s: "z" }, "configured_props.s"],
+  ["an option's label instead of its value", component({ n: labelled }), { n: "One" }, "configured_props.n"],
+  ["a list with a value outside the options", component({ l: { ...abc, type: "string[]" } }), { l: ["a", "z"] }, "configured_props.l"],
+  ["a value over 64 KB", component({ s: { type: "string" } }), { s: "x".repeat(MAX_PROP_VALUE_BYTES - 1) }, "configured_props.s"],
+  ["an unknown prop over 64 KB with additionalProps", component({}, { hasAdditionalProps: true }), { big: "x".repeat(MAX_PROP_VALUE_BYTES) }, "configured_props.big"],
+  ["an empty data store name", component({ d: { type: "data_store" } }), { d: "" }, "configured_props.d"],
+  ["a data store left out", component({ d: { type: "data_store" } }), {}, "configured_props.d"],
+  ["an http request as a URL", component({ r: { type: "http_request" } }), { r: "https://x.test" }, "configured_props.r"],
+  ["an http request with a numeric url", component({ r: { type: "http_request" } }), { r: { url: 5 } }, "configured_props.r"],
+  ["timer interval 0", source({ timer }), { timer: { intervalSeconds: 0 } }, "configured_props.timer"],
+  ["timer interval as text", source({ timer }), { timer: { intervalSeconds: "60" } }, "configured_props.timer"],
+  ["timer cron of 4 fields", source({ timer }), { timer: { cron: "* * * *" } }, "configured_props.timer"],
+  ["timer cron of 7 fields", source({ timer }), { timer: { cron: "* * * * * * *" } }, "configured_props.timer"],
+  ["timer with both", source({ timer }), { timer: { intervalSeconds: 60, cron: "* * * * *" } }, "configured_props.timer"],
+  ["timer with an unknown field", source({ timer }), { timer: { every: 60 } }, "configured_props.timer"],
+  ["timer as a number", source({ timer }), { timer: 60 }, "configured_props.timer"],
+  ["timer without value or default", source({ timer: { type: "$.interface.timer" } }), {}, "configured_props.timer"],
+  ["a value for an http interface", source({ http: { type: "$.interface.http" } }), { http: { endpoint: "x" } }, "configured_props.http"],
+  ["a value for db", source({ db: { type: "$.service.db" } }), { db: {} }, "configured_props.db"],
+  ["a value for an app", source({ gh: { type: "app", app: "github" } }), { gh: { authProvisionId: "apn_1" } }, "configured_props.gh"],
+];
+
+describe("validateConfiguredProps", () => {
+  it.each(PASSING)("accepts %s", (_rule, target, configured, stored) => {
+    expect(validateConfiguredProps(target, configured)).toEqual(stored);
+  });
+
+  it("keeps declaration order in the stored object", () => {
+    const stored = validateConfiguredProps(component({ b: { type: "string" }, a: { type: "string" } }), { a: "1", b: "2" });
+    expect(Object.keys(stored)).toEqual(["b", "a"]);
+  });
+
+  it.each(FAILING)("rejects %s", (_rule, target, configured, field) => {
+    expect(fieldOf(() => validateConfiguredProps(target, configured as Record<string, unknown>))).toBe(field);
+  });
+
+  it.each([
+    [component({ t: { type: "string", optional: true } }), { u: 1 }, /Unknown prop "u"; this component's props are: t/],
+    [component({ s: { type: "string", label: "Feed URL" } }), {}, /Prop "s" \(Feed URL\) is required: give it a string/],
+    [component({ s: abc }), { s: "z" }, /"z" is not one of its options \("a", "b", "c"\)/],
+    [component({ s: { type: "string" } }), { s: "x".repeat(70_000) }, /is 69 KB as JSON; a prop value may be at most 64 KB/],
+    [source({ db: { type: "$.service.db" } }), { db: 1 }, /takes no value: the platform provides it/],
+  ])("says what is wrong and what to do (%#)", (target, configured, message) => {
+    expect(() => validateConfiguredProps(target, configured)).toThrow(message);
+  });
+});

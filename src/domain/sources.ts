@@ -1,0 +1,72 @@
+import type { ComponentManifest } from "./component-manifest.js";
+
+/** Saved component: code that was validated and bundled, not yet an instance. */
+export interface SavedComponent {
+  id: string; // sc_…
+  ownerId: string;
+  name: string;
+  version: string;
+  key: string | null;
+  kind: "source" | "action";
+  /** The code as the user wrote it (inline code, or the entry file of a bundle). */
+  code: string;
+  codeHash: string;
+  /** The CommonJS bundle a runner loads. */
+  bundle: string;
+  bundleHash: string;
+  manifest: ComponentManifest;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The interface a source listens on, derived from its props. */
+export interface TimerSchedule {
+  intervalSeconds: number | null;
+  cron: string | null;
+}
+
+/** Deployed source: an instance of a saved component with configured props. */
+export interface DeployedSource {
+  id: string; // dc_…
+  ownerId: string;
+  componentId: string;
+  name: string;
+  nameSlug: string;
+  /** Configured values; secret values are encrypted (see engine/secrets). */
+  configuredProps: Record<string, unknown>;
+  active: boolean;
+  /** Unguessable path token of the HTTP endpoint, when the component has an HTTP interface. */
+  endpointToken: string | null;
+  timer: TimerSchedule | null;
+  /** Epoch ms of the next timer tick; the scheduler claims it atomically. */
+  nextTickAt: number | null;
+  /** Events kept per channel. */
+  retention: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** An emitted event as stored: `id` is `<epoch ms>-<seq>`. */
+export interface StoredEvent {
+  id: string;
+  emitterId: string;
+  /** Channel; "" is the default channel. */
+  channel: string;
+  summary: string | null;
+  /** The id the component passed to $emit (dedupe key), as text. */
+  emitId: string | null;
+  event: unknown;
+  indexedAtMs: number;
+}
+
+export interface LogEntry {
+  id: string;
+  emitterId: string;
+  stream: "stdout" | "stderr" | "system";
+  text: string;
+  ts: number;
+}
+
+export const DEFAULT_EVENT_RETENTION = 100;
+export const LOG_RETENTION = 1_000;
+export const DB_LIMIT_BYTES = 60 * 1024;

@@ -1,0 +1,29 @@
+import { mkdir, rename, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * Bundles live in the store (so every worker of a cluster can run them) and are
+ * written to a local folder per content hash when first run here. Each bundle
+ * has a folder of its own because a runner may read only its bundle's folder.
+ */
+export class BundleFiles {
+  private readonly written = new Set<string>();
+
+  constructor(private readonly root: string) {}
+
+  async fileFor(hash: string, code: () => Promise<string> | string): Promise<string> {
+    const folder = join(this.root, hash);
+    const file = join(folder, "component.cjs");
+    if (this.written.has(hash)) return file;
+    try {
+      await stat(file);
+    } catch {
+      await mkdir(folder, { recursive: true, mode: 0o755 });
+      const pending = `${file}.${process.pid}.tmp`;
+      await writeFile(pending, await code(), { mode: 0o644 });
+      await rename(pending, file);
+    }
+    this.written.add(hash);
+    return file;
+  }
+}

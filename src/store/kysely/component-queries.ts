@@ -1,0 +1,74 @@
+import type { Selectable } from "kysely";
+import type { ComponentManifest } from "../../domain/component-manifest.js";
+import type { SavedComponent } from "../../domain/sources.js";
+import type { Store } from "../store.js";
+import type { QueryContext } from "./context.js";
+import { fromJson, toJson } from "./json-columns.js";
+import type { ComponentRow } from "./schema.js";
+
+type ComponentQueries = Pick<Store, "saveComponent" | "findComponent">;
+
+/** Saved components. */
+export function componentQueries({ db }: QueryContext): ComponentQueries {
+  return {
+    async saveComponent(component) {
+      const existing = await db
+        .selectFrom("components")
+        .selectAll()
+        .where("owner_id", "=", component.ownerId)
+        .where("code_hash", "=", component.codeHash)
+        .where("bundle_hash", "=", component.bundleHash)
+        .orderBy("id", "desc")
+        .executeTakeFirst();
+      if (existing) return toComponent(existing);
+      await db
+        .insertInto("components")
+        .values({
+          id: component.id,
+          owner_id: component.ownerId,
+          name: component.name,
+          version: component.version,
+          key: component.key,
+          kind: component.kind,
+          code: component.code,
+          code_hash: component.codeHash,
+          bundle: component.bundle,
+          bundle_hash: component.bundleHash,
+          manifest: toJson(component.manifest),
+          created_at: component.createdAt,
+          updated_at: component.updatedAt,
+        })
+        .execute();
+      return component;
+    },
+
+    async findComponent(ownerId, idOrKey) {
+      const row = await db
+        .selectFrom("components")
+        .selectAll()
+        .where("owner_id", "=", ownerId)
+        .where((eb) => eb.or([eb("id", "=", idOrKey), eb("key", "=", idOrKey)]))
+        .orderBy("id", "desc")
+        .executeTakeFirst();
+      return row ? toComponent(row) : null;
+    },
+  };
+}
+
+function toComponent(row: Selectable<ComponentRow>): SavedComponent {
+  return {
+    id: row.id,
+    ownerId: row.owner_id,
+    name: row.name,
+    version: row.version,
+    key: row.key,
+    kind: row.kind === "action" ? "action" : "source",
+    code: row.code,
+    codeHash: row.code_hash,
+    bundle: row.bundle,
+    bundleHash: row.bundle_hash,
+    manifest: fromJson<ComponentManifest>(row.manifest),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}

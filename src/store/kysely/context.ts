@@ -1,0 +1,9 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.js";
+
+/** What every group of queries is built from; the adapters supply it. */
+export interface QueryContext {
+  db: Kysely<Database>;
+  /** Tells a unique-constraint violation from other driver errors (the codes differ by dialect). */
+  isUniqueViolation: (error: unknown) => boolean;
+}

@@ -1,0 +1,202 @@
+import type { Kysely, Selectable } from "kysely";
+import { applyDedupe, type DedupeState } from "../../domain/dedupe.js";
+import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
+import type { PageRequest, PageSlice } from "../../domain/paging.js";
+import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
+import type { Store } from "../store.js";
+import type { QueryContext } from "./context.js";
+import { fromJson, toJson } from "./json-columns.js";
+import type { Database, EventRow, LogRow } from "./schema.js";
+
+type EventQueries = Pick<Store, "appendEvents" | "listEvents" | "deleteEvents" | "appendLogs" | "listLogs">;
+
+/** Events and logs of every emitter, and the per-emitter state behind their ids and dedupe. */
+export function eventQueries({ db }: QueryContext): EventQueries {
+  return {
+    appendEvents(batch) {
+      return db.transaction().execute(async (trx) => {
+        const state = await readEmitterState(trx, batch.emitterId);
+        const deduped = applyDedupe(batch.dedupe, state.dedupe, batch.emits);
+        const ids = nextEventIds(state.lastId, batch.now, deduped.accepted.length);
+        const events: StoredEvent[] = deduped.accepted.map((emit, index) => ({
+          id: ids[index]!,
+          emitterId: batch.emitterId,
+          channel: emit.name ?? "",
+          summary: emit.summary ?? null,
+          emitId: emit.id === undefined ? null : String(emit.id),
+          event: emit.event ?? null,
+          indexedAtMs: batch.now,
+        }));
+        if (events.length > 0) {
+          await trx.insertInto("events").values(events.map((event) => toEventRow(event, batch.ownerId))).execute();
+          for (const channel of new Set(events.map((event) => event.channel))) {
+            await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
+          }
+        }
+        const lastId = ids[ids.length - 1] ?? state.lastId;
+        await writeEmitterState(trx, batch.emitterId, batch.ownerId, lastId, deduped.state);
+        if (batch.sourceDb) {
+          await trx
+            .updateTable("sources")
+            .set({ db_state: toJson(batch.sourceDb) })
+            .where("id", "=", batch.emitterId)
+            .where("owner_id", "=", batch.ownerId)
+            .execute();
+        }
+        return { events, rejected: deduped.rejected };
+      });
+    },
+
+    listEvents(ownerId, emitterId, { channel, page }) {
+      return readTimePage(page, async (window) => {
+        let query = db.selectFrom("events").selectAll().where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
+        if (channel !== undefined && channel !== null) query = query.where("channel", "=", channel);
+        if (window.cursor) query = query.where((eb) => afterCursor(eb, window.cursor!));
+        const rows = await query.orderBy("ms", window.order).orderBy("seq", window.order).limit(window.limit).execute();
+        return rows.map(toStoredEvent);
+      }, async () => {
+        let query = db.selectFrom("events").select((eb) => eb.fn.countAll<number>().as("count")).where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
+        if (channel !== undefined && channel !== null) query = query.where("channel", "=", channel);
+        return Number((await query.executeTakeFirstOrThrow()).count);
+      });
+    },
+
+    async deleteEvents(ownerId, emitterId, range) {
+      let query = db.deleteFrom("events").where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
+      const start = range.startId ? parseEventId(range.startId) : null;
+      const end = range.endId ? parseEventId(range.endId) : null;
+      if (start) query = query.where((eb) => eb.or([eb("ms", ">", start.ms), eb.and([eb("ms", "=", start.ms), eb("seq", ">=", start.seq)])]));
+      if (end) query = query.where((eb) => eb.or([eb("ms", "<", end.ms), eb.and([eb("ms", "=", end.ms), eb("seq", "<=", end.seq)])]));
+      const result = await query.executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    appendLogs(ownerId, emitterId, entries) {
+      if (entries.length === 0) return Promise.resolve([]);
+      return db.transaction().execute(async (trx) => {
+        const newest = await trx
+          .selectFrom("logs")
+          .select(["ms", "seq"])
+          .where("emitter_id", "=", emitterId)
+          .orderBy("ms", "desc")
+          .orderBy("seq", "desc")
+          .limit(1)
+          .executeTakeFirst();
+        const previous = newest ? `${newest.ms}-${newest.seq}` : null;
+        const ids = nextEventIds(previous, Math.max(...entries.map((entry) => entry.ts)), entries.length);
+        const logs: LogEntry[] = entries.map((entry, index) => ({ ...entry, id: ids[index]!, emitterId }));
+        await trx.insertInto("logs").values(logs.map((log) => toLogRow(log, ownerId))).execute();
+        await trimToNewest(trx, "logs", emitterId, LOG_RETENTION, null);
+        return logs;
+      });
+    },
+
+    listLogs(ownerId, emitterId, page) {
+      return readTimePage(page, async (window) => {
+        let query = db.selectFrom("logs").selectAll().where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
+        if (window.cursor) query = query.where((eb) => afterCursor(eb, window.cursor!));
+        const rows = await query.orderBy("ms", window.order).orderBy("seq", window.order).limit(window.limit).execute();
+        return rows.map(toLogEntry);
+      }, async () => {
+        const query = db.selectFrom("logs").select((eb) => eb.fn.countAll<number>().as("count")).where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
+        return Number((await query.executeTakeFirstOrThrow()).count);
+      });
+    },
+  };
+}
+
+interface TimeCursor {
+  op: "<" | ">";
+  ms: number;
+  seq: number;
+}
+
+/** A newest-first page over (ms, seq), with event ids as cursors; see id-paging.ts for the same over plain ids. */
+async function readTimePage<T>(
+  page: PageRequest,
+  read: (window: { cursor: TimeCursor | null; order: "asc" | "desc"; limit: number }) => Promise<T[]>,
+  count: () => Promise<number>,
+): Promise<PageSlice<T>> {
+  const cursorId = page.before ?? page.after;
+  const parsed = cursorId ? parseEventId(cursorId) : null;
+  let items: T[];
+  if (page.before && parsed) {
+    items = (await read({ cursor: { op: ">", ...parsed }, order: "asc", limit: page.limit })).reverse();
+  } else {
+    items = await read({ cursor: page.after && parsed ? { op: "<", ...parsed } : null, order: "desc", limit: page.limit });
+  }
+  return { items, totalCount: await count() };
+}
+
+function afterCursor(eb: any, cursor: TimeCursor) {
+  return eb.or([eb("ms", cursor.op, cursor.ms), eb.and([eb("ms", "=", cursor.ms), eb("seq", cursor.op, cursor.seq)])]);
+}
+
+async function readEmitterState(trx: Kysely<Database>, emitterId: string): Promise<{ lastId: string | null; dedupe: DedupeState | null }> {
+  const row = await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).executeTakeFirst();
+  if (!row) return { lastId: null, dedupe: null };
+  // last_seq is -1 while the emitter has state (dedupe) but no event yet.
+  const lastId = Number(row.last_seq) < 0 ? null : `${row.last_ms}-${row.last_seq}`;
+  return { lastId, dedupe: fromJson<DedupeState | null>(row.dedupe_state) };
+}
+
+async function writeEmitterState(trx: Kysely<Database>, emitterId: string, ownerId: string, lastId: string | null, dedupe: DedupeState | null) {
+  const parsed = lastId ? parseEventId(lastId) : null;
+  const values = { last_ms: parsed?.ms ?? 0, last_seq: parsed?.seq ?? -1, dedupe_state: dedupe === null ? null : toJson(dedupe) };
+  await trx
+    .insertInto("emitter_state")
+    .values({ emitter_id: emitterId, owner_id: ownerId, ...values })
+    .onConflict((oc) => oc.column("emitter_id").doUpdateSet(values))
+    .execute();
+}
+
+/** Keeps the newest `keep` rows of an emitter (one channel of it, for events). */
+async function trimToNewest(trx: Kysely<Database>, table: "events" | "logs", emitterId: string, keep: number, channel: string | null) {
+  let oldestKept = trx.selectFrom(table).select(["ms", "seq"]).where("emitter_id", "=", emitterId);
+  if (channel !== null && table === "events") oldestKept = oldestKept.where("channel" as any, "=", channel);
+  const cutoff = await oldestKept.orderBy("ms", "desc").orderBy("seq", "desc").offset(keep - 1).limit(1).executeTakeFirst();
+  if (!cutoff) return;
+  let remove = trx
+    .deleteFrom(table)
+    .where("emitter_id", "=", emitterId)
+    .where((eb) => eb.or([eb("ms", "<", cutoff.ms), eb.and([eb("ms", "=", cutoff.ms), eb("seq", "<", cutoff.seq)])]));
+  if (channel !== null && table === "events") remove = remove.where("channel" as any, "=", channel);
+  await remove.execute();
+}
+
+function toEventRow(event: StoredEvent, ownerId: string): EventRow {
+  const { ms, seq } = parseEventId(event.id)!;
+  return {
+    emitter_id: event.emitterId,
+    ms,
+    seq,
+    owner_id: ownerId,
+    channel: event.channel,
+    summary: event.summary,
+    emit_id: event.emitId,
+    event: toJson(event.event),
+    indexed_at_ms: event.indexedAtMs,
+  };
+}
+
+function toStoredEvent(row: Selectable<EventRow>): StoredEvent {
+  return {
+    id: `${row.ms}-${row.seq}`,
+    emitterId: row.emitter_id,
+    channel: row.channel,
+    summary: row.summary,
+    emitId: row.emit_id,
+    event: fromJson(row.event),
+    indexedAtMs: Number(row.indexed_at_ms),
+  };
+}
+
+function toLogRow(log: LogEntry, ownerId: string): LogRow {
+  const { ms, seq } = parseEventId(log.id)!;
+  return { emitter_id: log.emitterId, ms, seq, owner_id: ownerId, stream: log.stream, text: log.text };
+}
+
+function toLogEntry(row: Selectable<LogRow>): LogEntry {
+  const stream = row.stream === "stderr" || row.stream === "system" ? row.stream : "stdout";
+  return { id: `${row.ms}-${row.seq}`, emitterId: row.emitter_id, stream, text: row.text, ts: Number(row.ms) };
+}

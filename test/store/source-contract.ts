@@ -1,0 +1,174 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConflictError } from "../../src/domain/errors.js";
+import { newId } from "../../src/domain/ids.js";
+import { parsePageRequest } from "../../src/domain/paging.js";
+import type { DeployedSource, SavedComponent } from "../../src/domain/sources.js";
+import type { Store } from "../../src/store/store.js";
+import { newUserInput, type StoreBackend } from "./store-contract.js";
+
+function componentFor(ownerId: string, code = "export default {}"): SavedComponent {
+  const now = Date.now();
+  return {
+    id: newId("savedComponent"),
+    ownerId,
+    name: "c",
+    version: "0.1.0",
+    key: "my-source",
+    kind: "source",
+    code,
+    codeHash: `h-${code.length}`,
+    bundle: "module.exports = {}",
+    bundleHash: `b-${code.length}`,
+    manifest: { props: {}, methods: [], hooks: [], hasRun: true, hasAdditionalProps: false },
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+function sourceFor(ownerId: string, componentId: string, slug: string, overrides: Partial<DeployedSource> = {}): DeployedSource {
+  const now = Date.now();
+  return {
+    id: newId("deployedComponent"),
+    ownerId,
+    componentId,
+    name: slug,
+    nameSlug: slug,
+    configuredProps: { a: 1 },
+    active: true,
+    endpointToken: null,
+    timer: null,
+    nextTickAt: null,
+    retention: 100,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  };
+}
+
+/** The sources half of the Store contract. */
+export function describeSourceContract(name: string, makeBackend: () => Promise<StoreBackend>): void {
+  describe(`Store contract, sources and events: ${name}`, () => {
+    let backend: StoreBackend;
+    let store: Store;
+    let ownerId: string;
+    let otherId: string;
+    let source: DeployedSource;
+
+    beforeEach(async () => {
+      backend = await makeBackend();
+      store = await backend.open();
+      ownerId = (await store.createUser(newUserInput())).id;
+      otherId = (await store.createUser(newUserInput())).id;
+      const component = await store.saveComponent(componentFor(ownerId));
+      source = await store.createSource(sourceFor(ownerId, component.id, "my-source"), { count: 1 });
+    });
+    afterEach(async () => {
+      await store.close();
+      await backend.dispose();
+    });
+
+    it("saves a component once per code and finds it by id or key, for its owner only", async () => {
+      const again = await store.saveComponent(componentFor(ownerId));
+      const first = await store.findComponent(ownerId, "my-source");
+      expect(again.id).toBe(first!.id);
+      expect(await store.findComponent(ownerId, first!.id)).toEqual(first);
+      expect(await store.findComponent(otherId, first!.id)).toBeNull();
+      const newer = await store.saveComponent(componentFor(ownerId, "export default { changed: true }"));
+      expect((await store.findComponent(ownerId, "my-source"))!.id).toBe(newer.id);
+    });
+
+    it("finds sources by id, slug and endpoint, scoped by owner", async () => {
+      expect(await store.findSource(ownerId, source.id)).toEqual(source);
+      expect(await store.findSource(ownerId, "my-source")).toEqual(source);
+      expect(await store.findSource(otherId, source.id)).toBeNull();
+      const withEndpoint = await store.createSource(sourceFor(ownerId, source.componentId, "hook", { endpointToken: "tok123" }), {});
+      expect((await store.findSourceByEndpoint("tok123"))!.id).toBe(withEndpoint.id);
+      expect(await store.findSourceByEndpoint("nope")).toBeNull();
+    });
+
+    it("keeps slugs unique per owner", async () => {
+      await expect(store.createSource(sourceFor(ownerId, source.componentId, "my-source"), {})).rejects.toBeInstanceOf(ConflictError);
+      await store.createSource(sourceFor(ownerId, source.componentId, "my-source-1"), {});
+      await store.createSource(sourceFor(ownerId, source.componentId, "my-sourcex"), {});
+      expect([...(await store.takenSlugs(ownerId, "my-source"))].sort()).toEqual(["my-source", "my-source-1"]);
+      const otherComponent = await store.saveComponent(componentFor(otherId));
+      await store.createSource(sourceFor(otherId, otherComponent.id, "my-source"), {});
+    });
+
+    it("updates, reads the key-value store, lists and deletes", async () => {
+      expect(await store.readSourceDb(ownerId, source.id)).toEqual({ count: 1 });
+      await store.updateSource({ ...source, name: "renamed", nameSlug: "renamed", active: false }, { count: 2 });
+      expect(await store.findSource(ownerId, "renamed")).toMatchObject({ id: source.id, active: false });
+      expect(await store.readSourceDb(ownerId, source.id)).toEqual({ count: 2 });
+      await store.updateSource({ ...source, ownerId: otherId, name: "stolen", nameSlug: "stolen" });
+      expect((await store.findSource(ownerId, source.id))!.name).toBe("renamed");
+      expect((await store.listSources(ownerId, parsePageRequest({}))).items.map((s) => s.id)).toEqual([source.id]);
+      expect(await store.deleteSource(otherId, source.id)).toBe(false);
+      expect(await store.deleteSource(ownerId, source.id)).toBe(true);
+      expect(await store.findSource(ownerId, source.id)).toBeNull();
+    });
+
+    it("appends events with ordered ids, dedupes, trims per channel, and writes the key-value store", async () => {
+      const emits = Array.from({ length: 12 }, (_, i) => ({ event: { i }, id: i, summary: `#${i}` }));
+      const first = await store.appendEvents({ ownerId, emitterId: source.id, emits, dedupe: "unique", retention: 10, now: 1_000, sourceDb: { count: 3 } });
+      expect(first.events.map((e) => e.id)).toEqual(Array.from({ length: 12 }, (_, i) => `1000-${i}`));
+      expect(await store.readSourceDb(ownerId, source.id)).toEqual({ count: 3 });
+
+      const again = await store.appendEvents({ ownerId, emitterId: source.id, emits: [{ event: {}, id: 3 }, { event: {}, id: 99 }], dedupe: "unique", retention: 10, now: 900 });
+      expect(again.events.map((e) => e.emitId)).toEqual(["99"]);
+      expect(again.events[0]!.id).toBe("1000-12"); // the clock went back: ids still grow
+
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [{ event: { x: 1 }, name: "other" }], dedupe: null, retention: 10, now: 2_000 });
+      const page = await store.listEvents(ownerId, source.id, { channel: "", page: parsePageRequest({ limit: 100 }) });
+      expect(page.totalCount).toBe(10);
+      expect(page.items[0]!.id).toBe("1000-12");
+      expect(page.items.at(-1)!.id).toBe("1000-3");
+      expect((await store.listEvents(ownerId, source.id, { channel: "other", page: parsePageRequest({}) })).items).toHaveLength(1);
+      expect((await store.listEvents(ownerId, source.id, { page: parsePageRequest({}) })).totalCount).toBe(11);
+      expect((await store.listEvents(otherId, source.id, { page: parsePageRequest({}) })).totalCount).toBe(0);
+    });
+
+    it("pages events by id cursor, with seq past 9 sorting numerically", async () => {
+      const emits = Array.from({ length: 15 }, (_, i) => ({ event: i }));
+      await store.appendEvents({ ownerId, emitterId: source.id, emits, dedupe: null, retention: 100, now: 5_000 });
+      const first = await store.listEvents(ownerId, source.id, { page: parsePageRequest({ limit: 4 }) });
+      expect(first.items.map((e) => e.event)).toEqual([14, 13, 12, 11]);
+      const next = await store.listEvents(ownerId, source.id, { page: parsePageRequest({ limit: 4, after: first.items[3]!.id }) });
+      expect(next.items.map((e) => e.event)).toEqual([10, 9, 8, 7]);
+      const back = await store.listEvents(ownerId, source.id, { page: parsePageRequest({ limit: 4, before: next.items[0]!.id }) });
+      expect(back.items.map((e) => e.event)).toEqual([14, 13, 12, 11]);
+    });
+
+    it("deletes events in an inclusive range, or all", async () => {
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [1, 2, 3, 4].map((event) => ({ event })), dedupe: null, retention: 100, now: 7_000 });
+      expect(await store.deleteEvents(otherId, source.id, {})).toBe(0);
+      expect(await store.deleteEvents(ownerId, source.id, { startId: "7000-1", endId: "7000-2" })).toBe(2);
+      const left = await store.listEvents(ownerId, source.id, { page: parsePageRequest({}) });
+      expect(left.items.map((e) => e.event)).toEqual([4, 1]);
+      expect(await store.deleteEvents(ownerId, source.id, {})).toBe(2);
+    });
+
+    it("appends and pages logs, owner-scoped", async () => {
+      const logs = await store.appendLogs(ownerId, source.id, [
+        { stream: "stdout", text: "one", ts: 10 },
+        { stream: "stderr", text: "two", ts: 10 },
+      ]);
+      expect(logs.map((l) => l.id)).toEqual(["10-0", "10-1"]);
+      const page = await store.listLogs(ownerId, source.id, parsePageRequest({}));
+      expect(page.items.map((l) => l.text)).toEqual(["two", "one"]);
+      expect((await store.listLogs(otherId, source.id, parsePageRequest({}))).totalCount).toBe(0);
+    });
+
+    it("lets exactly one claimer take a timer tick", async () => {
+      const timed = await store.createSource(sourceFor(ownerId, source.componentId, "timed", { timer: { intervalSeconds: 60, cron: null }, nextTickAt: 1_000 }), {});
+      expect(await store.nextTimerDueAt()).toBe(1_000);
+      expect(await store.dueTimers(999, 10)).toEqual([]);
+      expect(await store.dueTimers(1_000, 10)).toEqual([{ id: timed.id, ownerId, nextTickAt: 1_000 }]);
+      const claims = await Promise.all([store.claimTick(timed.id, 1_000, 61_000), store.claimTick(timed.id, 1_000, 61_000)]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await store.nextTimerDueAt()).toBe(61_000);
+      await store.updateSource({ ...timed, nextTickAt: 61_000, active: false });
+      expect(await store.nextTimerDueAt()).toBeNull();
+    });
+  });
+}
