@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { NotFoundError, RateLimitedError } from "../domain/errors.js";
-import type { Accounts } from "../engine/accounts.js";
+import type { Engine } from "../engine/create-engine.js";
 import type { Store } from "../store/store.js";
 import { RUNNEL_VERSION } from "../version.js";
 import { addBearerAuth } from "./auth.js";
@@ -13,11 +13,16 @@ import { apiKeysRoutes } from "./routes/api-keys.js";
 import { healthRoutes } from "./routes/health.js";
 import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
 import { usersRoutes } from "./routes/users.js";
+import { componentsRoutes } from "./routes/components.js";
+import { sourcesRoutes } from "./routes/sources.js";
+import { sourceEventsRoutes } from "./routes/source-events.js";
+import { ENDPOINT_PREFIX, httpEndpointRoutes } from "./http-endpoint/routes.js";
+import { SseStreams } from "./sse.js";
 import { createValidatorCompiler } from "./validation.js";
 
 export interface AppOptions {
   store: Store;
-  accounts: Accounts;
+  engine: Engine;
   logger: Logger;
   /** Requests per minute per API key on /v1; 0 turns the limit off. */
   rateLimitPerMinute: number;
@@ -54,8 +59,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // Responses finished during shutdown close their connection, so that a keep-alive
   // socket does not hold the process open until its idle timeout.
   let closing = false;
+  const streams = new SseStreams();
   app.addHook("preClose", async () => {
     closing = true;
+    streams.closeAll();
   });
   app.addHook("onSend", async (_request, reply) => {
     if (closing) reply.header("connection", "close");
@@ -81,7 +88,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(
     async (v1) => {
-      addBearerAuth(v1, { accounts: options.accounts, publicPaths: new Set([OPENAPI_PATH]) });
+      addBearerAuth(v1, { accounts: options.engine.accounts, publicPaths: new Set([OPENAPI_PATH]) });
       if (options.rateLimitPerMinute > 0) {
         await v1.register(rateLimit, {
           hook: "preHandler",
@@ -95,11 +102,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
         });
       }
       await v1.register(openApiRoutes, { document: () => app.swagger() });
-      await v1.register(usersRoutes, { accounts: options.accounts });
-      await v1.register(apiKeysRoutes, { accounts: options.accounts });
+      await v1.register(usersRoutes, { accounts: options.engine.accounts });
+      await v1.register(apiKeysRoutes, { accounts: options.engine.accounts });
+      await v1.register(componentsRoutes, { sources: options.engine.sources });
+      await v1.register(sourcesRoutes, { sources: options.engine.sources, endpointUrl: options.engine.endpointUrl });
+      await v1.register(sourceEventsRoutes, { sources: options.engine.sources, streams });
     },
     { prefix: "/v1" },
   );
+
+  await app.register(httpEndpointRoutes, { prefix: ENDPOINT_PREFIX, sources: options.engine.sources });
 
   return app;
 }

@@ -4,6 +4,8 @@ import { isRunnelError, type ErrorCode, type ErrorDetails } from "../domain/erro
 /** The one place where error codes become HTTP statuses. */
 export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   ValidationError: 400,
+  HookFailed: 400,
+  SourceFailed: 502,
   MalformedBody: 400,
   Unauthorized: 401,
   Forbidden: 403,

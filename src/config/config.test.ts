@@ -17,6 +17,7 @@ describe("loadConfig", () => {
       shutdownTimeoutMs: 10_000,
       rateLimitPerMinute: 1_200,
       masterKey: null,
+      limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256 },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

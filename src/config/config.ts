@@ -21,6 +21,8 @@ export interface RunnelConfig {
   readonly rateLimitPerMinute: number;
   /** 32-byte key that encrypts secret props; null: generated once into the data folder. */
   readonly masterKey: Buffer | null;
+  /** Limits of user code: time per HTTP-triggered run, per timer or manual run, and heap. */
+  readonly limits: { readonly httpTimeoutMs: number; readonly runTimeoutMs: number; readonly memoryMb: number };
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -72,6 +74,11 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     shutdownTimeoutMs: parseInteger(raw("RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"), 10, 1, 3_600) * 1000,
     rateLimitPerMinute: parseInteger(raw("RUNNEL_RATE_LIMIT_PER_MINUTE"), 1_200, 0, 10_000_000),
     masterKey: parseKey(raw("RUNNEL_MASTER_KEY")),
+    limits: Object.freeze({
+      httpTimeoutMs: parseInteger(raw("RUNNEL_HTTP_TIMEOUT_SECONDS"), 30, 1, 3_600) * 1000,
+      runTimeoutMs: parseInteger(raw("RUNNEL_RUN_TIMEOUT_SECONDS"), 60, 1, 86_400) * 1000,
+      memoryMb: parseInteger(raw("RUNNEL_MEMORY_MB"), 256, 32, 16_384),
+    }),
   };
   return Object.freeze(config);
 }

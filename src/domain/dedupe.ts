@@ -38,6 +38,8 @@ export type DedupeState =
 export interface Rejection {
   emit: PendingEmit;
   reason: string;
+  /** True for a duplicate the strategy dropped as it should; false for an emit that was wrong (no id, a non-numeric id). */
+  duplicate: boolean;
 }
 
 export interface DedupeResult {
@@ -57,7 +59,7 @@ export function applyDedupe(
   emits.forEach((emit, index) => {
     const problem = idProblem(emit.id, strategy);
     if (problem === null) withIds.push({ index, emit, key: String(emit.id) });
-    else rejected.push({ index, emit, reason: problem });
+    else rejected.push({ index, emit, reason: problem, duplicate: false });
   });
   const outcome =
     strategy === "unique"
@@ -66,7 +68,7 @@ export function applyDedupe(
         ? dedupeGreatest(state, withIds, rejected)
         : dedupeLast(state, withIds, rejected);
   rejected.sort((a, b) => a.index - b.index);
-  return { ...outcome, rejected: rejected.map(({ emit, reason }) => ({ emit, reason })) };
+  return { ...outcome, rejected: rejected.map(({ emit, reason, duplicate }) => ({ emit, reason, duplicate })) };
 }
 
 function idProblem(id: unknown, strategy: DedupeStrategy): string | null {
@@ -89,7 +91,7 @@ function dedupeUnique(state: DedupeState | null, emits: Keyed, rejected: Rejecte
   const accepted: PendingEmit[] = [];
   for (const { index, emit, key } of emits) {
     if (cache.has(key)) {
-      rejected.push({ index, emit, reason: `id "${key}" was already emitted (dedupe "unique" remembers the last ${UNIQUE_CACHE_SIZE} ids).` });
+      rejected.push({ index, emit, duplicate: true, reason: `id "${key}" was already emitted (dedupe "unique" remembers the last ${UNIQUE_CACHE_SIZE} ids).` });
       continue;
     }
     accepted.push(emit);
@@ -105,9 +107,9 @@ function dedupeGreatest(state: DedupeState | null, emits: Keyed, rejected: Rejec
   for (const { index, emit, key } of emits) {
     const value = numericIdValue(emit.id);
     if (value === null) {
-      rejected.push({ index, emit, reason: `id "${key}" is not numeric: dedupe "greatest" needs numeric ids (a number, or a string of digits such as "42").` });
+      rejected.push({ index, emit, duplicate: false, reason: `id "${key}" is not numeric: dedupe "greatest" needs numeric ids (a number, or a string of digits such as "42").` });
     } else if (greatest !== null && !(value > greatest)) {
-      rejected.push({ index, emit, reason: `id ${key} is not greater than ${numericIdText(greatest)}, the greatest id emitted so far (dedupe "greatest").` });
+      rejected.push({ index, emit, duplicate: true, reason: `id ${key} is not greater than ${numericIdText(greatest)}, the greatest id emitted so far (dedupe "greatest").` });
     } else {
       accepted.push(emit);
       greatest = value;
@@ -125,7 +127,7 @@ function dedupeLast(state: DedupeState | null, emits: Keyed, rejected: Rejected[
   });
   const accepted: PendingEmit[] = [];
   emits.forEach(({ index, emit, key }, position) => {
-    if (position <= cut) rejected.push({ index, emit, reason: `id "${key}" comes at or before "${lastId}", the last event emitted (dedupe "last").` });
+    if (position <= cut) rejected.push({ index, emit, duplicate: true, reason: `id "${key}" comes at or before "${lastId}", the last event emitted (dedupe "last").` });
     else accepted.push(emit);
   });
   const newest = newestOf(accepted);

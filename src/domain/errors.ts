@@ -6,6 +6,8 @@
 
 export type ErrorCode =
   | "ValidationError"
+  | "HookFailed"
+  | "SourceFailed"
   | "MalformedBody"
   | "Unauthorized"
   | "Forbidden"
@@ -37,6 +39,20 @@ export class ValidationError extends RunnelError {
   constructor(field: string, message: string, details?: ErrorDetails) {
     super("ValidationError", message, { field, ...details });
     this.field = field;
+  }
+}
+
+/** A component's hook threw: the operation that ran it did not happen. */
+export class HookFailedError extends RunnelError {
+  constructor(hook: string, message: string, details?: ErrorDetails) {
+    super("HookFailed", `The ${hook} hook failed, so nothing was changed: ${message}`, { hook, ...details });
+  }
+}
+
+/** A source's run failed while a caller waited for it (an HTTP request, a manual run). */
+export class SourceFailedError extends RunnelError {
+  constructor(message: string, details?: ErrorDetails) {
+    super("SourceFailed", message, details);
   }
 }
 

@@ -1,10 +1,13 @@
 import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createApp } from "../api/app.js";
 import type { RunnelConfig } from "../config/config.js";
 import { generateApiKeySecret } from "../domain/accounts.js";
-import { Accounts } from "../engine/accounts.js";
+import { createEngine, type Engine } from "../engine/create-engine.js";
+import { loadOrCreateMasterKey } from "../engine/master-key.js";
+import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { openStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 import { writeAdminKeyFile } from "./admin-key-file.js";
@@ -21,6 +24,7 @@ export interface RunningServer {
   url: string;
   app: FastifyInstance;
   store: Store;
+  engine: Engine;
   /** Stops accepting, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -31,35 +35,44 @@ export async function startServer({ config, logger, announce }: StartServerOptio
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   logger.info({ store: store.kind, dataDir: config.dataDir }, "store ready");
 
+  let sandbox: Sandbox | null = null;
   try {
-    const accounts = new Accounts({ store });
-    await bootstrapAdmin({ accounts, dataDir: config.dataDir, logger, announce });
+    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits });
+    await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 
-    const app = await createApp({ store, accounts, logger, rateLimitPerMinute: config.rateLimitPerMinute });
+    const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute });
     await app.listen({ host: config.host, port: config.port });
     const url = listeningUrl(app, config);
+    engine.setBaseUrl(config.publicUrl ?? url);
+    engine.scheduler.start();
     logger.info({ url, publicUrl: config.publicUrl ?? url }, `Runnel is listening on ${url}`);
 
+    const openSandbox = sandbox;
     let closing: Promise<void> | null = null;
     return {
       url,
       app,
       store,
+      engine,
       close() {
         closing ??= (async () => {
           await app.close();
+          await engine.stop();
+          await openSandbox.close();
           await store.close();
         })();
         return closing;
       },
     };
   } catch (error) {
+    await sandbox?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw error;
   }
 }
 
-async function bootstrapAdmin(options: { accounts: Accounts; dataDir: string; logger: Logger; announce: (text: string) => void }) {
+async function bootstrapAdmin(options: { accounts: Engine["accounts"]; dataDir: string; logger: Logger; announce: (text: string) => void }) {
   const secret = generateApiKeySecret();
   const path = await writeAdminKeyFile(options.dataDir, secret, async () => (await options.accounts.bootstrapAdmin(secret)) !== null);
   if (!path) return;

@@ -1,5 +1,5 @@
 import type { ApiKey, User } from "../domain/accounts.js";
-import type { DedupeStrategy, PendingEmit } from "../domain/dedupe.js";
+import type { DedupeStrategy, PendingEmit, Rejection } from "../domain/dedupe.js";
 import type { PageRequest, PageSlice } from "../domain/paging.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 
@@ -89,7 +89,7 @@ export interface EventBatch {
 
 export interface AppendResult {
   events: StoredEvent[];
-  rejected: Array<{ emit: PendingEmit; reason: string }>;
+  rejected: Rejection[];
 }
 
 export interface NewUser {

@@ -17,8 +17,8 @@ export interface TestServer {
  * A real server on a random loopback port with its own SQLite file (or the
  * given PostgreSQL URL) in a fresh folder.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), "runnel-test-"));
+export async function startTestServer(env: Record<string, string> = {}, options: { dataDir?: string; keepData?: boolean } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "runnel-test-")));
   const config = loadConfig(
     { RUNNEL_LOG_LEVEL: "silent", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", ...env },
     { dataDir, port: "0", host: "127.0.0.1" },
@@ -33,7 +33,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     server,
     async close() {
       await server.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.keepData) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,55 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { SourceFailedError } from "../../domain/errors.js";
+import { describeError } from "../../engine/source-invoker.js";
+import type { SourcesService } from "../../engine/sources-service.js";
+import type { HttpResponse } from "../../sandbox/http-response.js";
+import { parseBody } from "./parse-body.js";
+
+/** The hosted service's limit on a request to a source's endpoint. */
+export const ENDPOINT_BODY_LIMIT_BYTES = 512 * 1024;
+export const ENDPOINT_PREFIX = "/e";
+
+/**
+ * The public endpoints of sources with an HTTP interface: `/e/<token>` and any
+ * path below it, any method, any body. No API key: the unguessable token is
+ * the address. The caller is answered once the events are durable, or by the
+ * component itself when it asked for customResponse.
+ */
+export const httpEndpointRoutes: FastifyPluginAsync<{ sources: SourcesService }> = async (app, { sources }) => {
+  // Bodies reach the source as they came (bodyRaw); this scope parses nothing itself.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: ENDPOINT_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+
+  const handle = async (request: FastifyRequest<{ Params: { token: string; "*"?: string } }>, reply: FastifyReply) => {
+    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const event = {
+      method: request.method,
+      path: `/${request.params["*"] ?? ""}`,
+      query: { ...(request.query as Record<string, unknown>) },
+      headers: { ...request.headers },
+      bodyRaw: raw.toString("utf8"),
+      body: parseBody(raw, request.headers["content-type"]),
+    };
+    const respond = (response: HttpResponse) => {
+      if (reply.sent) return;
+      reply.code(response.status).headers(response.headers);
+      void reply.send(response.body === null ? "" : Buffer.isBuffer(response.body) || typeof response.body === "string" ? response.body : Buffer.from(response.body));
+    };
+    const { customResponse, result } = await sources.handleHttp(request.params.token, event, respond);
+    if (reply.sent) return reply;
+    if (!result.ok) {
+      throw new SourceFailedError(`The source could not handle the request: ${result.error ? describeError(result.error).split("\n")[0] : "unknown error"}. Its owner can see why in its logs.`, {
+        code: result.error?.code,
+      });
+    }
+    if (customResponse) {
+      throw new SourceFailedError("The source finished without answering: its run must call this.http.respond({ status, body }) when customResponse is set.");
+    }
+    return reply.code(200).send({ success: true, events: result.events.length });
+  };
+
+  // Left out of the OpenAPI document: these are the sources' own addresses, not the API, and
+  // `all` includes methods (QUERY) that OpenAPI cannot describe.
+  app.all("/:token", { schema: { hide: true } }, handle);
+  app.all("/:token/*", { schema: { hide: true } }, handle);
+};

@@ -1,0 +1,73 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import { parsePageRequest, toPage } from "../../domain/paging.js";
+import type { DeployedSource } from "../../domain/sources.js";
+import type { SourcesService } from "../../engine/sources-service.js";
+import { principalOf } from "../request-context.js";
+import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
+import { DeployBodySchema, SourceSchema, toSourceView, UpdateBodySchema } from "../schemas/sources.js";
+
+export interface SourcesRoutesOptions {
+  sources: SourcesService;
+  endpointUrl: (source: DeployedSource) => string | null;
+}
+
+const IdParams = Type.Object({ id: Type.String({ description: "dc_… or the name slug" }) });
+
+/** Deploy, read, update and delete sources. */
+export const sourcesRoutes: FastifyPluginAsyncTypebox<SourcesRoutesOptions> = async (app, { sources, endpointUrl }) => {
+  const view = async (source: DeployedSource) => toSourceView(source, (await sources.componentOf(source)).validated, endpointUrl(source));
+
+  app.post(
+    "/sources",
+    {
+      schema: {
+        tags: ["sources"],
+        summary: "Deploy a source: runs its deploy and activate hooks",
+        body: DeployBodySchema,
+        response: { 200: DataSchema(SourceSchema), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await view(await sources.deploy(principalOf(request).user.id, request.body)) }),
+  );
+
+  app.get(
+    "/sources/:id",
+    { schema: { tags: ["sources"], summary: "A deployed source", params: IdParams, response: { 200: DataSchema(SourceSchema), ...errorResponses } } },
+    async (request) => ({ data: await view(await sources.get(principalOf(request).user.id, request.params.id)) }),
+  );
+
+  app.put(
+    "/sources/:id",
+    {
+      schema: {
+        tags: ["sources"],
+        summary: "Update code, props, name or active: runs deactivate then activate; the id stays",
+        params: IdParams,
+        body: UpdateBodySchema,
+        response: { 200: DataSchema(SourceSchema), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await view(await sources.update(principalOf(request).user.id, request.params.id, request.body)) }),
+  );
+
+  app.delete(
+    "/sources/:id",
+    { schema: { tags: ["sources"], summary: "Delete a source: runs its deactivate hook", params: IdParams, response: { 204: Type.Null(), ...errorResponses } } },
+    async (request, reply) => {
+      await sources.remove(principalOf(request).user.id, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/users/me/sources",
+    {
+      schema: { tags: ["sources"], summary: "Your sources, newest first", querystring: PageQuerySchema, response: { 200: PageSchema(SourceSchema), ...errorResponses } },
+    },
+    async (request) => {
+      const slice = await sources.list(principalOf(request).user.id, parsePageRequest(request.query));
+      return toPage({ items: await Promise.all(slice.items.map(view)), totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+};

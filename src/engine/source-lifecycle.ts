@@ -1,0 +1,236 @@
+import { randomBytes } from "node:crypto";
+import type { ValidatedComponent } from "../domain/component-rules.js";
+import { validateConfiguredProps } from "../domain/configured-props.js";
+import { HookFailedError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { newId } from "../domain/ids.js";
+import { slugify, uniqueSlug } from "../domain/slug.js";
+import { DEFAULT_EVENT_RETENTION, type DeployedSource, type SavedComponent } from "../domain/sources.js";
+import type { Store } from "../store/store.js";
+import type { ComponentInput, ComponentLoader } from "./component-loader.js";
+import type { EventHub } from "./event-hub.js";
+import type { SecretBox } from "./secrets.js";
+import { describeError, type CallOutcome, type SourceInvoker } from "./source-invoker.js";
+import { openSecrets, sealSecrets } from "./source-props.js";
+import { assertValidCron, firstTick, toTimerSchedule } from "./timer-schedule.js";
+
+export interface DeployInput extends ComponentInput {
+  component_id?: string | undefined;
+  key?: string | undefined;
+  name?: string | undefined;
+  configured_props?: Record<string, unknown> | undefined;
+  retention?: number | undefined;
+}
+
+export interface UpdateInput extends DeployInput {
+  active?: boolean | undefined;
+}
+
+type Component = { saved: SavedComponent; validated: ValidatedComponent };
+type HookName = "deploy" | "activate" | "deactivate";
+
+/** Hooks that ran: the store they left, and their events and logs to commit once the operation stands. */
+interface HookRun {
+  db: Record<string, unknown>;
+  commit(stored: DeployedSource): Promise<void>;
+}
+
+export interface SourceLifecycleOptions {
+  store: Store;
+  loader: ComponentLoader;
+  invoker: SourceInvoker;
+  hub: EventHub;
+  secrets: SecretBox;
+  now?: () => number;
+  /** Told whenever a timer may have changed, so the scheduler looks again. */
+  onTimersChanged?: () => void;
+}
+
+/**
+ * Deploy, update and delete, with the hooks run as the seed's state table
+ * says: deploy then activate; deactivate, replace, activate; deactivate then
+ * delete. A hook that throws fails the operation and leaves the previous state
+ * as it was. Operations on one source queue behind its runs.
+ */
+export class SourceLifecycle {
+  private readonly now: () => number;
+
+  constructor(private readonly options: SourceLifecycleOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async deploy(ownerId: string, input: DeployInput): Promise<DeployedSource> {
+    const component = await this.resolveComponent(ownerId, input, null);
+    if (!component) throw new ValidationError("component_code", "Give the source to deploy: component_code, component_url, component_id or key.");
+    const at = this.now();
+    const draft = this.build(component, input.configured_props ?? {}, {
+      id: newId("deployedComponent", at),
+      ownerId,
+      componentId: component.saved.id,
+      name: input.name?.trim() || component.validated.name,
+      nameSlug: await this.freeSlug(ownerId, input.name?.trim() || component.validated.name, null),
+      active: true,
+      endpointToken: null,
+      retention: input.retention ?? DEFAULT_EVENT_RETENTION,
+      createdAt: at,
+      updatedAt: at,
+    });
+    return this.options.invoker.mutex.run(draft.id, async () => {
+      const hooks = await this.runHooks(draft, component, ["deploy", "activate"], {});
+      const source = await this.options.store.createSource(draft, hooks.db);
+      await hooks.commit(source);
+      this.options.onTimersChanged?.();
+      return source;
+    });
+  }
+
+  async update(ownerId: string, idOrSlug: string, input: UpdateInput): Promise<DeployedSource> {
+    const current = await this.find(ownerId, idOrSlug);
+    return this.options.invoker.mutex.run(current.id, async () => {
+      const before = await this.options.invoker.componentOf(current);
+      const after = (await this.resolveComponent(ownerId, input, before.saved.id)) ?? before;
+      const changesCode = after.saved.id !== before.saved.id;
+      const configured = input.configured_props ?? (changesCode ? openSecrets(current.configuredProps, this.options.secrets) : null);
+      const name = input.name?.trim() || current.name;
+      let next: DeployedSource = {
+        ...current,
+        componentId: after.saved.id,
+        name,
+        nameSlug: name === current.name ? current.nameSlug : await this.freeSlug(ownerId, name, current.id),
+        active: input.active ?? current.active,
+        retention: input.retention ?? current.retention,
+        updatedAt: this.now(),
+      };
+      next = configured ? this.build(after, configured, next) : this.withTimer(next, after.validated, current.configuredProps, current);
+
+      const db = await this.options.store.readSourceDb(ownerId, current.id);
+      const onlyActivation = !changesCode && input.configured_props === undefined && input.name === undefined;
+      // Hooks: an inactive source was deactivated already; activation alone runs only the hook it needs.
+      const deactivate = current.active && (!onlyActivation || !next.active);
+      const activate = next.active && (!onlyActivation || !current.active);
+      let state = db;
+      if (deactivate) {
+        const deactivated = await this.runHooks(current, before, ["deactivate"], state);
+        await deactivated.commit(current);
+        state = deactivated.db;
+      }
+      let activated: HookRun | null = null;
+      if (activate) {
+        try {
+          activated = await this.runHooks(next, after, ["activate"], state);
+        } catch (error) {
+          // Put things back as they were: the old code and props, activated again.
+          if (deactivate) await this.restore(current, before, state);
+          throw error;
+        }
+      }
+      await this.options.store.updateSource(next, activated ? activated.db : state);
+      await activated?.commit(next);
+      this.options.onTimersChanged?.();
+      return next;
+    });
+  }
+
+  async remove(ownerId: string, idOrSlug: string): Promise<void> {
+    const current = await this.find(ownerId, idOrSlug);
+    await this.options.invoker.mutex.run(current.id, async () => {
+      if (current.active) {
+        const component = await this.options.invoker.componentOf(current);
+        await this.runHooks(current, component, ["deactivate"], await this.options.store.readSourceDb(ownerId, current.id));
+      }
+      if (!(await this.options.store.deleteSource(ownerId, current.id))) throw new NotFoundError("source", idOrSlug);
+      this.options.hub.publish(current.id, { kind: "closed", reason: "The source was deleted." });
+      this.options.onTimersChanged?.();
+    });
+  }
+
+  async find(ownerId: string, idOrSlug: string): Promise<DeployedSource> {
+    const source = await this.options.store.findSource(ownerId, idOrSlug);
+    if (!source) throw new NotFoundError("source", idOrSlug);
+    return source;
+  }
+
+  private async resolveComponent(ownerId: string, input: DeployInput, currentId: string | null): Promise<Component | null> {
+    if (input.component_code !== undefined || input.component_url !== undefined) {
+      const loaded = await this.options.loader.save(ownerId, input);
+      return this.asSource({ saved: loaded.component, validated: loaded.validated });
+    }
+    const ref = input.component_id ?? input.key;
+    if (ref === undefined || ref === currentId) return null;
+    const saved = await this.options.store.findComponent(ownerId, ref);
+    if (!saved) throw new NotFoundError("component", ref);
+    return this.asSource({ saved, validated: this.options.loader.validatedOf(saved) });
+  }
+
+  private asSource(component: Component): Component {
+    if (component.validated.kind !== "source") {
+      throw new ValidationError("type", `"${component.validated.name}" is an action; only sources can be deployed. Use actions as workflow steps.`);
+    }
+    return component;
+  }
+
+  /** Validated, encrypted props and the timer they configure, on top of `base`. */
+  private build(component: Component, configured: Record<string, unknown>, base: Omit<DeployedSource, "configuredProps" | "timer" | "nextTickAt">): DeployedSource {
+    const values = validateConfiguredProps(component.validated, configured);
+    const configuredProps = sealSecrets(component.validated, values, this.options.secrets);
+    const hasHttp = component.validated.props.some((prop) => prop.baseType === "$.interface.http");
+    const endpointToken = hasHttp ? (base.endpointToken ?? randomBytes(18).toString("base64url")) : null;
+    return this.withTimer({ ...base, configuredProps, endpointToken, timer: null, nextTickAt: null }, component.validated, configuredProps, null);
+  }
+
+  private withTimer(source: DeployedSource, component: ValidatedComponent, values: Record<string, unknown>, previous: DeployedSource | null): DeployedSource {
+    const timerProp = component.props.find((prop) => prop.baseType === "$.interface.timer");
+    const timer = timerProp ? toTimerSchedule(values[timerProp.name]) : null;
+    if (timer?.cron) assertValidCron(timer.cron, `configured_props.${timerProp!.name}`);
+    const unchanged = previous?.active && source.active && JSON.stringify(previous.timer) === JSON.stringify(timer);
+    const nextTickAt = !timer || !source.active ? null : unchanged ? previous!.nextTickAt : firstTick(timer, this.now());
+    return { ...source, timer, nextTickAt };
+  }
+
+  private async freeSlug(ownerId: string, name: string, selfId: string | null): Promise<string> {
+    const base = slugify(name);
+    const taken = await this.options.store.takenSlugs(ownerId, base);
+    if (selfId) {
+      const self = await this.options.store.findSource(ownerId, selfId);
+      if (self) taken.delete(self.nameSlug);
+    }
+    return uniqueSlug(base, taken);
+  }
+
+  /**
+   * Runs hooks in order over one key-value store, stopping at the first that
+   * throws. What they emitted and logged is committed by the caller once the
+   * operation stands (`commit`), or at once (`commitNow`).
+   */
+  private async runHooks(source: DeployedSource, component: Component, hooks: HookName[], db: Record<string, unknown>): Promise<HookRun> {
+    const outcomes: CallOutcome[] = [];
+    let state = db;
+    for (const hook of hooks) {
+      if (!component.validated.hooks.includes(hook)) continue;
+      const outcome = await this.options.invoker.call(source, component, { kind: "hook", hook }, "hook", state);
+      if (!outcome.result.ok) {
+        const error = outcome.result.error!;
+        throw new HookFailedError(hook, error.message, { error: { code: error.code, name: error.name, message: error.message, stack: describeError(error) } });
+      }
+      if (outcome.result.db) state = outcome.result.db;
+      outcomes.push(outcome);
+    }
+    return {
+      db: state,
+      commit: async (stored: DeployedSource) => {
+        for (const outcome of outcomes) await this.options.invoker.commit(stored, { ...outcome, result: { ...outcome.result, db: null } }, component.validated.dedupe);
+      },
+    };
+  }
+
+  /** After a failed update: the old code activated again over the store its deactivate hook left. */
+  private async restore(source: DeployedSource, component: Component, db: Record<string, unknown>): Promise<void> {
+    try {
+      const reactivated = await this.runHooks(source, component, ["activate"], db);
+      await this.options.store.updateSource(source, reactivated.db);
+      await reactivated.commit(source);
+    } catch {
+      // The old activate hook fails too: keep the old row as it was; its logs say why.
+      await this.options.store.updateSource(source, db);
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import type { ValidatedComponent } from "../domain/component-rules.js";
+import type { DeployedSource } from "../domain/sources.js";
+import { isSealed, type SecretBox } from "./secrets.js";
+
+/** Encrypts the values of secret props before they are stored. */
+export function sealSecrets(component: ValidatedComponent, values: Record<string, unknown>, box: SecretBox): Record<string, unknown> {
+  const out = { ...values };
+  for (const prop of component.props) {
+    const value = out[prop.name];
+    if (prop.secret && typeof value === "string" && !isSealed(value)) out[prop.name] = box.seal(value);
+  }
+  return out;
+}
+
+/** The stored values with secrets decrypted, for re-validation on update and for runs. */
+export function openSecrets(values: Record<string, unknown>, box: SecretBox): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(values)) out[name] = isSealed(value) ? box.open(value) : value;
+  return out;
+}
+
+export interface RuntimeProps {
+  props: Record<string, unknown>;
+  dbProps: string[];
+}
+
+/** What `this.<prop>` holds in a run: configured values, the HTTP endpoint, the timer, db stores, apps. */
+export function runtimeProps(component: ValidatedComponent, source: DeployedSource, box: SecretBox, endpointUrl: string | null): RuntimeProps {
+  const configured = openSecrets(source.configuredProps, box);
+  const props: Record<string, unknown> = {};
+  const dbProps: string[] = [];
+  for (const prop of component.props) {
+    switch (prop.baseType) {
+      case "$.service.db":
+        dbProps.push(prop.name);
+        break;
+      case "$.interface.http":
+        props[prop.name] = { endpoint: endpointUrl };
+        break;
+      case "app":
+        // Managed auth is not built yet: apps that need no account get an empty $auth.
+        props[prop.name] = { $auth: {} };
+        break;
+      default:
+        if (configured[prop.name] !== undefined) props[prop.name] = configured[prop.name];
+    }
+  }
+  for (const [name, value] of Object.entries(configured)) {
+    if (!(name in props) && !dbProps.includes(name)) props[name] = value;
+  }
+  return { props, dbProps };
+}
+
+/**
+ * The `configured_props` the API shows: values as configured, secrets left out,
+ * a timer as `{cron, interval_seconds}` and an HTTP interface as `{endpoint_url}`.
+ */
+export function publicConfiguredProps(component: ValidatedComponent, source: DeployedSource, endpointUrl: string | null): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const prop of component.props) {
+    if (prop.baseType === "$.interface.http") {
+      out[prop.name] = { endpoint_url: endpointUrl };
+    } else if (prop.baseType === "$.interface.timer") {
+      out[prop.name] = { cron: source.timer?.cron ?? null, interval_seconds: source.timer?.intervalSeconds ?? null };
+    } else if (!prop.secret && source.configuredProps[prop.name] !== undefined) {
+      out[prop.name] = source.configuredProps[prop.name];
+    }
+  }
+  for (const [name, value] of Object.entries(source.configuredProps)) {
+    if (!(name in out) && !component.props.some((prop) => prop.name === name) && !isSealed(value)) out[name] = value;
+  }
+  return out;
+}

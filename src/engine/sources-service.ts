@@ -1,0 +1,138 @@
+import type { ValidatedComponent } from "../domain/component-rules.js";
+import { NotFoundError, SourceFailedError, ValidationError } from "../domain/errors.js";
+import type { PageRequest, PageSlice } from "../domain/paging.js";
+import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
+import type { HttpResponse } from "../sandbox/http-response.js";
+import type { Store } from "../store/store.js";
+import type { ComponentInput, ComponentLoader } from "./component-loader.js";
+import type { EventHub, HubMessage } from "./event-hub.js";
+import { describeError, type InvocationResult, type SourceInvoker } from "./source-invoker.js";
+import type { DeployInput, SourceLifecycle, UpdateInput } from "./source-lifecycle.js";
+import { openSecrets } from "./source-props.js";
+import type { SecretBox } from "./secrets.js";
+import { timerEvent } from "./timer-schedule.js";
+
+/** The HTTP request a source's endpoint received, as `run` sees it. */
+export interface HttpEvent {
+  method: string;
+  path: string;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  bodyRaw: string;
+  body: unknown;
+}
+
+export interface SourcesServiceOptions {
+  store: Store;
+  loader: ComponentLoader;
+  invoker: SourceInvoker;
+  lifecycle: SourceLifecycle;
+  hub: EventHub;
+  secrets: SecretBox;
+}
+
+/** Everything the API does with components and sources, scoped by the caller's id. */
+export class SourcesService {
+  constructor(private readonly options: SourcesServiceOptions) {}
+
+  saveComponent(ownerId: string, input: ComponentInput) {
+    return this.options.loader.save(ownerId, input);
+  }
+
+  async getComponent(ownerId: string, idOrKey: string): Promise<{ component: SavedComponent; validated: ValidatedComponent }> {
+    const component = await this.options.store.findComponent(ownerId, idOrKey);
+    if (!component) throw new NotFoundError("component", idOrKey);
+    return { component, validated: this.options.loader.validatedOf(component) };
+  }
+
+  deploy(ownerId: string, input: DeployInput) {
+    return this.options.lifecycle.deploy(ownerId, input);
+  }
+
+  update(ownerId: string, idOrSlug: string, input: UpdateInput) {
+    return this.options.lifecycle.update(ownerId, idOrSlug, input);
+  }
+
+  remove(ownerId: string, idOrSlug: string) {
+    return this.options.lifecycle.remove(ownerId, idOrSlug);
+  }
+
+  get(ownerId: string, idOrSlug: string): Promise<DeployedSource> {
+    return this.options.lifecycle.find(ownerId, idOrSlug);
+  }
+
+  list(ownerId: string, page: PageRequest): Promise<PageSlice<DeployedSource>> {
+    return this.options.store.listSources(ownerId, page);
+  }
+
+  async componentOf(source: DeployedSource) {
+    return this.options.invoker.componentOf(source);
+  }
+
+  /** The "run now" control: a timer source gets a timer event, any other the given event (or none). */
+  async runNow(ownerId: string, idOrSlug: string, event: unknown): Promise<InvocationResult> {
+    const source = await this.get(ownerId, idOrSlug);
+    const payload = event ?? (source.timer ? timerEvent(source.timer, Date.now()) : undefined);
+    return this.options.invoker.invoke(source, { kind: "run", event: payload }, "manual");
+  }
+
+  /** Calls a prop's async options method with what the UI or CLI knows so far. */
+  async propOptions(ownerId: string, idOrSlug: string, prop: string, args: { page?: number; prevContext?: unknown; query?: string }) {
+    const source = await this.get(ownerId, idOrSlug);
+    const { validated } = await this.componentOf(source);
+    const declared = validated.props.find((candidate) => candidate.name === prop);
+    if (!declared) throw new NotFoundError("prop", prop);
+    if (declared.options) return { options: declared.options, context: null };
+    if (!declared.remoteOptions) throw new ValidationError("prop", `Prop "${prop}" has no options.`);
+    const configured = openSecrets(source.configuredProps, this.options.secrets);
+    const result = await this.options.invoker.invoke(source, { kind: "options", prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } }, "options");
+    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${describeError(result.error!)}`);
+    return normalizeOptions(result.value);
+  }
+
+  async events(ownerId: string, idOrSlug: string, query: { channel?: string | null; page: PageRequest }): Promise<PageSlice<StoredEvent>> {
+    const source = await this.get(ownerId, idOrSlug);
+    return this.options.store.listEvents(ownerId, source.id, query);
+  }
+
+  async deleteEvents(ownerId: string, idOrSlug: string, range: { startId?: string | undefined; endId?: string | undefined }): Promise<number> {
+    const source = await this.get(ownerId, idOrSlug);
+    return this.options.store.deleteEvents(ownerId, source.id, range);
+  }
+
+  async logs(ownerId: string, idOrSlug: string, page: PageRequest): Promise<PageSlice<LogEntry>> {
+    const source = await this.get(ownerId, idOrSlug);
+    return this.options.store.listLogs(ownerId, source.id, page);
+  }
+
+  /** Follows a source's live events and logs; the caller must call the returned function to stop. */
+  async follow(ownerId: string, idOrSlug: string, listener: (message: HubMessage) => void): Promise<{ source: DeployedSource; stop: () => void }> {
+    const source = await this.get(ownerId, idOrSlug);
+    return { source, stop: this.options.hub.subscribe(source.id, listener) };
+  }
+
+  /**
+   * A request to a source's endpoint. Resolves once the run is over and its
+   * events are durable; `respond` is called as soon as the component answers
+   * itself (customResponse), which may be before.
+   */
+  async handleHttp(token: string, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<{ customResponse: boolean; result: InvocationResult }> {
+    const source = await this.options.store.findSourceByEndpoint(token);
+    if (!source || !source.active) throw new NotFoundError("endpoint", token);
+    const { validated } = await this.componentOf(source);
+    const httpProp = validated.props.find((prop) => prop.baseType === "$.interface.http");
+    const customResponse = Boolean(httpProp?.customResponse);
+    const result = await this.options.invoker.invoke(source, { kind: "run", event: request }, "http", customResponse ? respond : undefined);
+    return { customResponse, result };
+  }
+}
+
+/** Options methods return an array, or `{options, context}` when they page by token. */
+function normalizeOptions(value: unknown): { options: unknown[]; context: unknown } {
+  if (Array.isArray(value)) return { options: value, context: null };
+  if (value && typeof value === "object" && Array.isArray((value as { options?: unknown }).options)) {
+    const { options, context } = value as { options: unknown[]; context?: unknown };
+    return { options, context: context ?? null };
+  }
+  throw new SourceFailedError("The options method must return an array, or { options: [...], context }.");
+}

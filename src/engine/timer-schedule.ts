@@ -1,0 +1,50 @@
+import { Cron } from "croner";
+import { ValidationError } from "../domain/errors.js";
+import type { TimerSchedule } from "../domain/sources.js";
+
+/** The schedule a configured timer prop value stands for. */
+export function toTimerSchedule(value: unknown): TimerSchedule | null {
+  if (!value || typeof value !== "object") return null;
+  const config = value as { intervalSeconds?: unknown; cron?: unknown };
+  if (typeof config.intervalSeconds === "number") return { intervalSeconds: config.intervalSeconds, cron: null };
+  if (typeof config.cron === "string") return { intervalSeconds: null, cron: config.cron };
+  return null;
+}
+
+/** Checks a cron expression with the same parser that schedules it; the error names the prop. */
+export function assertValidCron(cron: string, field: string): void {
+  try {
+    new Cron(cron, { paused: true });
+  } catch (error) {
+    throw new ValidationError(field, `"${cron}" is not a valid cron expression: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * When the tick after `previousDue` is. Ticks missed while the server was down
+ * are not replayed one by one: the next one is counted from now, so a long
+ * stop costs one catch-up tick, not a burst.
+ */
+export function nextTickAfter(schedule: TimerSchedule, previousDue: number, now: number): number {
+  if (schedule.intervalSeconds !== null) {
+    const step = schedule.intervalSeconds * 1000;
+    const next = previousDue + step;
+    return next > now ? next : now + step;
+  }
+  const from = new Date(Math.max(previousDue, now));
+  const next = new Cron(schedule.cron ?? "", { paused: true }).nextRun(from);
+  if (!next) throw new Error(`The cron expression "${schedule.cron}" has no next run.`);
+  return next.getTime();
+}
+
+/** The first tick of a newly deployed or activated timer. */
+export function firstTick(schedule: TimerSchedule, now: number): number {
+  if (schedule.intervalSeconds !== null) return now + schedule.intervalSeconds * 1000;
+  return nextTickAfter(schedule, now, now);
+}
+
+/** The event a timer gives `run`: the tick time in epoch seconds and the timer's configuration. */
+export function timerEvent(schedule: TimerSchedule, dueAt: number): Record<string, unknown> {
+  const timestamp = Math.floor(dueAt / 1000);
+  return schedule.intervalSeconds !== null ? { timestamp, interval_seconds: schedule.intervalSeconds } : { timestamp, cron: schedule.cron };
+}

@@ -1,0 +1,107 @@
+/**
+ * What the host gathers of one call while it runs: logs (within the call's
+ * limit), emitted events, and the one HTTP response, handed on at once.
+ */
+import type { Logger } from "pino";
+import type { HttpResponse } from "./http-response.js";
+import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
+import type { DbSnapshot, EmitMeta, LogStream } from "./protocol.js";
+import type { SandboxError } from "./sandbox-error.js";
+
+export interface LogEntry {
+  stream: LogStream;
+  text: string;
+  ts: number;
+}
+
+export interface EmittedEvent {
+  event: unknown;
+  meta: EmitMeta;
+}
+
+export interface CallOutcome {
+  ok: boolean;
+  value?: unknown;
+  error?: SandboxError;
+  db: DbSnapshot | null;
+  emits: EmittedEvent[];
+  logs: LogEntry[];
+}
+
+export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db">;
+
+export class CallCollector {
+  readonly id: number;
+  readonly limits: Limits;
+  finished = false;
+  private readonly emits: EmittedEvent[] = [];
+  private readonly logs: LogEntry[] = [];
+  /** Raw stderr entries, left out again when they turn out to be V8's crash report. */
+  private readonly rawStderr = new Set<LogEntry>();
+  private readonly onRespond: ((response: HttpResponse) => void) | undefined;
+  private readonly logger: Logger | undefined;
+  private logBytes = 0;
+  private responded = false;
+  private rawTruncated = false;
+
+  constructor(id: number, limits: Limits, onRespond: ((response: HttpResponse) => void) | undefined, logger: Logger | undefined) {
+    this.id = id;
+    this.limits = limits;
+    this.onRespond = onRespond;
+    this.logger = logger;
+  }
+
+  /**
+   * A line the runner captured. The host keeps its own count, so the limit
+   * does not depend on the runner's honesty. Returns the error that ends the
+   * call when the line passes the limit.
+   */
+  addLog(stream: LogStream, text: string, ts: number): SandboxError | undefined {
+    this.logBytes += Buffer.byteLength(text) + 1;
+    if (this.logBytes > this.limits.maxLogBytes || this.logs.length >= MAX_LOG_ENTRIES) {
+      const message = `The component printed more than its log limit (${this.limits.maxLogBytes} bytes or ${MAX_LOG_ENTRIES} lines); the call was stopped.`;
+      return { code: "OutputFlood", name: "OutputFlood", message };
+    }
+    this.logs.push({ stream, text, ts });
+    return undefined;
+  }
+
+  /**
+   * Output that bypassed the runner's capture (fs.writeSync(1, …), V8's fatal
+   * errors): kept within the log limit, then dropped. It never fails the
+   * call, so that a crash report cannot turn a crash into a flood.
+   */
+  addRawOutput(stream: LogStream, text: string): void {
+    if (this.rawTruncated) return;
+    const cost = Buffer.byteLength(text) + 1;
+    if (this.logBytes + cost > this.limits.maxLogBytes || this.logs.length >= MAX_LOG_ENTRIES) {
+      this.rawTruncated = true;
+      return;
+    }
+    this.logBytes += cost;
+    const entry: LogEntry = { stream, text: text.replace(/\n$/, ""), ts: Date.now() };
+    this.logs.push(entry);
+    if (stream === "stderr") this.rawStderr.add(entry);
+  }
+
+  addEmit(event: unknown, meta: EmitMeta): void {
+    this.emits.push({ event, meta });
+  }
+
+  /** Only the first response reaches the HTTP caller. */
+  respond(response: HttpResponse): void {
+    if (this.responded) return;
+    this.responded = true;
+    try {
+      this.onRespond?.(response);
+    } catch (error) {
+      this.logger?.warn({ err: error }, "sandbox: the onRespond callback threw");
+    }
+  }
+
+  outcome(ending: CallEnding): CallOutcome {
+    // The out-of-memory report (GC trace, native stack) says nothing the error does not.
+    const logs = ending.error?.code === "OutOfMemory" ? this.logs.filter((entry) => !this.rawStderr.has(entry)) : this.logs;
+    return { ...ending, emits: this.emits, logs };
+  }
+}

@@ -1,0 +1,46 @@
+/** Why a runner died during a call, named for the component's author. */
+import type { SandboxError } from "./sandbox-error.js";
+
+/** Why the host itself stopped a runner, when it did. */
+export type StopReason = "timeout" | "flood" | "retire" | "evict" | "idle" | "close";
+
+export interface RunnerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The last few KB the process wrote to stderr outside the runner's capture (V8's fatal errors land here). */
+  stderrTail: string;
+  stoppedBy: StopReason | undefined;
+  spawnError: Error | undefined;
+  timeoutMs: number;
+  memoryMb: number;
+}
+
+const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Allocation failed - JavaScript heap|Fatal JavaScript out of memory/i;
+const DETAIL_CHARS = 1000;
+
+function lastLines(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length > DETAIL_CHARS ? `…${trimmed.slice(-DETAIL_CHARS)}` : trimmed;
+}
+
+export function classifyExit(exit: RunnerExit): SandboxError {
+  if (exit.stoppedBy === "timeout") {
+    return { code: "Timeout", name: "Timeout", message: `The call did not finish within its time limit of ${exit.timeoutMs} ms; the runner was stopped.` };
+  }
+  if (OUT_OF_MEMORY.test(exit.stderrTail)) {
+    return { code: "OutOfMemory", name: "OutOfMemory", message: `The component ran out of memory (heap limit ${exit.memoryMb} MB); the runner was stopped.` };
+  }
+  if (exit.stoppedBy === "close") {
+    return { code: "RunnerCrashed", name: "RunnerCrashed", message: "The sandbox was closed during the call." };
+  }
+  if (exit.spawnError) {
+    return { code: "RunnerCrashed", name: "RunnerCrashed", message: `The runner process could not start: ${exit.spawnError.message}` };
+  }
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
+  const detail = lastLines(exit.stderrTail);
+  return {
+    code: "RunnerCrashed",
+    name: "RunnerCrashed",
+    message: `The runner process ${how} during the call.${detail ? ` Its last output: ${detail}` : ""}`,
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The messages between the host and a runner, over Node's IPC channel
+ * ("advanced" serialization, so Uint8Array bodies travel as they are).
+ *
+ * The runner runs untrusted code, which can post messages of its own, so the
+ * host reads every runner message through `readRunnerMessage` and trusts
+ * nothing about it beyond the shape checked there. A runner serves one owner
+ * and one bundle, so a forged message can only mislead that owner's own call.
+ *
+ * Runner files import this file for types only: at run time the runner
+ * folder must not need anything outside itself (see runner-entry.ts).
+ */
+import type { HttpResponse } from "./http-response.js";
+import type { SandboxError } from "./sandbox-error.js";
+
+/** What the host asks a component to do. */
+export type ComponentCall =
+  | { kind: "run"; event?: unknown }
+  | { kind: "hook"; hook: "deploy" | "activate" | "deactivate" }
+  | { kind: "options"; prop: string; args: Record<string, unknown> }
+  | { kind: "method"; method: string; args: unknown[] };
+
+/** `inspect` answers with the ComponentManifest as the result's value. */
+export type RunnerCall = ComponentCall | { kind: "inspect" };
+
+export interface EmitMeta {
+  id?: string | number;
+  name?: string;
+  summary?: string;
+  ts?: number;
+}
+
+export type LogStream = "stdout" | "stderr";
+
+export type DbSnapshot = Record<string, unknown>;
+
+/** Host → runner. */
+export type HostMessage =
+  /** Sent once, right after spawn. The runner requires the file on its first call, so load-time logs and errors belong to that call. */
+  | { type: "load"; file: string }
+  | {
+      type: "invoke";
+      id: number;
+      call: RunnerCall;
+      props: Record<string, unknown>;
+      dbProps: string[];
+      db: DbSnapshot;
+      maxLogBytes: number;
+      maxLogEntries: number;
+    };
+
+/**
+ * Runner → host. Messages of a call carry its id. A call ends with `result` or
+ * `error`; `retire` asks the host to replace the runner (its state is
+ * suspect: work of the call may still be running, or it is about to exit).
+ * An `error` with id null reports a fault between calls.
+ */
+export type RunnerMessage =
+  | { type: "log"; id: number; stream: LogStream; text: string; ts: number }
+  | { type: "emit"; id: number; event: unknown; meta: EmitMeta }
+  | { type: "respond"; id: number; response: HttpResponse }
+  | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean }
+  | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean };
+
+const SANDBOX_ERROR_CODES = new Set([
+  "UserError",
+  "NonErrorThrown",
+  "Timeout",
+  "OutOfMemory",
+  "ProcessExit",
+  "UnhandledRejection",
+  "OutputFlood",
+  "RunnerCrashed",
+  "InvalidComponent",
+]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isCallId(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value);
+}
+
+function readDb(value: unknown): DbSnapshot | null | undefined {
+  if (value === null) return null;
+  return isRecord(value) ? value : undefined;
+}
+
+function readError(value: unknown): SandboxError | undefined {
+  if (!isRecord(value) || typeof value.code !== "string" || !SANDBOX_ERROR_CODES.has(value.code)) return undefined;
+  if (typeof value.name !== "string" || typeof value.message !== "string") return undefined;
+  const error: SandboxError = { code: value.code as SandboxError["code"], name: value.name, message: value.message };
+  if (typeof value.stack === "string") error.stack = value.stack;
+  return error;
+}
+
+function readResponse(value: unknown): HttpResponse | undefined {
+  if (!isRecord(value) || !isRecord(value.headers)) return undefined;
+  const { status, body } = value;
+  if (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599) return undefined;
+  if (body !== null && typeof body !== "string" && !(body instanceof Uint8Array)) return undefined;
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, header] of Object.entries(value.headers)) {
+    if (typeof header === "string") headers[name] = header;
+    else if (Array.isArray(header) && header.every((item) => typeof item === "string")) headers[name] = header as string[];
+    else return undefined;
+  }
+  return { status, headers, body };
+}
+
+function readMeta(value: unknown): EmitMeta | undefined {
+  if (!isRecord(value)) return undefined;
+  const meta: EmitMeta = {};
+  if (typeof value.id === "string" || typeof value.id === "number") meta.id = value.id;
+  if (typeof value.name === "string") meta.name = value.name;
+  if (typeof value.summary === "string") meta.summary = value.summary;
+  if (typeof value.ts === "number") meta.ts = value.ts;
+  return meta;
+}
+
+/** The message, rebuilt from checked fields only; undefined when it is not a well-formed runner message. */
+export function readRunnerMessage(raw: unknown): RunnerMessage | undefined {
+  if (!isRecord(raw)) return undefined;
+  switch (raw.type) {
+    case "log":
+      if (!isCallId(raw.id) || (raw.stream !== "stdout" && raw.stream !== "stderr") || typeof raw.text !== "string" || typeof raw.ts !== "number") return undefined;
+      return { type: "log", id: raw.id, stream: raw.stream, text: raw.text, ts: raw.ts };
+    case "emit": {
+      const meta = readMeta(raw.meta);
+      if (!isCallId(raw.id) || !meta) return undefined;
+      return { type: "emit", id: raw.id, event: raw.event, meta };
+    }
+    case "respond": {
+      const response = readResponse(raw.response);
+      if (!isCallId(raw.id) || !response) return undefined;
+      return { type: "respond", id: raw.id, response };
+    }
+    case "result": {
+      const db = readDb(raw.db);
+      if (!isCallId(raw.id) || db === undefined) return undefined;
+      return { type: "result", id: raw.id, value: raw.value, db, retire: raw.retire === true };
+    }
+    case "error": {
+      const db = readDb(raw.db);
+      const error = readError(raw.error);
+      if ((raw.id !== null && !isCallId(raw.id)) || db === undefined || !error) return undefined;
+      return { type: "error", id: raw.id, error, db, retire: raw.retire === true };
+    }
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * The host's handle on one runner process: spawns it, sends it calls one at a
+ * time, enforces each call's time limit, and turns the process's death into
+ * the call's error. Every listener hangs on the child and goes with it;
+ * nothing is added to the host's own process.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Readable } from "node:stream";
+import type { Logger } from "pino";
+import { CallCollector, type CallEnding, type CallOutcome } from "./call-collector.js";
+import { classifyExit, type StopReason } from "./exit-classification.js";
+import type { HttpResponse } from "./http-response.js";
+import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
+import { readRunnerMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall } from "./protocol.js";
+import type { SandboxError } from "./sandbox-error.js";
+
+export interface SpawnCommand {
+  command: string;
+  args: string[];
+  cwd: string;
+  /**
+   * Set for a wrapper (bwrap): the descriptor on which it writes the pid of
+   * the process it started, {"child-pid": N}. Stopping kills that one, and
+   * the wrapper exits and reaps it; killing the wrapper first would leave
+   * its child an orphan for the machine's init to reap.
+   */
+  childPidFd?: number;
+}
+
+export interface RunnerProcessOptions {
+  command: SpawnCommand;
+  bundleFile: string;
+  memoryMb: number;
+  logger: Logger | undefined;
+  /** Called once, when the process is gone. */
+  onExit(runner: RunnerProcess): void;
+  /** The runner reported a fault between calls (a timer left by an earlier call threw): replace it. */
+  onFault(runner: RunnerProcess): void;
+}
+
+export interface CallRequest {
+  call: RunnerCall;
+  props: Record<string, unknown>;
+  dbProps: string[];
+  db: DbSnapshot;
+  limits: Limits;
+  onRespond: ((response: HttpResponse) => void) | undefined;
+}
+
+const STDERR_TAIL_CHARS = 8192;
+/** After 'exit', how long to wait for the pipes to close (and the last stderr to arrive). */
+const CLOSE_GRACE_MS = 1000;
+/** How long a wrapper gets to exit after its child was killed, before it is killed too. */
+const WRAPPER_GRACE_MS = 500;
+/** Errors after which the runner's state cannot be trusted, whatever it says. */
+const RETIRING_CODES = new Set<SandboxError["code"]>(["OutputFlood", "ProcessExit", "UnhandledRejection"]);
+
+export class RunnerProcess {
+  readonly memoryMb: number;
+  readonly pid: number | undefined;
+  /** Resolves once the process is gone. */
+  readonly exited: Promise<void>;
+  private readonly options: RunnerProcessOptions;
+  private readonly child: ChildProcess;
+  private alive = true;
+  private stoppedBy: StopReason | undefined;
+  private spawnError: Error | undefined;
+  private stderrTail = "";
+  private innerPid: number | undefined;
+  private nextId = 1;
+  private current: { collector: CallCollector; resolve(outcome: CallOutcome): void; timer: NodeJS.Timeout } | undefined;
+  private markExited: () => void = () => {};
+
+  constructor(options: RunnerProcessOptions) {
+    this.options = options;
+    this.memoryMb = options.memoryMb;
+    this.exited = new Promise((resolve) => (this.markExited = resolve));
+    const { command, args, cwd, childPidFd } = options.command;
+    const stdio: Array<"ignore" | "pipe" | "ipc"> = ["ignore", "pipe", "pipe", "ipc"];
+    if (childPidFd !== undefined) stdio[childPidFd] = "pipe";
+    // An empty environment: nothing of the server's (keys, database URLs) reaches user code.
+    this.child = spawn(command, args, { cwd, env: {}, stdio, serialization: "advanced" });
+    this.pid = this.child.pid;
+    this.listen();
+    this.post({ type: "load", file: options.bundleFile });
+  }
+
+  get isAlive(): boolean {
+    return this.alive;
+  }
+
+  /** Runs one call; never rejects for anything the component or the process does. */
+  call(request: CallRequest): Promise<CallOutcome> {
+    if (this.current) throw new Error("A runner serves one call at a time.");
+    const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
+    if (!this.alive) return Promise.resolve(collector.outcome({ ok: false, error: this.exitError(request.limits), db: null }));
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => void this.stop("timeout"), request.limits.timeoutMs);
+      this.current = { collector, resolve, timer };
+      const { call, props, dbProps, db, limits } = request;
+      const message: HostMessage = { type: "invoke", id: collector.id, call, props, dbProps, db, maxLogBytes: limits.maxLogBytes, maxLogEntries: MAX_LOG_ENTRIES };
+      this.post(message, (error) => {
+        const failure = `The call could not be sent to the runner: ${error.message}`;
+        this.finish(collector, { ok: false, error: { code: "RunnerCrashed", name: "RunnerCrashed", message: failure }, db: null }, true);
+      });
+    });
+  }
+
+  /** SIGKILL: user code gets no chance to delay it. Resolves once the process is gone. */
+  stop(reason: StopReason): Promise<void> {
+    if (!this.alive) return this.exited;
+    this.stoppedBy ??= reason;
+    if (this.innerPid === undefined) {
+      this.child.kill("SIGKILL");
+      return this.exited;
+    }
+    try {
+      process.kill(this.innerPid, "SIGKILL");
+    } catch {
+      // Already gone: the wrapper is exiting on its own.
+    }
+    const fallback = setTimeout(() => this.child.kill("SIGKILL"), WRAPPER_GRACE_MS);
+    return this.exited.finally(() => clearTimeout(fallback));
+  }
+
+  private post(message: HostMessage, onError?: (error: Error) => void): void {
+    try {
+      this.child.send(message, (error) => {
+        if (error && this.alive) onError?.(error);
+      });
+    } catch (error) {
+      // A value that cannot be serialized (a function in props): reported as the call's failure.
+      onError?.(error as Error);
+    }
+  }
+
+  private listen(): void {
+    const child = this.child;
+    child.on("message", (raw: unknown) => this.onMessage(raw));
+    child.stdout?.setEncoding("utf8").on("data", (text: string) => this.onRawOutput("stdout", text));
+    child.stderr?.setEncoding("utf8").on("data", (text: string) => this.onRawOutput("stderr", text));
+    const childPidFd = this.options.command.childPidFd;
+    const info = childPidFd === undefined ? undefined : (child.stdio[childPidFd] as Readable | null | undefined);
+    if (info) {
+      let text = "";
+      info.setEncoding("utf8").on("data", (chunk: string) => {
+        if (this.innerPid !== undefined || text.length > 4096) return;
+        text += chunk;
+        const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
+        if (match) this.innerPid = Number(match[1]);
+      });
+    }
+    child.on("error", (error) => {
+      if (child.pid !== undefined) return this.options.logger?.debug({ err: error, pid: child.pid }, "sandbox: runner process error");
+      this.spawnError = error;
+      this.onGone(null, null);
+    });
+    child.once("exit", (code, signal) => {
+      const grace = setTimeout(() => this.onGone(code, signal), CLOSE_GRACE_MS);
+      child.once("close", () => {
+        clearTimeout(grace);
+        this.onGone(code, signal);
+      });
+    });
+  }
+
+  private onMessage(raw: unknown): void {
+    const message = readRunnerMessage(raw);
+    if (!message) return this.options.logger?.debug({ pid: this.pid }, "sandbox: ignored a malformed message from a runner");
+    if (message.type === "error" && message.id === null) {
+      this.options.logger?.debug({ pid: this.pid, error: message.error }, "sandbox: runner fault between calls");
+      return this.options.onFault(this);
+    }
+    const collector = this.current?.collector;
+    if (!collector || collector.finished || message.id !== collector.id) return;
+    switch (message.type) {
+      case "log": {
+        const flood = collector.addLog(message.stream, message.text, message.ts);
+        if (flood) this.finish(collector, { ok: false, error: flood, db: null }, true);
+        return;
+      }
+      case "emit":
+        return collector.addEmit(message.event, message.meta);
+      case "respond":
+        return collector.respond(message.response);
+      case "result":
+        return this.finish(collector, { ok: true, value: message.value, db: message.db }, message.retire);
+      case "error":
+        return this.finish(collector, { ok: false, error: message.error, db: message.db }, message.retire || RETIRING_CODES.has(message.error.code));
+    }
+  }
+
+  private onRawOutput(stream: LogStream, text: string): void {
+    if (stream === "stderr") this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
+    const collector = this.current?.collector;
+    if (collector && !collector.finished) collector.addRawOutput(stream, text);
+  }
+
+  private finish(collector: CallCollector, ending: CallEnding, retire: boolean): void {
+    const current = this.current;
+    if (collector.finished || current?.collector !== collector) return;
+    collector.finished = true;
+    clearTimeout(current.timer);
+    const answer = (): void => {
+      this.current = undefined;
+      current.resolve(collector.outcome(ending));
+    };
+    // A retired runner is gone before the call answers, so the pool never counts a dying process as free.
+    if (retire && this.alive) void this.stop("retire").then(answer);
+    else answer();
+  }
+
+  private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
+    const { stderrTail, stoppedBy, spawnError, memoryMb } = this;
+    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb });
+  }
+
+  private onGone(code: number | null, signal: NodeJS.Signals | null): void {
+    if (!this.alive) return;
+    this.alive = false;
+    const collector = this.current?.collector;
+    if (collector && !collector.finished) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
+    this.markExited();
+    this.options.onExit(this);
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The runner's side of one call: it streams logs, emits and the HTTP
+ * response to the host as they happen, keeps the db, and ends the call once
+ * (with a result or an error); whatever user code does after that is dropped.
+ */
+import type { DbSnapshot, EmitMeta, LogStream, RunnerMessage } from "../protocol.js";
+import type { SandboxError } from "../sandbox-error.js";
+import { DbStore } from "./db-store.js";
+import { toJsonText } from "./json-check.js";
+import { toHttpResponse } from "./respond.js";
+
+/** Events a call may emit, as JSON text: they stream to the host, whose memory this protects. */
+export const MAX_EMIT_BYTES = 32 * 1024 * 1024;
+
+export interface ActiveCallOptions {
+  id: number;
+  db: DbSnapshot;
+  maxLogBytes: number;
+  maxLogEntries: number;
+  send(message: RunnerMessage): void;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function readMeta(meta: unknown): EmitMeta {
+  if (meta === undefined || meta === null) return {};
+  if (!isRecord(meta)) throw new TypeError("this.$emit(event, meta): meta must be an object { id, name, summary, ts }.");
+  const result: EmitMeta = {};
+  const { id, name, summary, ts } = meta;
+  if (id !== undefined && id !== null) {
+    if (typeof id !== "string" && !(typeof id === "number" && Number.isFinite(id))) throw new TypeError(`this.$emit(): meta.id must be a string or a number, got ${typeof id}.`);
+    result.id = id;
+  }
+  if (name !== undefined && name !== null) {
+    if (typeof name !== "string") throw new TypeError(`this.$emit(): meta.name must be a string, got ${typeof name}.`);
+    result.name = name;
+  }
+  if (summary !== undefined && summary !== null) {
+    if (typeof summary !== "string") throw new TypeError(`this.$emit(): meta.summary must be a string, got ${typeof summary}.`);
+    result.summary = summary;
+  }
+  if (ts !== undefined && ts !== null) {
+    const millis = typeof ts === "string" && ts.trim() !== "" ? Number(ts) : ts;
+    if (typeof millis !== "number" || !Number.isFinite(millis)) throw new TypeError(`this.$emit(): meta.ts must be epoch milliseconds (a number), got ${JSON.stringify(ts) ?? typeof ts}.`);
+    result.ts = millis;
+  }
+  return result;
+}
+
+export class ActiveCall {
+  readonly id: number;
+  readonly db: DbStore;
+  private readonly options: ActiveCallOptions;
+  private finished = false;
+  private logBytes = 0;
+  private logEntries = 0;
+  private emitBytes = 0;
+  private responded = false;
+
+  constructor(options: ActiveCallOptions) {
+    this.options = options;
+    this.id = options.id;
+    this.db = new DbStore(options.db);
+  }
+
+  get ended(): boolean {
+    return this.finished;
+  }
+
+  log(stream: LogStream, text: string): void {
+    if (this.finished) return;
+    // A printed line costs its bytes and its newline.
+    this.logBytes += Buffer.byteLength(text) + 1;
+    this.logEntries += 1;
+    if (this.logBytes > this.options.maxLogBytes || this.logEntries > this.options.maxLogEntries) {
+      this.fail(
+        {
+          code: "OutputFlood",
+          name: "OutputFlood",
+          message: `The component printed more than its log limit (${this.options.maxLogBytes} bytes or ${this.options.maxLogEntries} lines); the call was stopped.`,
+        },
+        true,
+      );
+      return;
+    }
+    this.options.send({ type: "log", id: this.id, stream, text, ts: Date.now() });
+  }
+
+  emit(event: unknown, meta: unknown): void {
+    this.assertOpen("this.$emit()");
+    const checkedMeta = readMeta(meta);
+    const text = event === undefined ? undefined : toJsonText(event, "this.$emit(): the event");
+    this.emitBytes += text === undefined ? 0 : Buffer.byteLength(text);
+    if (this.emitBytes > MAX_EMIT_BYTES) throw new RangeError(`this.$emit(): this call emitted more than ${MAX_EMIT_BYTES} bytes of events.`);
+    this.options.send({ type: "emit", id: this.id, event: text === undefined ? undefined : JSON.parse(text), meta: checkedMeta });
+  }
+
+  respond(input: unknown): void {
+    this.assertOpen("respond()");
+    if (this.responded) throw new Error("respond() was already called in this invocation; an HTTP request gets one response.");
+    const response = toHttpResponse(input);
+    this.responded = true;
+    this.options.send({ type: "respond", id: this.id, response });
+  }
+
+  succeed(value: unknown): void {
+    if (this.finished) return;
+    let json: unknown;
+    try {
+      // JSON semantics on purpose: what a call returns is stored and shown as JSON.
+      json = value === undefined ? undefined : JSON.parse(JSON.stringify(value) ?? "null");
+    } catch (thrown) {
+      const reason = thrown instanceof Error ? thrown.message : String(thrown);
+      this.fail({ code: "UserError", name: "TypeError", message: `The value the component returned is not JSON-serializable: ${reason}` }, false);
+      return;
+    }
+    this.finished = true;
+    this.options.send({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false });
+  }
+
+  fail(error: SandboxError, retire: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.options.send({ type: "error", id: this.id, error, db: this.db.changes(), retire });
+  }
+
+  private assertOpen(what: string): void {
+    if (this.finished) throw new Error(`${what} was called after the invocation ended; await your work inside run.`);
+  }
+}

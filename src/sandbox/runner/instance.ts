@@ -1,0 +1,53 @@
+/**
+ * The object user code sees as `this`: configured props, the component's
+ * methods bound to it, `$emit`, db props, and `respond` on HTTP props. A new
+ * one is built for every call, so nothing a call sets on `this` reaches the next.
+ */
+import { isAppDeclaration, type Component, type PropDeclaration } from "./component.js";
+import type { DbStore } from "./db-store.js";
+
+export type Instance = Record<string, unknown>;
+
+export interface InstanceContext {
+  /** Configured values by prop name. An app prop's value holds its `$auth`. */
+  props: Record<string, unknown>;
+  dbProps: string[];
+  db: DbStore;
+  emit(event: unknown, meta: unknown): void;
+  respond(response: unknown): void;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `this.<appProp>`: the app's methods bound to an object that also holds the
+ * configured value's fields, so that app methods read `this.$auth`.
+ */
+export function buildAppInstance(app: PropDeclaration, configured: unknown): Instance {
+  const instance: Instance = { ...(isRecord(configured) ? configured : {}) };
+  if (!isRecord(instance.$auth)) instance.$auth = {};
+  const methods = isRecord(app.methods) ? app.methods : {};
+  for (const [name, method] of Object.entries(methods)) {
+    if (typeof method === "function") instance[name] = method.bind(instance);
+  }
+  return instance;
+}
+
+export function buildInstance(component: Component, context: InstanceContext): Instance {
+  // Props configured but not declared (from additionalProps) are read the same way.
+  const instance: Instance = { ...context.props };
+  for (const [name, prop] of Object.entries(component.props)) {
+    if (isAppDeclaration(prop)) {
+      instance[name] = buildAppInstance(prop, context.props[name]);
+    } else if (prop.type === "$.interface.http") {
+      const configured = context.props[name];
+      instance[name] = { ...(isRecord(configured) ? configured : {}), respond: (response: unknown) => context.respond(response) };
+    }
+  }
+  for (const name of context.dbProps) instance[name] = context.db.handle(name);
+  for (const [name, method] of Object.entries(component.methods)) instance[name] = method.bind(instance);
+  instance.$emit = (event: unknown, meta?: unknown) => context.emit(event, meta);
+  return instance;
+}

@@ -1,0 +1,32 @@
+/**
+ * How a failed call is reported. The same shape travels from the runner over
+ * IPC and out of the sandbox, so it holds only plain data.
+ */
+
+export type SandboxErrorCode =
+  /** The component threw (or rejected with) an Error; name, message and stack are its own. */
+  | "UserError"
+  /** The component threw something that is not an Error (a string, an object). */
+  | "NonErrorThrown"
+  | "Timeout"
+  | "OutOfMemory"
+  /** User code called process.exit(). */
+  | "ProcessExit"
+  | "UnhandledRejection"
+  /** The call printed more than its log limit. */
+  | "OutputFlood"
+  /** The runner process died for a reason that has no better name. */
+  | "RunnerCrashed"
+  /** The module did not load, or did not export a component of the expected shape. */
+  | "InvalidComponent";
+
+export interface SandboxError {
+  code: SandboxErrorCode;
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export function sandboxError(code: SandboxErrorCode, message: string): SandboxError {
+  return { code, name: code, message };
+}

@@ -1,0 +1,206 @@
+/**
+ * The sandbox: runs untrusted component code in a pool of warm node child
+ * processes ("runners"), never in the server's process.
+ *
+ * Isolation of a runner: an empty environment; the heap limit of the call's
+ * limits; Node's permission model with reads limited to the runner's own
+ * files and the bundle's folder (so each bundle needs a folder of its own),
+ * which also denies writes, child processes, workers and addons; and, where
+ * bubblewrap works, new pid/ipc/uts namespaces over a read-only view of what
+ * node needs. The network stays open: components call HTTP APIs.
+ *
+ * Lifecycle: a runner is spawned for one (owner, bundle, heap size) and kept
+ * warm for that key's next call (pool.ts). The host stops it with SIGKILL at
+ * the call's time limit, when it prints past its log limit, or when its state
+ * is suspect (process.exit, an unhandled rejection or an exception outside
+ * the call's own promise, work left running that fails later); the next call
+ * gets a fresh one. State lives in what a call returns (`db`), never in a
+ * runner's memory, though a warm runner keeps its loaded module.
+ */
+import { realpathSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Logger } from "pino";
+import type { ComponentManifest } from "../domain/component-manifest.js";
+import { bubblewrapArgs, checkBubblewrap } from "./bubblewrap.js";
+import type { HttpResponse } from "./http-response.js";
+import { resolveLimits, type Limits } from "./limits.js";
+import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-flags.js";
+import { RunnerPool, type RunnerHooks } from "./pool.js";
+import type { ComponentCall, DbSnapshot, RunnerCall } from "./protocol.js";
+import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
+import type { CallOutcome, EmittedEvent, LogEntry } from "./call-collector.js";
+import { RunnerProcess, type SpawnCommand } from "./runner-process.js";
+import type { SandboxError } from "./sandbox-error.js";
+
+export interface SandboxOptions {
+  /** Runner processes at most, busy and idle together. Default 4. */
+  maxRunners?: number;
+  /** An idle runner exits after this long. Default 60 s. */
+  idleMs?: number;
+  logger?: Logger;
+  /** "auto": under bubblewrap when it works on this machine. Default "auto". */
+  bubblewrap?: "auto" | "off";
+  /** Where the sandbox may write its own files (the runner, when running from source). */
+  workDir: string;
+}
+
+export interface ComponentBundle {
+  /** Content hash: the same id is the same code. */
+  id: string;
+  ownerId: string;
+  /**
+   * Absolute path of a CommonJS file whose module.exports is the component (or
+   * { default: component }). Its whole folder is readable by the runner: one
+   * folder per bundle, never shared between owners.
+   */
+  file: string;
+}
+
+export interface InvokeRequest {
+  bundle: ComponentBundle;
+  call: ComponentCall;
+  /** Configured values, read as this.<prop>. An HTTP interface prop's value is { endpoint }; an app prop's is { $auth }. */
+  props: Record<string, unknown>;
+  /** Names of the $.service.db props (this.<name>.get/set), all over the one store `db`. */
+  dbProps: string[];
+  /** The deployed source's key-value store before the call. */
+  db: DbSnapshot;
+  limits: Limits;
+}
+
+export interface InvokeCallbacks {
+  /** The component called respond() on an HTTP prop: the HTTP caller can be answered now, before run ends. */
+  onRespond?(response: HttpResponse): void;
+}
+
+export interface InvokeResult {
+  ok: boolean;
+  /** What run, the hook, the options method or the method returned, as JSON. */
+  value?: unknown;
+  emits: EmittedEvent[];
+  /** The store after the call when it changed, else null (also when the runner died: its writes are lost). */
+  db: DbSnapshot | null;
+  logs: LogEntry[];
+  error?: SandboxError;
+  durationMs: number;
+}
+
+export type InspectResult = { ok: true; manifest: ComponentManifest } | { ok: false; error: SandboxError };
+
+export interface Isolation {
+  /** Node's permission model is on (reads limited to the runner and the bundle; no child processes, workers, addons). */
+  permissionModel: boolean;
+  /** Runners run under bubblewrap. */
+  bubblewrap: boolean;
+}
+
+export interface Sandbox {
+  /** Loads the bundle in a runner and describes it. */
+  inspect(bundle: ComponentBundle, limits?: Partial<Limits>): Promise<InspectResult>;
+  invoke(request: InvokeRequest, callbacks?: InvokeCallbacks): Promise<InvokeResult>;
+  /** Stops every runner and waits for them. */
+  close(): Promise<void>;
+  readonly isolation: Isolation;
+}
+
+function realDir(file: string): string {
+  try {
+    return dirname(realpathSync(file));
+  } catch {
+    // A missing file: the runner reports it as an InvalidComponent on the call.
+    return dirname(resolve(file));
+  }
+}
+
+function resolveBubblewrap(options: SandboxOptions): string | null {
+  if (options.bubblewrap === "off") {
+    options.logger?.info("sandbox: bubblewrap is off by configuration; runners rely on the node permission model");
+    return null;
+  }
+  const check = checkBubblewrap(process.execPath);
+  if (check.path) options.logger?.info(`sandbox: runners run under bubblewrap (${check.reason})`);
+  else options.logger?.warn(`sandbox: bubblewrap is not used: ${check.reason}; runners rely on the node permission model`);
+  return check.path;
+}
+
+function spawnCommand(support: NodeFlagSupport, bwrap: string | null, entry: RunnerEntry, bundle: ComponentBundle, memoryMb: number): SpawnCommand {
+  const bundleDir = realDir(bundle.file);
+  const readPaths = [...entry.readPaths, bundleDir];
+  const nodeArgs = runnerNodeArgs({ support, memoryMb, readPaths, entry: entry.file });
+  if (!bwrap) return { command: process.execPath, args: nodeArgs, cwd: bundleDir };
+  const args = bubblewrapArgs({ nodeBinary: process.execPath, readOnly: readPaths, cwd: bundleDir, nodeArgs, infoFd: BWRAP_INFO_FD });
+  return { command: bwrap, args, cwd: bundleDir, childPidFd: BWRAP_INFO_FD };
+}
+
+/** The descriptor after stdin, stdout, stderr and the IPC channel. */
+const BWRAP_INFO_FD = 4;
+
+function toResult(outcome: CallOutcome, durationMs: number): InvokeResult {
+  const result: InvokeResult = { ok: outcome.ok, emits: outcome.emits, db: outcome.db, logs: outcome.logs, durationMs };
+  if (outcome.value !== undefined) result.value = outcome.value;
+  if (outcome.error) result.error = outcome.error;
+  return result;
+}
+
+export function createSandbox(options: SandboxOptions): Sandbox {
+  const support = detectNodeFlags();
+  if (!support.permission) options.logger?.error("sandbox: this node has no permission model (node 20+ is needed); runners can read every file the server can");
+  const bwrap = resolveBubblewrap(options);
+  const pool = new RunnerPool({ maxRunners: options.maxRunners ?? 4, idleMs: options.idleMs ?? 60_000, logger: options.logger });
+  let entry: Promise<RunnerEntry> | undefined;
+  let closed = false;
+
+  const execute = async (bundle: ComponentBundle, call: RunnerCall, request: Omit<InvokeRequest, "bundle" | "call">, onRespond?: (response: HttpResponse) => void): Promise<InvokeResult> => {
+    if (closed) throw new Error("The sandbox is closed.");
+    const limits = resolveLimits(request.limits);
+    const runnerEntry = await (entry ??= prepareRunnerEntry(options.workDir));
+    const key = JSON.stringify([bundle.ownerId, bundle.id, limits.memoryMb]);
+    const start = (hooks: RunnerHooks): RunnerProcess =>
+      new RunnerProcess({
+        command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb),
+        bundleFile: realpathOr(bundle.file),
+        memoryMb: limits.memoryMb,
+        logger: options.logger,
+        ...hooks,
+      });
+    let runner: RunnerProcess;
+    try {
+      runner = await pool.acquire(key, start);
+    } catch (error) {
+      const message = (error as Error).message;
+      return { ok: false, emits: [], db: null, logs: [], error: { code: "RunnerCrashed", name: "RunnerCrashed", message }, durationMs: 0 };
+    }
+    const started = performance.now();
+    try {
+      const outcome = await runner.call({ call, props: request.props, dbProps: request.dbProps, db: request.db, limits, onRespond });
+      return toResult(outcome, Math.round(performance.now() - started));
+    } finally {
+      pool.release(runner);
+    }
+  };
+
+  return {
+    isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null },
+    async inspect(bundle, limits) {
+      const result = await execute(bundle, { kind: "inspect" }, { props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) });
+      if (result.ok) return { ok: true, manifest: result.value as ComponentManifest };
+      return { ok: false, error: result.error ?? { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner gave no answer." } };
+    },
+    invoke(request, callbacks) {
+      return execute(request.bundle, request.call, request, callbacks?.onRespond?.bind(callbacks));
+    },
+    async close() {
+      closed = true;
+      await pool.close();
+      if (entry) await (await entry.catch(() => undefined))?.dispose();
+    },
+  };
+}
+
+function realpathOr(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return resolve(file);
+  }
+}
