@@ -1,0 +1,108 @@
+import Fastify from "fastify";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createSandbox } from "../sandbox/sandbox.js";
+import { autocannon } from "./autocannon.js";
+import { startBenchServer } from "./bench-server.js";
+import { quantile, type BenchRow } from "./table.js";
+
+const SECONDS = Number(process.env.RUNNEL_BENCH_SECONDS ?? 8);
+const CONNECTIONS = 32;
+const BODY = JSON.stringify({ id: 1, message: "hello" });
+
+const EMIT_EVERY_REQUEST = `module.exports = {
+  name: "Bench webhook", version: "1",
+  props: { http: { type: "$.interface.http" } },
+  async run(event) { this.$emit(event.body, { summary: "request" }); },
+};`;
+
+/** The HTTP source against a bare Fastify route, in the same run, and the ratio between them. */
+export async function benchHttpSource(): Promise<BenchRow[]> {
+  const bare = Fastify();
+  bare.post("/hook", async () => ({ success: true }));
+  await bare.listen({ host: "127.0.0.1", port: 0 });
+  const bareAddress = bare.server.address() as { port: number };
+  const bareFigures = await autocannon(`http://127.0.0.1:${bareAddress.port}/hook`, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+  await bare.close();
+
+  const bench = await startBenchServer("sqlite");
+  try {
+    const deployed = await fetch(`${bench.server.url}/v1/sources`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${bench.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ component_code: EMIT_EVERY_REQUEST }),
+    });
+    const endpoint = ((await deployed.json()) as { data: { endpoint_url: string } }).data.endpoint_url;
+    const figures = await autocannon(endpoint, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+    const ratio = figures.perSecond / bareFigures.perSecond;
+    return [
+      { benchmark: `bare Fastify POST route (reference), ${CONNECTIONS} connections`, ...bareFigures, note: "autocannon, own process" },
+      {
+        benchmark: `HTTP source emitting every request, ${CONNECTIONS} connections`,
+        ...figures,
+        note: `${(ratio * 100).toFixed(0)}% of the reference (target >= 40%); errors ${figures.errors}, non-2xx ${figures.non2xx}`,
+      },
+    ];
+  } finally {
+    await bench.close();
+  }
+}
+
+/** A warm runner's round trip for a run that does nothing: the sandbox's own cost per invocation. */
+export async function benchWarmInvocation(): Promise<BenchRow> {
+  const dir = await mkdtemp(join(tmpdir(), "runnel-bench-sandbox-"));
+  const file = join(dir, "component.cjs");
+  await writeFile(file, "module.exports = { name: 'noop', version: '1', async run() {} };");
+  const sandbox = createSandbox({ workDir: join(dir, "work") });
+  try {
+    const request = { bundle: { id: "noop", ownerId: "u_bench", file }, call: { kind: "run" as const, event: { n: 1 } }, props: {}, dbProps: [], db: {}, limits: { timeoutMs: 5_000, memoryMb: 256, maxLogBytes: 1 << 20 } };
+    for (let i = 0; i < 200; i++) await sandbox.invoke(request);
+    const times: number[] = [];
+    const started = performance.now();
+    for (let i = 0; i < 3_000; i++) {
+      const begin = performance.now();
+      await sandbox.invoke(request);
+      times.push(performance.now() - begin);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    times.sort((a, b) => a - b);
+    return {
+      benchmark: "warm invocation round trip (sandbox, no-op run)",
+      perSecond: times.length / seconds,
+      p50Ms: quantile(times, 0.5),
+      p99Ms: quantile(times, 0.99),
+      note: "target p50 < 0.3 ms",
+    };
+  } finally {
+    await sandbox.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** From POST /v1/sources with new code to the endpoint's 200 for the first event: bundle, cold runner, hooks, event. */
+export async function benchDeployToFirstEvent(): Promise<BenchRow> {
+  const bench = await startBenchServer("sqlite");
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const code = `${EMIT_EVERY_REQUEST}\n// deploy ${i}: new code, so a cold runner`;
+      const begin = performance.now();
+      const deployed = await fetch(`${bench.server.url}/v1/sources`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bench.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ component_code: code }),
+      });
+      const endpoint = ((await deployed.json()) as { data: { endpoint_url: string } }).data.endpoint_url;
+      const first = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
+      await first.arrayBuffer();
+      if (first.status !== 200) throw new Error(`the first event failed: ${first.status}`);
+      times.push(performance.now() - begin);
+    }
+    times.sort((a, b) => a - b);
+    return { benchmark: "deploy to first event (cold runner, no packages)", p50Ms: quantile(times, 0.5), p99Ms: quantile(times, 0.99), note: "20 deploys; target p50 < 100 ms" };
+  } finally {
+    await bench.close();
+  }
+}
