@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { ValidatedComponent } from "../domain/component-rules.js";
 import type { PendingEmit } from "../domain/dedupe.js";
 import { orderEmits, validateEmitMeta } from "../domain/emit-order.js";
+import { NotFoundError } from "../domain/errors.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { HttpResponse } from "../sandbox/http-response.js";
 import type { ComponentCall } from "../sandbox/protocol.js";
@@ -60,22 +61,88 @@ export interface SourceInvokerOptions {
  * and its errors. Calls of one source run one at a time, so each sees the
  * store the previous one left.
  */
+/** A call waiting for its source's next batch. */
+interface PendingCall {
+  call: ComponentCall;
+  trigger: Trigger;
+  onRespond: ((response: HttpResponse) => void) | undefined;
+  resolve(result: InvocationResult): void;
+  reject(error: unknown): void;
+}
+
+/** Calls run in one batch at most: bounds the wait of the first of them. */
+const MAX_BATCH = 64;
+
 export class SourceInvoker {
   readonly mutex = new KeyedMutex();
+  private readonly queues = new Map<string, { ownerId: string; items: PendingCall[] }>();
+  private readonly components = new Map<string, { saved: SavedComponent; validated: ValidatedComponent }>();
   private readonly now: () => number;
 
   constructor(private readonly options: SourceInvokerOptions) {
     this.now = options.now ?? Date.now;
   }
 
-  /** Runs `call` on a stored source and commits its effects. */
+  /**
+   * Runs `call` on a stored source and commits its effects. Calls that arrive
+   * while the source is busy are run together as one batch: one after the
+   * other in the runner, each seeing the store the previous one left, then
+   * committed in one transaction, so a busy source pays for the database once
+   * per batch rather than once per request.
+   */
   invoke(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void): Promise<InvocationResult> {
-    return this.mutex.run(source.id, async () => {
-      const component = await this.componentOf(source);
-      const db = await this.options.store.readSourceDb(source.ownerId, source.id);
-      const outcome = await this.call(source, component, call, trigger, db, onRespond);
-      const events = await this.commit(source, outcome, component.validated.dedupe);
-      const invocation: InvocationResult = { ok: outcome.result.ok, events, durationMs: outcome.result.durationMs };
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(source.id);
+      if (!queue) {
+        queue = { ownerId: source.ownerId, items: [] };
+        this.queues.set(source.id, queue);
+        this.scheduleBatch(source.id);
+      }
+      queue.items.push({ call, trigger, onRespond, resolve, reject });
+    });
+  }
+
+  private scheduleBatch(sourceId: string): void {
+    // Through the mutex: deploys, updates and deletes of the source wait for the batch, and the next batch waits for them.
+    void this.mutex.run(sourceId, () => this.runBatch(sourceId));
+  }
+
+  private async runBatch(sourceId: string): Promise<void> {
+    const queue = this.queues.get(sourceId);
+    if (!queue) return;
+    const batch = queue.items.splice(0, MAX_BATCH);
+    if (queue.items.length === 0) this.queues.delete(sourceId);
+    else this.scheduleBatch(sourceId);
+    try {
+      const results = await this.runAndCommit(queue.ownerId, sourceId, batch);
+      batch.forEach((pending, index) => pending.resolve(results[index]!));
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+    }
+  }
+
+  private async runAndCommit(ownerId: string, sourceId: string, batch: PendingCall[]): Promise<InvocationResult[]> {
+    const { store } = this.options;
+    // Read again: the source may have changed or gone while the calls waited.
+    const source = await store.findSource(ownerId, sourceId);
+    if (!source) throw new NotFoundError("source", sourceId);
+    const component = await this.componentOf(source);
+    let db = await store.readSourceDb(ownerId, sourceId);
+    let dbChanged = false;
+    const outcomes: CallOutcome[] = [];
+    for (const pending of batch) {
+      const outcome = await this.call(source, component, pending.call, pending.trigger, db, pending.onRespond);
+      if (outcome.result.db) {
+        db = outcome.result.db;
+        dbChanged = true;
+      }
+      outcomes.push(outcome);
+    }
+    const owners = new Map<PendingEmit, number>();
+    outcomes.forEach((outcome, index) => outcome.emits.forEach((emit) => owners.set(emit, index)));
+    const eventsByCall = await this.commitAll(source, outcomes, component.validated.dedupe, dbChanged ? db : null, owners);
+    return outcomes.map((outcome, index) => {
+      const invocation: InvocationResult = { ok: outcome.result.ok, events: eventsByCall[index]!, durationMs: outcome.result.durationMs };
       if (outcome.result.error) invocation.error = outcome.result.error;
       if (outcome.result.value !== undefined) invocation.value = outcome.result.value;
       return invocation;
@@ -113,36 +180,63 @@ export class SourceInvoker {
     return { result, emits: orderEmits(checked), problems };
   }
 
-  /** Appends the call's events and store in one transaction, then its logs; tells live listeners. */
+  /** Commits one call's events (not its store), as hooks need; see commitAll. */
   async commit(source: DeployedSource, outcome: CallOutcome, dedupe: ValidatedComponent["dedupe"]): Promise<StoredEvent[]> {
+    const owners = new Map(outcome.emits.map((emit) => [emit, 0] as const));
+    return (await this.commitAll(source, [outcome], dedupe, outcome.result.db, owners))[0]!;
+  }
+
+  /**
+   * Appends the calls' events and the store in one transaction, then their
+   * logs, and tells live listeners. Returns each call's stored events.
+   */
+  private async commitAll(
+    source: DeployedSource,
+    outcomes: CallOutcome[],
+    dedupe: ValidatedComponent["dedupe"],
+    db: Record<string, unknown> | null,
+    owners: Map<PendingEmit, number>,
+  ): Promise<StoredEvent[][]> {
     const { store, hub } = this.options;
     const appended = await store.appendEvents({
       ownerId: source.ownerId,
       emitterId: source.id,
-      emits: outcome.emits,
+      emits: outcomes.flatMap((outcome) => outcome.emits),
       dedupe,
       retention: source.retention,
       now: this.now(),
-      sourceDb: outcome.result.db,
+      sourceDb: db,
     });
-    const problems = [...outcome.problems, ...appended.rejected.filter((r) => !r.duplicate).map((r) => `An event was not emitted: ${r.reason}`)];
-    await this.writeLogs(source, outcome.result, problems);
+    const byCall: StoredEvent[][] = outcomes.map(() => []);
+    appended.events.forEach((event, index) => byCall[owners.get(appended.accepted[index]!) ?? 0]!.push(event));
+    const problems = outcomes.flatMap((outcome) => outcome.problems);
+    problems.push(...appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`));
+    await this.writeLogs(source, outcomes.map((outcome) => outcome.result), problems);
     for (const event of appended.events) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
-    return appended.events;
+    return byCall;
   }
 
   /** The source's saved component and its validated form. */
   async componentOf(source: DeployedSource): Promise<{ saved: SavedComponent; validated: ValidatedComponent }> {
+    // Saved components never change (new code is a new component), so they can be kept.
+    const cached = this.components.get(source.componentId);
+    if (cached && cached.saved.ownerId === source.ownerId) return cached;
     const saved = await this.options.store.findComponent(source.ownerId, source.componentId);
     if (!saved) throw new Error(`The component ${source.componentId} of source ${source.id} is missing.`);
-    return { saved, validated: this.options.loader.validatedOf(saved) };
+    const component = { saved, validated: this.options.loader.validatedOf(saved) };
+    if (this.components.size >= 1_000) this.components.clear();
+    this.components.set(source.componentId, component);
+    return component;
   }
 
-  private async writeLogs(source: DeployedSource, result: InvokeResult, problems: string[]): Promise<void> {
+  private async writeLogs(source: DeployedSource, results: InvokeResult[], problems: string[]): Promise<void> {
     const at = this.now();
-    const entries: Array<Pick<LogEntry, "stream" | "text" | "ts">> = result.logs.map((log) => ({ stream: log.stream, text: log.text, ts: log.ts }));
+    const entries: Array<Pick<LogEntry, "stream" | "text" | "ts">> = [];
+    for (const result of results) {
+      for (const log of result.logs) entries.push({ stream: log.stream, text: log.text, ts: log.ts });
+      if (result.error) entries.push({ stream: "stderr", text: describeError(result.error), ts: at });
+    }
     for (const problem of problems) entries.push({ stream: "system", text: problem, ts: at });
-    if (result.error) entries.push({ stream: "stderr", text: describeError(result.error), ts: at });
     if (entries.length === 0) return;
     try {
       const logs = await this.options.store.appendLogs(source.ownerId, source.id, entries);

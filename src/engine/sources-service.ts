@@ -32,7 +32,16 @@ export interface SourcesServiceOptions {
 }
 
 /** Everything the API does with components and sources, scoped by the caller's id. */
+/**
+ * How long an endpoint's source is remembered between requests. Changes made
+ * through this process clear it at once; a change made by another API process
+ * is seen within this time. Each batch of runs reads the source afresh anyway.
+ */
+const ENDPOINT_CACHE_MS = 1_000;
+
 export class SourcesService {
+  private readonly endpoints = new Map<string, { source: DeployedSource; customResponse: boolean; until: number }>();
+
   constructor(private readonly options: SourcesServiceOptions) {}
 
   saveComponent(ownerId: string, input: ComponentInput) {
@@ -49,12 +58,20 @@ export class SourcesService {
     return this.options.lifecycle.deploy(ownerId, input);
   }
 
-  update(ownerId: string, idOrSlug: string, input: UpdateInput) {
-    return this.options.lifecycle.update(ownerId, idOrSlug, input);
+  async update(ownerId: string, idOrSlug: string, input: UpdateInput) {
+    try {
+      return await this.options.lifecycle.update(ownerId, idOrSlug, input);
+    } finally {
+      this.endpoints.clear();
+    }
   }
 
-  remove(ownerId: string, idOrSlug: string) {
-    return this.options.lifecycle.remove(ownerId, idOrSlug);
+  async remove(ownerId: string, idOrSlug: string) {
+    try {
+      return await this.options.lifecycle.remove(ownerId, idOrSlug);
+    } finally {
+      this.endpoints.clear();
+    }
   }
 
   get(ownerId: string, idOrSlug: string): Promise<DeployedSource> {
@@ -117,13 +134,26 @@ export class SourcesService {
    * itself (customResponse), which may be before.
    */
   async handleHttp(token: string, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<{ customResponse: boolean; result: InvocationResult }> {
-    const source = await this.options.store.findSourceByEndpoint(token);
-    if (!source || !source.active) throw new NotFoundError("endpoint", token);
-    const { validated } = await this.componentOf(source);
-    const httpProp = validated.props.find((prop) => prop.baseType === "$.interface.http");
-    const customResponse = Boolean(httpProp?.customResponse);
+    const { source, customResponse } = await this.endpoint(token);
     const result = await this.options.invoker.invoke(source, { kind: "run", event: request }, "http", customResponse ? respond : undefined);
     return { customResponse, result };
+  }
+
+  private async endpoint(token: string): Promise<{ source: DeployedSource; customResponse: boolean }> {
+    const now = Date.now();
+    const cached = this.endpoints.get(token);
+    if (cached && cached.until > now) return cached;
+    const source = await this.options.store.findSourceByEndpoint(token);
+    if (!source || !source.active) {
+      this.endpoints.delete(token);
+      throw new NotFoundError("endpoint", token);
+    }
+    const { validated } = await this.componentOf(source);
+    const customResponse = Boolean(validated.props.find((prop) => prop.baseType === "$.interface.http")?.customResponse);
+    if (this.endpoints.size >= 10_000) this.endpoints.clear();
+    const entry = { source, customResponse, until: now + ENDPOINT_CACHE_MS };
+    this.endpoints.set(token, entry);
+    return entry;
   }
 }
 

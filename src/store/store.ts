@@ -89,6 +89,8 @@ export interface EventBatch {
 
 export interface AppendResult {
   events: StoredEvent[];
+  /** The emits that became `events`, in the same order (the very objects passed in). */
+  accepted: PendingEmit[];
   rejected: Rejection[];
 }
 

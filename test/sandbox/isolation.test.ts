@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SandboxFixture } from "./helpers.js";
@@ -18,6 +20,8 @@ const PROBE = `
         spawn: attempt(() => require("node:child_process").spawn("/bin/sh", ["-c", "true"])),
         exec: attempt(() => require("node:child_process").execSync("true")),
         worker: attempt(() => new (require("node:worker_threads").Worker)("1", { eval: true })),
+        signal: attempt(() => process.kill(process.ppid > 0 ? process.ppid : process.pid + 1, 0)),
+        group: attempt(() => process.kill(0, 0)),
       };
     },
   };
@@ -34,7 +38,7 @@ describe.each([["auto"], ["off"]] as const)("a runner's isolation (bubblewrap %s
     else if (!existsSync("/usr/bin/bwrap")) expect(fixture.sandbox.isolation.bubblewrap).toBe(false);
   });
 
-  it("has an empty environment, reads only its own bundle, and may not write, spawn or start workers", async () => {
+  it("has an empty environment, reads only its own bundle, and may not write, spawn, start workers or signal other processes", async () => {
     const otherDir = join(fixture.root, "not-the-bundle");
     mkdirSync(otherDir, { recursive: true });
     const other = join(otherDir, "secret.txt");
@@ -51,6 +55,8 @@ describe.each([["auto"], ["off"]] as const)("a runner's isolation (bubblewrap %s
       spawn: "ERR_ACCESS_DENIED",
       exec: "ERR_ACCESS_DENIED",
       worker: "ERR_ACCESS_DENIED",
+      signal: "ERR_ACCESS_DENIED",
+      group: "ERR_ACCESS_DENIED",
     });
     expect(existsSync(join(bundle.file, "..", "written.txt"))).toBe(false);
   });
@@ -62,5 +68,18 @@ describe.each([["auto"], ["off"]] as const)("a runner's isolation (bubblewrap %s
     expect(result.ok).toBe(false);
     expect(result.error).toMatchObject({ code: "UserError" });
     expect(result.error?.message).toMatch(/Access to this API has been restricted/);
+  });
+
+  it("keeps the network: components call HTTP APIs", async () => {
+    const server = createServer((_request, response) => response.end("pong"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const bundle = fixture.bundle(`module.exports = { name: "net", async run(e) { return (await fetch(e.url)).text(); } };`);
+      const result = await fixture.invoke(bundle, { call: { kind: "run", event: { url: `http://127.0.0.1:${port}/` } } });
+      expect(result.value).toBe("pong");
+    } finally {
+      server.close();
+    }
   });
 });

@@ -62,7 +62,7 @@ describe("the runner pool", () => {
 
   it("queues calls when every runner is busy, and evicts the least recently used idle runner", async () => {
     const bundles = [fixture.bundle(TOKENED("q1")), fixture.bundle(TOKENED("q2")), fixture.bundle(TOKENED("q3"))] as const;
-    const [one, two, three] = await Promise.all([answer(bundles[0], { sleepMs: 100 }), answer(bundles[1], { sleepMs: 400 }), answer(bundles[2])]);
+    const [one, two, three] = await Promise.all([answer(bundles[0], { sleepMs: 100 }), answer(bundles[1], { sleepMs: 1500 }), answer(bundles[2])]);
     expect(one && two && three).toBeTruthy();
     // Two runners at most: the third call started only after q1's ended, in the place of q1's runner.
     expect(three?.start).toBeGreaterThanOrEqual(one?.end ?? Infinity);

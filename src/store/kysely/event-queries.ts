@@ -43,7 +43,7 @@ export function eventQueries({ db }: QueryContext): EventQueries {
             .where("owner_id", "=", batch.ownerId)
             .execute();
         }
-        return { events, rejected: deduped.rejected };
+        return { events, accepted: deduped.accepted, rejected: deduped.rejected };
       });
     },
 

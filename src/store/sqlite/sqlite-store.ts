@@ -22,8 +22,36 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   database.pragma("foreign_keys = ON");
   database.pragma("busy_timeout = 5000");
 
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return createKyselyStore({ kind: "sqlite", db, isUniqueViolation });
+}
+
+/**
+ * Kysely prepares every query anew; with better-sqlite3 preparing costs about
+ * as much as running a small query. Statements are kept by their SQL text
+ * (the queries are built from a fixed set of shapes, so the cache stays small).
+ */
+function withStatementCache(database: SqliteDatabase.Database): SqliteDatabase.Database {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  const prepare = database.prepare.bind(database);
+  return new Proxy(database, {
+    get(target, property, receiver) {
+      if (property !== "prepare") {
+        const value = Reflect.get(target, property, receiver);
+        // Native methods must be called on the database itself, not on the proxy.
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (sql: string) => {
+        let statement = statements.get(sql);
+        if (!statement) {
+          if (statements.size >= 500) statements.clear();
+          statement = prepare(sql);
+          statements.set(sql, statement);
+        }
+        return statement;
+      };
+    },
+  });
 }
 
 function isUniqueViolation(error: unknown): boolean {

@@ -1,0 +1,95 @@
+/**
+ * The runner's state: the bundle it serves (loaded on its first call, then
+ * kept warm) and the call in progress, which owns everything user code does
+ * until it ends.
+ */
+import type { HostMessage, LogStream, RunnerMessage } from "../protocol.js";
+import type { SandboxError } from "../sandbox-error.js";
+import { ActiveCall } from "./active-call.js";
+import { InvalidComponentError, loadComponent, type Component } from "./component.js";
+import { describeThrown, trimStack } from "./describe-thrown.js";
+import { dispatch } from "./dispatch.js";
+
+export type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
+
+type Loaded = { component: Component } | { error: SandboxError };
+
+export interface RunnerOptions {
+  send(message: RunnerMessage): void;
+  /** The runner's own folder, whose stack frames are left out of errors. */
+  runnerPath: string;
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export class Runner {
+  private readonly options: RunnerOptions;
+  private bundleFile: string | undefined;
+  private loaded: Loaded | undefined;
+  private current: ActiveCall | undefined;
+
+  constructor(options: RunnerOptions) {
+    this.options = options;
+  }
+
+  setBundle(file: string): void {
+    this.bundleFile = file;
+  }
+
+  /** Output of user code: the current call's, dropped between calls. */
+  log(stream: LogStream, text: string): void {
+    this.current?.log(stream, text);
+  }
+
+  async invoke(message: InvokeMessage): Promise<void> {
+    const call = new ActiveCall({ ...message, send: this.options.send });
+    this.current = call;
+    try {
+      const target = this.load();
+      if ("error" in target) return call.fail(target.error, false);
+      const value = await dispatch(target.component, message.call, {
+        props: message.props,
+        dbProps: message.dbProps,
+        db: call.db,
+        emit: (event, meta) => call.emit(event, meta),
+        respond: (response) => call.respond(response),
+      });
+      // One turn of the event loop, so that a promise the call left rejected fails this call.
+      await nextTurn();
+      call.succeed(value);
+    } catch (thrown) {
+      await nextTurn();
+      call.fail(this.describe(thrown), false);
+    }
+  }
+
+  /** An exception or rejection outside the call's own promise: the call fails, and the runner asks to be replaced. */
+  fault(error: SandboxError): void {
+    if (this.current && !this.current.ended) this.current.fail(error, true);
+    else this.options.send({ type: "error", id: null, error, db: null, retire: true });
+  }
+
+  describe(thrown: unknown, options: { code?: "UnhandledRejection"; prefix?: string } = {}): SandboxError {
+    if (thrown instanceof InvalidComponentError) {
+      const error: SandboxError = { code: "InvalidComponent", name: "InvalidComponent", message: thrown.message };
+      const stack = trimStack(thrown.stack, this.options.runnerPath);
+      if (stack) error.stack = stack;
+      return error;
+    }
+    return describeThrown(thrown, { runnerFile: this.options.runnerPath, ...options });
+  }
+
+  private load(): Loaded {
+    if (this.loaded) return this.loaded;
+    if (!this.bundleFile) return { error: { code: "InvalidComponent", name: "InvalidComponent", message: "No component bundle was loaded." } };
+    try {
+      this.loaded = { component: loadComponent(this.bundleFile) };
+    } catch (thrown) {
+      // Kept: requiring again would run the module's top-level code again.
+      this.loaded = { error: this.describe(thrown) };
+    }
+    return this.loaded;
+  }
+}
