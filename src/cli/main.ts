@@ -1,10 +1,20 @@
 import { Command, CommanderError } from "commander";
-import { ApiError, ConnectionError } from "../client/api-client.js";
 import { RUNNEL_VERSION } from "../version.js";
 import type { CommandContext } from "./command-context.js";
+import { describeError } from "./describe-error.js";
+import { registerDelete } from "./commands/delete.js";
+import { registerDeploy } from "./commands/deploy.js";
+import { registerDescribe } from "./commands/describe.js";
+import { registerDev } from "./commands/dev.js";
+import { registerEvents } from "./commands/events.js";
+import { registerInit } from "./commands/init.js";
 import { registerKeys } from "./commands/keys.js";
+import { registerList } from "./commands/list.js";
 import { registerLogin } from "./commands/login.js";
+import { registerLogs } from "./commands/logs.js";
+import { registerRun } from "./commands/run.js";
 import { registerServer } from "./commands/server.js";
+import { registerUpdate } from "./commands/update.js";
 import { registerUsers } from "./commands/users.js";
 import { registerWhoami } from "./commands/whoami.js";
 import type { Io } from "./output.js";
@@ -28,6 +38,16 @@ export function buildProgram(context: CommandContext): Command {
   registerWhoami(program, context);
   registerKeys(program, context);
   registerUsers(program, context);
+  registerInit(program, context);
+  registerDeploy(program, context);
+  registerDev(program, context);
+  registerUpdate(program, context);
+  registerDelete(program, context);
+  registerDescribe(program, context);
+  registerList(program, context);
+  registerEvents(program, context);
+  registerLogs(program, context);
+  registerRun(program, context);
 
   return program;
 }
@@ -46,9 +66,3 @@ export async function main(argv: string[], env: Env, io: Io = { stdout: process.
   }
 }
 
-function describeError(error: unknown): string {
-  if (error instanceof ApiError) return `Error (${error.code}): ${error.message}`;
-  if (error instanceof ConnectionError) return `Error: ${error.message}`;
-  if (error instanceof Error) return `Error: ${error.message}`;
-  return `Error: ${String(error)}`;
-}

@@ -1,6 +1,42 @@
+import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
+import type {
+  ComponentInputFields,
+  ComponentView,
+  DeployBodySchema,
+  EventSummaryView,
+  LogSchema,
+  SourceView,
+  UpdateBodySchema,
+} from "../api/schemas/sources.js";
 import type { Page } from "../domain/paging.js";
+import { SseParser, type SseMessage } from "./sse-parser.js";
+
+export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas/sources.js";
+export type { SseMessage } from "./sse-parser.js";
+/** One entry of a component's `configurable_props` (the schema types them only as objects). */
+export type { ConfigurableProp } from "../domain/component-rules.js";
+export type LogView = Static<typeof LogSchema>;
+export type ComponentInput = { [K in keyof typeof ComponentInputFields]?: string };
+export type DeployInput = Static<typeof DeployBodySchema>;
+export type UpdateInput = Static<typeof UpdateBodySchema>;
+
+/** What `POST /v1/sources/:id/run` answers (the route declares the shape inline). */
+export interface RunResultView {
+  ok: boolean;
+  duration_ms: number;
+  events: EventSummaryView[];
+  error?: { code: string; name: string; message: string; stack?: string };
+}
+
+export interface PropOptionsView {
+  options: unknown[];
+  context: unknown;
+}
+
+/** One message of a source's live stream: an item, or the server saying the stream is over (the source was deleted). */
+export type LiveMessage<T> = { kind: "item"; item: T; channel: string } | { kind: "closed"; reason: string };
 
 /** A request the server refused; `code` is the stable error name from the body. */
 export class ApiError extends Error {
@@ -71,6 +107,112 @@ export class ApiClient {
     await this.request("DELETE", `/v1/users/me/api_keys/${encodeURIComponent(id)}`);
   }
 
+  async saveComponent(input: ComponentInput): Promise<ComponentView> {
+    return (await this.request<{ data: ComponentView }>("POST", "/v1/components", input)).data;
+  }
+
+  async getComponent(idOrKey: string): Promise<ComponentView> {
+    return (await this.request<{ data: ComponentView }>("GET", `/v1/components/${encodeURIComponent(idOrKey)}`)).data;
+  }
+
+  async deploySource(input: DeployInput): Promise<SourceView> {
+    return (await this.request<{ data: SourceView }>("POST", "/v1/sources", input)).data;
+  }
+
+  async getSource(idOrSlug: string): Promise<SourceView> {
+    return (await this.request<{ data: SourceView }>("GET", sourcePath(idOrSlug))).data;
+  }
+
+  async updateSource(idOrSlug: string, input: UpdateInput): Promise<SourceView> {
+    return (await this.request<{ data: SourceView }>("PUT", sourcePath(idOrSlug), input)).data;
+  }
+
+  async deleteSource(idOrSlug: string): Promise<void> {
+    await this.request("DELETE", sourcePath(idOrSlug));
+  }
+
+  listSources(page: PageParams = {}): Promise<Page<SourceView>> {
+    return this.request("GET", `/v1/users/me/sources${queryString(page)}`);
+  }
+
+  /** Newest first. `expand` asks for full event bodies (else bodies over 1 KB are left out). */
+  listEventSummaries(idOrSlug: string, query: PageParams & { expand?: boolean; eventName?: string } = {}): Promise<Page<EventSummaryView>> {
+    const { expand, eventName, ...page } = query;
+    return this.request("GET", `${sourcePath(idOrSlug)}/event_summaries${queryString({ ...page, expand: expand ? "event" : undefined, event_name: eventName })}`);
+  }
+
+  /** Newest first. */
+  listLogs(idOrSlug: string, page: PageParams = {}): Promise<Page<LogView>> {
+    return this.request("GET", `${sourcePath(idOrSlug)}/logs${queryString(page)}`);
+  }
+
+  /** Runs the source now, with `event` (a timer source gets a timer event when none is given). */
+  async runSource(idOrSlug: string, event?: unknown): Promise<RunResultView> {
+    return (await this.request<{ data: RunResultView }>("POST", `${sourcePath(idOrSlug)}/run`, event === undefined ? {} : { event })).data;
+  }
+
+  async propOptions(idOrSlug: string, prop: string, args: { page?: number; prevContext?: unknown; query?: string } = {}): Promise<PropOptionsView> {
+    const path = `${sourcePath(idOrSlug)}/props/${encodeURIComponent(prop)}/options`;
+    return (await this.request<{ data: PropOptionsView }>("POST", path, args)).data;
+  }
+
+  /**
+   * Follows a source's emitted events. Resolves once the server is listening,
+   * so nothing emitted after that is missed; then iterate. Ends when `signal`
+   * aborts, the server closes the stream, or the connection drops.
+   */
+  async followEvents(idOrSlug: string, signal: AbortSignal): Promise<AsyncIterable<LiveMessage<EventSummaryView>>> {
+    const messages = await this.openStream(`${sourcePath(idOrSlug)}/sse`, signal);
+    return mapLive(messages, (message) => {
+      const item = JSON.parse(message.data) as EventSummaryView;
+      // A channel may itself be named "closed"; the end-of-stream message is the one that is not an event.
+      if (message.event === "closed" && !isEventSummary(item)) return { kind: "closed", reason: String((item as { reason?: unknown }).reason ?? "") };
+      return { kind: "item", item, channel: item.metadata?.name ?? "" };
+    });
+  }
+
+  /** Follows a source's logs as they are written; see followEvents. */
+  async followLogs(idOrSlug: string, signal: AbortSignal): Promise<AsyncIterable<LiveMessage<LogView>>> {
+    const messages = await this.openStream(`${sourcePath(idOrSlug)}/logs/sse`, signal);
+    return mapLive(messages, (message) => {
+      const data = JSON.parse(message.data) as unknown;
+      if (message.event === "closed") return { kind: "closed", reason: String((data as { reason?: unknown }).reason ?? "") };
+      return message.event === "log" ? { kind: "item", item: data as LogView, channel: "log" } : null;
+    });
+  }
+
+  /**
+   * Opens a text/event-stream and resolves when the server has answered
+   * (a refusal becomes an ApiError here); the messages are read as they come.
+   * Only the wait for the answer is timed: a stream may rightly stay quiet for hours.
+   */
+  async openStream(path: string, signal: AbortSignal): Promise<AsyncIterable<SseMessage>> {
+    if (signal.aborted) return emptyStream();
+    // Ours, so that a timeout can end the wait for the answer; the caller's signal ends it and, later, the body.
+    const controller = new AbortController();
+    const stopConnecting = () => controller.abort(signal.reason);
+    signal.addEventListener("abort", stopConnecting, { once: true });
+    const timer = setTimeout(() => controller.abort(new DOMException("no answer in time", "TimeoutError")), this.timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(`${this.serverUrl}${path}`, {
+        headers: { authorization: `Bearer ${this.apiKey}`, accept: "text/event-stream" },
+        signal: controller.signal,
+      });
+    } catch (error) {
+      signal.removeEventListener("abort", stopConnecting);
+      if (signal.aborted) return emptyStream();
+      throw new ConnectionError(this.serverUrl, describeFetchFailure(controller.signal.reason ?? error));
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) {
+      signal.removeEventListener("abort", stopConnecting);
+      throw toApiError(response.status, await response.text());
+    }
+    return readStream(response, signal, () => signal.removeEventListener("abort", stopConnecting), this.serverUrl);
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -91,7 +233,51 @@ export class ApiClient {
   }
 }
 
-function queryString(params: PageParams): string {
+function sourcePath(idOrSlug: string): string {
+  return `/v1/sources/${encodeURIComponent(idOrSlug)}`;
+}
+
+function isEventSummary(value: unknown): value is EventSummaryView {
+  return typeof value === "object" && value !== null && "metadata" in value;
+}
+
+async function* emptyStream(): AsyncGenerator<SseMessage> {}
+
+/** The messages of an answered stream; aborting `signal` ends it quietly, a dropped connection loudly. */
+async function* readStream(response: Response, signal: AbortSignal, done: () => void, serverUrl: string): AsyncGenerator<SseMessage> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  const reader = response.body?.getReader();
+  if (!reader) return;
+  try {
+    for (;;) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        if (signal.aborted) return;
+        throw new ConnectionError(serverUrl, `the stream broke: ${describeFetchFailure(error)}`);
+      }
+      if (chunk.done) return;
+      yield* parser.push(decoder.decode(chunk.value, { stream: true }));
+    }
+  } finally {
+    done();
+    // Leaving early (break, return, abort) must close the connection, or it keeps the process alive.
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+async function* mapLive<T>(messages: AsyncIterable<SseMessage>, map: (message: SseMessage) => LiveMessage<T> | null): AsyncGenerator<LiveMessage<T>> {
+  for await (const message of messages) {
+    const live = map(message);
+    if (!live) continue;
+    yield live;
+    if (live.kind === "closed") return;
+  }
+}
+
+function queryString(params: object): string {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) search.set(name, String(value));

@@ -127,20 +127,12 @@ export class SourceInvoker {
     const source = await store.findSource(ownerId, sourceId);
     if (!source) throw new NotFoundError("source", sourceId);
     const component = await this.componentOf(source);
-    let db = await store.readSourceDb(ownerId, sourceId);
-    let dbChanged = false;
-    const outcomes: CallOutcome[] = [];
-    for (const pending of batch) {
-      const outcome = await this.call(source, component, pending.call, pending.trigger, db, pending.onRespond);
-      if (outcome.result.db) {
-        db = outcome.result.db;
-        dbChanged = true;
-      }
-      outcomes.push(outcome);
-    }
+    const outcomes = await this.callMany(source, component, batch, await store.readSourceDb(ownerId, sourceId));
+    let db: Record<string, unknown> | null = null;
+    for (const outcome of outcomes) if (outcome.result.db) db = outcome.result.db;
     const owners = new Map<PendingEmit, number>();
     outcomes.forEach((outcome, index) => outcome.emits.forEach((emit) => owners.set(emit, index)));
-    const eventsByCall = await this.commitAll(source, outcomes, component.validated.dedupe, dbChanged ? db : null, owners);
+    const eventsByCall = await this.commitAll(source, outcomes, component.validated.dedupe, db, owners);
     return outcomes.map((outcome, index) => {
       const invocation: InvocationResult = { ok: outcome.result.ok, events: eventsByCall[index]!, durationMs: outcome.result.durationMs };
       if (outcome.result.error) invocation.error = outcome.result.error;
@@ -158,26 +150,49 @@ export class SourceInvoker {
     db: Record<string, unknown>,
     onRespond?: (response: HttpResponse) => void,
   ): Promise<CallOutcome> {
-    if (call.kind === "run" && !component.validated.hasRun) {
-      // A plain schedule: a timer source without run emits the timer event itself.
-      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event: call.event }], problems: [] };
-    }
+    const [outcome] = await this.callMany(source, component, [{ call, trigger, onRespond }], db);
+    return outcome!;
+  }
+
+  /**
+   * Runs calls one after the other over one store, sent to the runner
+   * together; a timer source without run emits its tick without the sandbox.
+   */
+  private async callMany(
+    source: DeployedSource,
+    component: { saved: SavedComponent; validated: ValidatedComponent },
+    calls: Array<Pick<PendingCall, "call" | "trigger" | "onRespond">>,
+    db: Record<string, unknown>,
+  ): Promise<CallOutcome[]> {
+    const plainSchedule = (call: ComponentCall) => call.kind === "run" && !component.validated.hasRun;
     const { props, dbProps } = runtimeProps(component.validated, source, this.options.secrets, this.options.endpointUrl(source));
     const bundle = await this.options.loader.runnerBundle(component.saved);
     const limits = this.options.limits ?? DEFAULT_RUN_LIMITS;
-    const timeoutMs = trigger === "http" || trigger === "options" ? limits.httpTimeoutMs : limits.runTimeoutMs;
-    const result = await this.options.sandbox.invoke(
-      { bundle, call, props, dbProps, db, limits: { timeoutMs, memoryMb: limits.memoryMb, maxLogBytes: 1024 * 1024 } },
-      onRespond ? { onRespond } : {},
+    const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
+    const results = await this.options.sandbox.invokeBatch(
+      toSandbox.map((pending) => ({
+        bundle,
+        call: pending.call,
+        props,
+        dbProps,
+        db,
+        limits: {
+          timeoutMs: pending.trigger === "http" || pending.trigger === "options" ? limits.httpTimeoutMs : limits.runTimeoutMs,
+          memoryMb: limits.memoryMb,
+          maxLogBytes: 1024 * 1024,
+        },
+      })),
+      toSandbox.map((pending) => (pending.onRespond ? { onRespond: pending.onRespond } : undefined)),
     );
-    const problems: string[] = [];
-    const checked: PendingEmit[] = [];
-    for (const emit of result.emits) {
-      const problem = validateEmitMeta(emit.meta);
-      if (problem) problems.push(`An event was not emitted: ${problem}`);
-      else checked.push({ event: emit.event, ...emit.meta } as PendingEmit);
-    }
-    return { result, emits: orderEmits(checked), problems };
+    let next = 0;
+    return calls.map((pending) => {
+      if (plainSchedule(pending.call)) {
+        // A plain schedule: a timer source without run emits the timer event itself.
+        const event = (pending.call as { event?: unknown }).event;
+        return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [] };
+      }
+      return checkEmits(results[next++]!);
+    });
   }
 
   /** Commits one call's events (not its store), as hooks need; see commitAll. */
@@ -252,4 +267,16 @@ export function describeError(error: SandboxError): string {
   const head = `${error.name}: ${error.message}`;
   if (!error.stack) return `${head} [${error.code}]`;
   return error.stack.startsWith(head) ? `${error.stack} [${error.code}]` : `${head}\n${error.stack} [${error.code}]`;
+}
+
+/** Checks the metadata of a call's emits and orders them by ts; what fails the checks is logged, not emitted. */
+function checkEmits(result: InvokeResult): CallOutcome {
+  const problems: string[] = [];
+  const checked: PendingEmit[] = [];
+  for (const emit of result.emits) {
+    const problem = validateEmitMeta(emit.meta);
+    if (problem) problems.push(`An event was not emitted: ${problem}`);
+    else checked.push({ event: emit.event, ...emit.meta } as PendingEmit);
+  }
+  return { result, emits: orderEmits(checked), problems };
 }

@@ -11,7 +11,7 @@ import { CallCollector, type CallEnding, type CallOutcome } from "./call-collect
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
-import { readRunnerMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall } from "./protocol.js";
+import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall } from "./protocol.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 export interface SpawnCommand {
@@ -68,7 +68,10 @@ export class RunnerProcess {
   private stderrTail = "";
   private innerPid: number | undefined;
   private nextId = 1;
-  private current: { collector: CallCollector; resolve(outcome: CallOutcome): void; timer: NodeJS.Timeout } | undefined;
+  /** Calls sent and not yet answered, in order; the runner works on the first. */
+  private readonly calls: Array<{ collector: CallCollector; resolve(outcome: CallOutcome | null): void }> = [];
+  /** The time limit of the first call. */
+  private timer: NodeJS.Timeout | undefined;
   private markExited: () => void = () => {};
 
   constructor(options: RunnerProcessOptions) {
@@ -79,7 +82,7 @@ export class RunnerProcess {
     const stdio: Array<"ignore" | "pipe" | "ipc"> = ["ignore", "pipe", "pipe", "ipc"];
     if (childPidFd !== undefined) stdio[childPidFd] = "pipe";
     // An empty environment: nothing of the server's (keys, database URLs) reaches user code.
-    this.child = spawn(command, args, { cwd, env: {}, stdio, serialization: "advanced" });
+    this.child = spawn(command, args, { cwd, env: {}, stdio, serialization: "json" });
     this.pid = this.child.pid;
     this.listen();
     this.post({ type: "load", file: options.bundleFile });
@@ -90,20 +93,56 @@ export class RunnerProcess {
   }
 
   /** Runs one call; never rejects for anything the component or the process does. */
-  call(request: CallRequest): Promise<CallOutcome> {
-    if (this.current) throw new Error("A runner serves one call at a time.");
-    const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
-    if (!this.alive) return Promise.resolve(collector.outcome({ ok: false, error: this.exitError(request.limits), db: null }));
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => void this.stop("timeout"), request.limits.timeoutMs);
-      this.current = { collector, resolve, timer };
-      const { call, props, dbProps, db, limits } = request;
-      const message: HostMessage = { type: "invoke", id: collector.id, call, props, dbProps, db, maxLogBytes: limits.maxLogBytes, maxLogEntries: MAX_LOG_ENTRIES };
-      this.post(message, (error) => {
-        const failure = `The call could not be sent to the runner: ${error.message}`;
-        this.finish(collector, { ok: false, error: { code: "RunnerCrashed", name: "RunnerCrashed", message: failure }, db: null }, true);
-      });
-    });
+  async call(request: CallRequest): Promise<CallOutcome> {
+    const [outcome] = await this.callMany([request]);
+    return outcome ?? this.notRun(request);
+  }
+
+  /**
+   * Sends several calls at once; the runner runs them one after the other,
+   * each over the store the previous one left (only the first call's `db` is
+   * sent). Sending them together spares the runner and the host from waiting
+   * on each other between calls. A call answers null when it never ran
+   * because the runner died or retired before it.
+   */
+  callMany(requests: CallRequest[]): Promise<Array<CallOutcome | null>> {
+    return Promise.all(this.callEach(requests));
+  }
+
+  /** As callMany, with one promise per call, each settling as soon as its call answers. */
+  callEach(requests: CallRequest[]): Array<Promise<CallOutcome | null>> {
+    if (this.calls.length > 0) throw new Error("A runner serves one batch of calls at a time.");
+    if (!this.alive) return requests.map(() => Promise.resolve(null));
+    const outcomes = requests.map(
+        (request, index) =>
+          new Promise<CallOutcome | null>((resolve) => {
+            const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
+            this.calls.push({ collector, resolve });
+            const { call, props, dbProps, db, limits } = request;
+            const message: HostMessage = {
+              type: "invoke",
+              id: collector.id,
+              call,
+              props,
+              dbProps,
+              db: index === 0 ? db : {},
+              carryDb: index > 0,
+              maxLogBytes: limits.maxLogBytes,
+              maxLogEntries: MAX_LOG_ENTRIES,
+            };
+            this.post(message, (error) => {
+              const failure = `The call could not be sent to the runner: ${error.message}`;
+              this.finish(collector, { ok: false, error: { code: "RunnerCrashed", name: "RunnerCrashed", message: failure }, db: null }, true);
+            });
+          }),
+      );
+    this.startClock();
+    return outcomes;
+  }
+
+  private notRun(request: CallRequest): CallOutcome {
+    const collector = new CallCollector(0, request.limits, undefined, this.options.logger);
+    return collector.outcome({ ok: false, error: this.exitError(request.limits), db: null });
   }
 
   /** SIGKILL: user code gets no chance to delay it. Resolves once the process is gone. */
@@ -167,12 +206,20 @@ export class RunnerProcess {
   private onMessage(raw: unknown): void {
     const message = readRunnerMessage(raw);
     if (!message) return this.options.logger?.debug({ pid: this.pid }, "sandbox: ignored a malformed message from a runner");
+    if (message.type === "batch") {
+      for (const item of message.messages) this.onCallMessage(item);
+      return;
+    }
+    this.onCallMessage(message);
+  }
+
+  private onCallMessage(message: CallMessage): void {
     if (message.type === "error" && message.id === null) {
       this.options.logger?.debug({ pid: this.pid, error: message.error }, "sandbox: runner fault between calls");
       return this.options.onFault(this);
     }
-    const collector = this.current?.collector;
-    if (!collector || collector.finished || message.id !== collector.id) return;
+    const collector = this.calls.find((pending) => pending.collector.id === message.id)?.collector;
+    if (!collector || collector.finished) return;
     switch (message.type) {
       case "log": {
         const flood = collector.addLog(message.stream, message.text, message.ts);
@@ -192,22 +239,40 @@ export class RunnerProcess {
 
   private onRawOutput(stream: LogStream, text: string): void {
     if (stream === "stderr") this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
-    const collector = this.current?.collector;
+    const collector = this.calls[0]?.collector;
     if (collector && !collector.finished) collector.addRawOutput(stream, text);
   }
 
   private finish(collector: CallCollector, ending: CallEnding, retire: boolean): void {
-    const current = this.current;
-    if (collector.finished || current?.collector !== collector) return;
+    const index = this.calls.findIndex((pending) => pending.collector === collector);
+    if (collector.finished || index < 0) return;
     collector.finished = true;
-    clearTimeout(current.timer);
+    // Calls end in order; one that ends out of turn (a send failure) takes those before it down too.
+    const ended = this.calls.splice(0, index + 1);
+    clearTimeout(this.timer);
     const answer = (): void => {
-      this.current = undefined;
-      current.resolve(collector.outcome(ending));
+      for (const pending of ended.slice(0, -1)) pending.resolve(null);
+      ended[ended.length - 1]!.resolve(collector.outcome(ending));
+      if (!this.alive || retire) this.dropWaiting();
+      else this.startClock();
     };
     // A retired runner is gone before the call answers, so the pool never counts a dying process as free.
     if (retire && this.alive) void this.stop("retire").then(answer);
     else answer();
+  }
+
+  /** The first waiting call's time limit starts when it becomes the first. */
+  private startClock(): void {
+    const head = this.calls[0];
+    if (head) this.timer = setTimeout(() => void this.stop("timeout"), head.collector.limits.timeoutMs);
+  }
+
+  /** Calls behind one that killed the runner never ran: they answer null, for the caller to run elsewhere. */
+  private dropWaiting(): void {
+    for (const pending of this.calls.splice(0)) {
+      pending.collector.finished = true;
+      pending.resolve(null);
+    }
   }
 
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
@@ -218,8 +283,9 @@ export class RunnerProcess {
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (!this.alive) return;
     this.alive = false;
-    const collector = this.current?.collector;
+    const collector = this.calls[0]?.collector;
     if (collector && !collector.finished) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
+    this.dropWaiting();
     this.markExited();
     this.options.onExit(this);
   }

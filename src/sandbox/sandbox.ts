@@ -98,6 +98,13 @@ export interface Sandbox {
   /** Loads the bundle in a runner and describes it. */
   inspect(bundle: ComponentBundle, limits?: Partial<Limits>): Promise<InspectResult>;
   invoke(request: InvokeRequest, callbacks?: InvokeCallbacks): Promise<InvokeResult>;
+  /**
+   * Runs calls of one bundle one after the other in one runner, sent together:
+   * each runs over the store the previous one left, starting from
+   * `requests[0].db` (the `db` of the others is not used). Calls stranded by a
+   * runner that died run again on a fresh one, from the last store known.
+   */
+  invokeBatch(requests: InvokeRequest[], callbacks?: Array<InvokeCallbacks | undefined>): Promise<InvokeResult[]>;
   /** Stops every runner and waits for them. */
   close(): Promise<void>;
   readonly isolation: Isolation;
@@ -150,6 +157,74 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   let entry: Promise<RunnerEntry> | undefined;
   let closed = false;
 
+  const acquire = async (bundle: ComponentBundle, limits: Limits): Promise<RunnerProcess | SandboxError> => {
+    if (closed) throw new Error("The sandbox is closed.");
+    const runnerEntry = await (entry ??= prepareRunnerEntry(options.workDir));
+    const key = JSON.stringify([bundle.ownerId, bundle.id, limits.memoryMb]);
+    const start = (hooks: RunnerHooks): RunnerProcess =>
+      new RunnerProcess({
+        command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb),
+        bundleFile: realpathOr(bundle.file),
+        memoryMb: limits.memoryMb,
+        logger: options.logger,
+        ...hooks,
+      });
+    try {
+      return await pool.acquire(key, start);
+    } catch (error) {
+      return { code: "RunnerCrashed", name: "RunnerCrashed", message: (error as Error).message };
+    }
+  };
+
+  const executeBatch = async (requests: InvokeRequest[], callbacks: Array<InvokeCallbacks | undefined>): Promise<InvokeResult[]> => {
+    const first = requests[0];
+    if (!first) return [];
+    const limits = resolveLimits(first.limits);
+    const runner = await acquire(first.bundle, limits);
+    if (!(runner instanceof RunnerProcess)) return requests.map(() => ({ ok: false, emits: [], db: null, logs: [], error: runner, durationMs: 0 }));
+    let last = performance.now();
+    const timed = runner
+      .callEach(
+        requests.map((request, index) => ({
+          call: request.call,
+          props: request.props,
+          dbProps: request.dbProps,
+          db: request.db,
+          limits: resolveLimits(request.limits),
+          onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
+        })),
+      )
+      .map((promise) =>
+        promise.then((outcome) => {
+          const now = performance.now();
+          const durationMs = Math.round(now - last);
+          last = now;
+          return outcome === null ? null : toResult(outcome, durationMs);
+        }),
+      );
+    let outcomes: Array<InvokeResult | null>;
+    try {
+      outcomes = await Promise.all(timed);
+    } finally {
+      pool.release(runner);
+    }
+    const stranded = outcomes.indexOf(null);
+    if (stranded < 0) return outcomes as InvokeResult[];
+    if (stranded === 0) {
+      // Not even the first call ran (the runner was gone already): say so rather than try forever.
+      const error: SandboxError = { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner stopped before the call could start; try again." };
+      outcomes[0] = { ok: false, emits: [], db: null, logs: [], error, durationMs: 0 };
+      if (outcomes.length === 1) return outcomes as InvokeResult[];
+      return [outcomes[0], ...(await executeBatch(requests.slice(1).map((r, i) => (i === 0 ? { ...r, db: first.db } : r)), callbacks.slice(1)))];
+    }
+    // The store as the last call that answered left it, for the calls that never ran.
+    let db = first.db;
+    for (const outcome of outcomes.slice(0, stranded)) if (outcome?.db) db = outcome.db;
+    const rest = requests.slice(stranded).map((request, index) => (index === 0 ? { ...request, db } : request));
+    const rerun = await executeBatch(rest, callbacks.slice(stranded));
+    return [...(outcomes.slice(0, stranded) as InvokeResult[]), ...rerun];
+  };
+
   const execute = async (bundle: ComponentBundle, call: RunnerCall, request: Omit<InvokeRequest, "bundle" | "call">, onRespond?: (response: HttpResponse) => void): Promise<InvokeResult> => {
     if (closed) throw new Error("The sandbox is closed.");
     const limits = resolveLimits(request.limits);
@@ -188,6 +263,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     },
     invoke(request, callbacks) {
       return execute(request.bundle, request.call, request, callbacks?.onRespond?.bind(callbacks));
+    },
+    invokeBatch(requests, callbacks = []) {
+      return executeBatch(requests, callbacks);
     },
     async close() {
       closed = true;

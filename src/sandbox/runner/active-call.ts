@@ -3,7 +3,7 @@
  * response to the host as they happen, keeps the db, and ends the call once
  * (with a result or an error); whatever user code does after that is dropped.
  */
-import type { DbSnapshot, EmitMeta, LogStream, RunnerMessage } from "../protocol.js";
+import type { CallMessage, DbSnapshot, EmitMeta, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { DbStore } from "./db-store.js";
 import { toJsonText } from "./json-check.js";
@@ -12,12 +12,20 @@ import { toHttpResponse } from "./respond.js";
 /** Events a call may emit, as JSON text: they stream to the host, whose memory this protects. */
 export const MAX_EMIT_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Logs and emits wait in the runner until the call ends, this many bytes
+ * gather, or this long passes: a short call then costs one IPC message, and
+ * a long one still streams its logs. A response never waits.
+ */
+const FLUSH_BYTES = 64 * 1024;
+const FLUSH_MS = 50;
+
 export interface ActiveCallOptions {
   id: number;
   db: DbSnapshot;
   maxLogBytes: number;
   maxLogEntries: number;
-  send(message: RunnerMessage): void;
+  send(message: RunnerMessage<WireResponse>): void;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -58,6 +66,9 @@ export class ActiveCall {
   private logEntries = 0;
   private emitBytes = 0;
   private responded = false;
+  private pending: Array<CallMessage<WireResponse>> = [];
+  private pendingBytes = 0;
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ActiveCallOptions) {
     this.options = options;
@@ -85,7 +96,7 @@ export class ActiveCall {
       );
       return;
     }
-    this.options.send({ type: "log", id: this.id, stream, text, ts: Date.now() });
+    this.queue({ type: "log", id: this.id, stream, text, ts: Date.now() }, Buffer.byteLength(text));
   }
 
   emit(event: unknown, meta: unknown): void {
@@ -94,7 +105,7 @@ export class ActiveCall {
     const text = event === undefined ? undefined : toJsonText(event, "this.$emit(): the event");
     this.emitBytes += text === undefined ? 0 : Buffer.byteLength(text);
     if (this.emitBytes > MAX_EMIT_BYTES) throw new RangeError(`this.$emit(): this call emitted more than ${MAX_EMIT_BYTES} bytes of events.`);
-    this.options.send({ type: "emit", id: this.id, event: text === undefined ? undefined : JSON.parse(text), meta: checkedMeta });
+    this.queue({ type: "emit", id: this.id, event: text === undefined ? undefined : JSON.parse(text), meta: checkedMeta }, text?.length ?? 0);
   }
 
   respond(input: unknown): void {
@@ -102,7 +113,9 @@ export class ActiveCall {
     if (this.responded) throw new Error("respond() was already called in this invocation; an HTTP request gets one response.");
     const response = toHttpResponse(input);
     this.responded = true;
-    this.options.send({ type: "respond", id: this.id, response });
+    const body = response.body instanceof Uint8Array ? { base64: Buffer.from(response.body).toString("base64") } : response.body;
+    this.queue({ type: "respond", id: this.id, response: { ...response, body } }, 0);
+    this.flush();
   }
 
   succeed(value: unknown): void {
@@ -117,13 +130,34 @@ export class ActiveCall {
       return;
     }
     this.finished = true;
-    this.options.send({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false });
+    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false }, 0);
+    this.flush();
   }
 
   fail(error: SandboxError, retire: boolean): void {
     if (this.finished) return;
     this.finished = true;
-    this.options.send({ type: "error", id: this.id, error, db: this.db.changes(), retire });
+    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire }, 0);
+    this.flush();
+  }
+
+  private queue(message: CallMessage<WireResponse>, bytes: number): void {
+    this.pending.push(message);
+    this.pendingBytes += bytes;
+    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
+    else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  /** Sends what waits, in order, as one message. */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const messages = this.pending;
+    if (messages.length === 0) return;
+    this.pending = [];
+    this.pendingBytes = 0;
+    const message: RunnerMessage<WireResponse> = messages.length === 1 ? messages[0]! : { type: "batch", messages };
+    this.options.send(message);
   }
 
   private assertOpen(what: string): void {

@@ -29,12 +29,16 @@ export class DbStore {
     }
   }
 
-  /** The store after the call, or null when nothing was set. */
-  changes(): DbSnapshot | null {
-    if (!this.changed) return null;
+  /** The store as it is now. */
+  snapshot(): DbSnapshot {
     const snapshot: DbSnapshot = {};
     for (const [key, text] of this.entries) snapshot[key] = JSON.parse(text);
     return snapshot;
+  }
+
+  /** The store after the call, or null when nothing was set. */
+  changes(): DbSnapshot | null {
+    return this.changed ? this.snapshot() : null;
   }
 
   handle(propName: string): DbHandle {

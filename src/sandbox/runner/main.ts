@@ -9,7 +9,7 @@
  * from outside, but values only from here and from node: modules.
  */
 import { dirname, sep } from "node:path";
-import type { HostMessage, RunnerMessage } from "../protocol.js";
+import type { HostMessage, RunnerMessage, WireResponse } from "../protocol.js";
 import { installCapture } from "./capture.js";
 import { installDefineGlobals } from "./component.js";
 import { Runner } from "./runner.js";
@@ -20,7 +20,7 @@ function start(): void {
   // process.exit() ends in process.reallyExit(), which is replaced below; this is the original.
   const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 
-  const send = (message: RunnerMessage): void => {
+  const send = (message: RunnerMessage<WireResponse>): void => {
     try {
       channelSend?.(message);
     } catch {
@@ -61,7 +61,7 @@ function start(): void {
   process.on("disconnect", () => reallyExit(0));
   process.on("message", (message: HostMessage) => {
     if (message.type === "load") runner.setBundle(message.file);
-    else if (message.type === "invoke") void runner.invoke(message);
+    else if (message.type === "invoke") runner.enqueue(message);
   });
 }
 

@@ -3,7 +3,7 @@
  * kept warm) and the call in progress, which owns everything user code does
  * until it ends.
  */
-import type { HostMessage, LogStream, RunnerMessage } from "../protocol.js";
+import type { DbSnapshot, HostMessage, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { ActiveCall } from "./active-call.js";
 import { InvalidComponentError, loadComponent, type Component } from "./component.js";
@@ -15,7 +15,7 @@ export type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
 type Loaded = { component: Component } | { error: SandboxError };
 
 export interface RunnerOptions {
-  send(message: RunnerMessage): void;
+  send(message: RunnerMessage<WireResponse>): void;
   /** The runner's own folder, whose stack frames are left out of errors. */
   runnerPath: string;
 }
@@ -29,6 +29,10 @@ export class Runner {
   private bundleFile: string | undefined;
   private loaded: Loaded | undefined;
   private current: ActiveCall | undefined;
+  /** The store as the last call left it, for calls sent together (carryDb). */
+  private carried: DbSnapshot = {};
+  /** Calls run one after the other, in the order they arrived. */
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(options: RunnerOptions) {
     this.options = options;
@@ -43,9 +47,22 @@ export class Runner {
     this.current?.log(stream, text);
   }
 
-  async invoke(message: InvokeMessage): Promise<void> {
-    const call = new ActiveCall({ ...message, send: this.options.send });
+  /** Queues a call behind those already sent. */
+  enqueue(message: InvokeMessage): void {
+    this.queue = this.queue.then(() => this.invoke(message));
+  }
+
+  private async invoke(message: InvokeMessage): Promise<void> {
+    const call = new ActiveCall({ ...message, db: message.carryDb ? this.carried : message.db, send: this.options.send });
     this.current = call;
+    try {
+      await this.run(call, message);
+    } finally {
+      this.carried = call.db.snapshot();
+    }
+  }
+
+  private async run(call: ActiveCall, message: InvokeMessage): Promise<void> {
     try {
       const target = this.load();
       if ("error" in target) return call.fail(target.error, false);

@@ -1,0 +1,56 @@
+import type { Command } from "commander";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { slugify } from "../../domain/slug.js";
+import type { CommandContext } from "../command-context.js";
+import { printJson } from "../output.js";
+import { actionTemplate, appTemplate, sourceTemplate, type SourceTemplateOptions } from "../templates.js";
+
+export function registerInit(program: Command, context: CommandContext): void {
+  const init = program.command("init").description("Start a new component: writes <name>/<name>.mjs in this folder");
+
+  init
+    .command("source <name>")
+    .description("Start a source; with no flags it has no trigger and runs by hand")
+    .option("--http", "add an HTTP endpoint ($.interface.http)")
+    .option("--timer", "add a timer ($.interface.timer, every 15 minutes)")
+    .option("--db", "add a key-value store ($.service.db)")
+    .option("--json", "print JSON")
+    .action(async (name: string, options: SourceTemplateOptions & { json?: boolean }) => {
+      const slug = slugify(name);
+      await writeNew(context, join(slug, `${slug}.mjs`), sourceTemplate(slug, name, options), "source", Boolean(options.json));
+    });
+
+  init
+    .command("action <name>")
+    .description("Start an action (a workflow step)")
+    .option("--json", "print JSON")
+    .action(async (name: string, options: { json?: boolean }) => {
+      const slug = slugify(name);
+      await writeNew(context, join(slug, `${slug}.mjs`), actionTemplate(slug, name), "action", Boolean(options.json));
+    });
+
+  init
+    .command("app <name>")
+    .description("Start an app file that components import (props and methods shared by them)")
+    .option("--json", "print JSON")
+    .action(async (name: string, options: { json?: boolean }) => {
+      const slug = slugify(name);
+      await writeNew(context, join(slug, `${slug}.app.mjs`), appTemplate(slug), "app", Boolean(options.json));
+    });
+}
+
+/** Writes the file only when there is none: a template never replaces someone's work. */
+async function writeNew(context: CommandContext, path: string, text: string, kind: string, json: boolean): Promise<void> {
+  await mkdir(join(path, ".."), { recursive: true });
+  try {
+    await writeFile(path, text, { flag: "wx" });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") throw new Error(`${path} exists already; nothing was written. Pick another name, or move it away.`);
+    throw error;
+  }
+  const shown = relative(process.cwd(), path) || path;
+  if (json) return printJson(context.io, { kind, path: shown });
+  context.io.stdout.write(`Wrote ${shown}.\n`);
+  if (kind === "source") context.io.stderr.write(`Deploy it with \`runnel deploy ${shown}\`, or work on it with \`runnel dev ${shown}\`.\n`);
+}

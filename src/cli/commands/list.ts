@@ -1,0 +1,64 @@
+import type { Command } from "commander";
+import type { ApiClient, SourceView } from "../../client/api-client.js";
+import { globalOptions, type CommandContext } from "../command-context.js";
+import { formatTime, printJson, printTable } from "../output.js";
+import { openSession } from "../session.js";
+import { triggerOf } from "../source-output.js";
+
+const KINDS = ["sources", "components"] as const;
+
+export function registerList(program: Command, context: CommandContext): void {
+  program
+    .command("list <sources|components>")
+    .alias("ls")
+    .description("List your deployed sources, or the components behind them")
+    .option("--json", "print JSON")
+    .action(async (kind: string, options: { json?: boolean }, command: Command) => {
+      if (!(KINDS as readonly string[]).includes(kind)) throw new Error(`Nothing called "${kind}" to list: try \`runnel list sources\` or \`runnel list components\`.`);
+      const { client } = await openSession(context.env, globalOptions(command).profile);
+      const sources = await allSources(client);
+      if (kind === "sources") {
+        if (options.json) return printJson(context.io, sources);
+        if (sources.length === 0) return void context.io.stderr.write("No sources yet. Deploy one with `runnel deploy <file>`.\n");
+        printTable(
+          context.io,
+          ["id", "name", "active", "trigger", "updated"],
+          sources.map((source) => [source.id, source.name_slug, source.active ? "yes" : "no", triggerOf(source), formatTime(source.updated_at)]),
+        );
+        return;
+      }
+      await listComponents(client, context, sources, Boolean(options.json));
+    });
+}
+
+/** Every page of the user's sources, newest first. */
+async function allSources(client: ApiClient): Promise<SourceView[]> {
+  const sources: SourceView[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await client.listSources({ limit: 100, ...(after ? { after } : {}) });
+    sources.push(...page.data);
+    if (page.data.length < 100 || !page.page_info.end_cursor) return sources;
+    after = page.page_info.end_cursor;
+  }
+}
+
+/** The API has no list of saved components yet: this lists those your sources run, each once. */
+async function listComponents(client: ApiClient, context: CommandContext, sources: SourceView[], json: boolean): Promise<void> {
+  const usedBy = new Map<string, string[]>();
+  for (const source of sources) usedBy.set(source.component_id, [...(usedBy.get(source.component_id) ?? []), source.name_slug]);
+  const components = await Promise.all([...usedBy.keys()].map((id) => client.getComponent(id)));
+  context.io.stderr.write("Components behind your deployed sources (saved components no source uses are not listed).\n");
+  if (json) {
+    return printJson(
+      context.io,
+      components.map(({ code: _code, ...component }) => ({ ...component, sources: usedBy.get(component.id) ?? [] })),
+    );
+  }
+  if (components.length === 0) return void context.io.stderr.write("None yet. Deploy a source with `runnel deploy <file>`.\n");
+  printTable(
+    context.io,
+    ["id", "name", "version", "key", "sources"],
+    components.map((component) => [component.id, component.name, component.version, component.key ?? "-", (usedBy.get(component.id) ?? []).join(", ")]),
+  );
+}

@@ -1,0 +1,92 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCli } from "../helpers/child.js";
+import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { ECHO_JS } from "./fixtures.js";
+
+/** Commands that keep running: events -f, logs -f and dev, each ended with Ctrl-C (SIGINT). */
+describe("runnel commands that follow a source", () => {
+  let server: TestServer;
+  let dir: string;
+  let env: Record<string, string>;
+  let key: string;
+
+  const deploy = async (code: string, name: string) => {
+    const created = await call(server.url, "POST", "/v1/sources", { key, json: { component_code: code, name, configured_props: { label: name } } });
+    expect(created.status).toBe(200);
+    return created.body.data as { id: string; name_slug: string; endpoint_url: string };
+  };
+  const latestEvents = async (id: string) => (await call(server.url, "GET", `/v1/sources/${id}/event_summaries?expand=event`, { key })).body.data as any[];
+  const post = (url: string, body: unknown) => fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    dir = await mkdtemp(join(tmpdir(), "runnel-cli-follow-"));
+    key = (await createUser(server, "fran")).key;
+    env = { RUNNEL_SERVER_URL: server.url, RUNNEL_API_KEY: key, HOME: dir, XDG_CONFIG_HOME: dir };
+  });
+  afterAll(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("events -f and logs -f print the latest, then live ones, until Ctrl-C ends them with exit 0", async () => {
+    const source = await deploy(ECHO_JS.replace("async run(event) {", 'async run(event) { console.log("ran", event.body.n);'), "live");
+    await post(source.endpoint_url, { n: 1 });
+
+    const events = startCli(["events", "live", "-f", "--json"], { env, cwd: dir });
+    const logs = startCli(["logs", source.id, "-f"], { env, cwd: dir });
+    await Promise.all([events.waitFor(/Following events of live/), logs.waitFor(/Following logs of live/)]);
+    await post(source.endpoint_url, { n: 2 });
+    await events.waitFor(/"n":2/);
+    await logs.waitFor(/ran 2/);
+
+    events.child.kill("SIGINT");
+    logs.child.kill("SIGINT");
+    expect(await events.exited).toEqual({ code: 0, signal: null });
+    expect(await logs.exited).toEqual({ code: 0, signal: null });
+    // NDJSON: one event per line, the one from before the follow first.
+    const lines = events.stdout().trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.event.body.n)).toEqual([1, 2]);
+    expect(logs.stdout()).toMatch(/ran 1\n.*ran 2\n$/);
+  });
+
+  it("dev deploys, updates on save, survives a syntax error, and leaves the source deployed on Ctrl-C", async () => {
+    const file = join(dir, "dev-source.mjs");
+    const version = (n: number) =>
+      `export default { name: "Dev Source", version: "0.1.${n}", props: { http: { type: "$.interface.http" } },\n` +
+      `  async run(event) { console.log("version ${n}"); this.$emit({ version: ${n} }, { summary: "v${n}" }); } };\n`;
+    await writeFile(file, version(1));
+
+    const dev = startCli(["dev", file], { env, cwd: dir });
+    await dev.waitFor(/Watching .*dev-source\.mjs/);
+    const id = (await dev.waitFor(/^Deployed dev-source \((dc_[0-9a-z]+)\)$/m))[1]!;
+    const endpoint = (await dev.waitFor(/endpoint: +(\S+)/))[1]!;
+
+    await post(endpoint, {});
+    await dev.waitFor(/^event .*v1$/m);
+
+    await writeFile(file, version(2));
+    await dev.waitFor(/updated dev-source from dev-source\.mjs/);
+    await post(endpoint, {});
+    expect((await latestEvents(id))[0].event).toEqual({ version: 2 });
+    await dev.waitFor(/^log .*version 2$/m);
+
+    await writeFile(file, "export default { name: \n");
+    await dev.waitFor(/not updated: Syntax error at line 2/);
+    expect(dev.child.exitCode).toBeNull();
+
+    await writeFile(file, version(3));
+    await dev.waitFor(/updated dev-source[\s\S]*updated dev-source/);
+    await post(endpoint, {});
+    expect((await latestEvents(id))[0].event).toEqual({ version: 3 });
+
+    dev.child.kill("SIGINT");
+    expect(await dev.exited).toEqual({ code: 0, signal: null });
+    expect(dev.stderr()).toContain("dev-source stays deployed");
+    expect((await call(server.url, "GET", `/v1/sources/${id}`, { key })).status).toBe(200);
+    expect(await readFile(file, "utf8")).toBe(version(3));
+  });
+});
