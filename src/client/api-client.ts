@@ -165,8 +165,8 @@ export class ApiClient {
     const messages = await this.openStream(`${sourcePath(idOrSlug)}/sse`, signal);
     return mapLive(messages, (message) => {
       const item = JSON.parse(message.data) as EventSummaryView;
-      // A channel may itself be named "closed"; the end-of-stream message is the one that is not an event.
-      if (message.event === "closed" && !isEventSummary(item)) return { kind: "closed", reason: String((item as { reason?: unknown }).reason ?? "") };
+      // Channels cannot start with "$", so "$closed" is always the end of the stream.
+      if (message.event === "$closed") return { kind: "closed", reason: String((item as { reason?: unknown }).reason ?? "") };
       return { kind: "item", item, channel: item.metadata?.name ?? "" };
     });
   }
@@ -176,7 +176,7 @@ export class ApiClient {
     const messages = await this.openStream(`${sourcePath(idOrSlug)}/logs/sse`, signal);
     return mapLive(messages, (message) => {
       const data = JSON.parse(message.data) as unknown;
-      if (message.event === "closed") return { kind: "closed", reason: String((data as { reason?: unknown }).reason ?? "") };
+      if (message.event === "$closed") return { kind: "closed", reason: String((data as { reason?: unknown }).reason ?? "") };
       return message.event === "log" ? { kind: "item", item: data as LogView, channel: "log" } : null;
     });
   }
@@ -235,10 +235,6 @@ export class ApiClient {
 
 function sourcePath(idOrSlug: string): string {
   return `/v1/sources/${encodeURIComponent(idOrSlug)}`;
-}
-
-function isEventSummary(value: unknown): value is EventSummaryView {
-  return typeof value === "object" && value !== null && "metadata" in value;
 }
 
 async function* emptyStream(): AsyncGenerator<SseMessage> {}

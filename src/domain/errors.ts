@@ -79,8 +79,8 @@ export class ForbiddenError extends RunnelError {
  * learn that another user's resource exists.
  */
 export class NotFoundError extends RunnelError {
-  constructor(kind: string, id: string) {
-    super("NotFound", `No ${kind} with id "${id}" was found.`, { kind, id });
+  constructor(kind: string, id: string, by: "id" | "id or name" = "id") {
+    super("NotFound", `No ${kind} with ${by} "${id}" was found.`, { kind, id });
   }
 }
 

@@ -10,7 +10,7 @@ import type { ComponentInput, ComponentLoader } from "./component-loader.js";
 import type { EventHub } from "./event-hub.js";
 import type { SecretBox } from "./secrets.js";
 import { describeError, type CallOutcome, type SourceInvoker } from "./source-invoker.js";
-import { openSecrets, sealSecrets } from "./source-props.js";
+import { openSecrets, sealSecrets, withKeptSecrets } from "./source-props.js";
 import { assertValidCron, firstTick, toTimerSchedule } from "./timer-schedule.js";
 
 export interface DeployInput extends ComponentInput {
@@ -89,7 +89,11 @@ export class SourceLifecycle {
       const before = await this.options.invoker.componentOf(current);
       const after = (await this.resolveComponent(ownerId, input, before.saved.id)) ?? before;
       const changesCode = after.saved.id !== before.saved.id;
-      const configured = input.configured_props ?? (changesCode ? openSecrets(current.configuredProps, this.options.secrets) : null);
+      const configured = input.configured_props
+        ? withKeptSecrets(after.validated, input.configured_props, current.configuredProps, this.options.secrets)
+        : changesCode
+          ? openSecrets(current.configuredProps, this.options.secrets)
+          : null;
       const name = input.name?.trim() || current.name;
       let next: DeployedSource = {
         ...current,
@@ -137,7 +141,7 @@ export class SourceLifecycle {
         const component = await this.options.invoker.componentOf(current);
         await this.runHooks(current, component, ["deactivate"], await this.options.store.readSourceDb(ownerId, current.id));
       }
-      if (!(await this.options.store.deleteSource(ownerId, current.id))) throw new NotFoundError("source", idOrSlug);
+      if (!(await this.options.store.deleteSource(ownerId, current.id))) throw new NotFoundError("source", idOrSlug, "id or name");
       this.options.hub.publish(current.id, { kind: "closed", reason: "The source was deleted." });
       this.options.onTimersChanged?.();
     });
@@ -145,7 +149,7 @@ export class SourceLifecycle {
 
   async find(ownerId: string, idOrSlug: string): Promise<DeployedSource> {
     const source = await this.options.store.findSource(ownerId, idOrSlug);
-    if (!source) throw new NotFoundError("source", idOrSlug);
+    if (!source) throw new NotFoundError("source", idOrSlug, "id or name");
     return source;
   }
 

@@ -19,6 +19,24 @@ export function openSecrets(values: Record<string, unknown>, box: SecretBox): Re
   return out;
 }
 
+/**
+ * An update's props with each secret it leaves out kept as stored: the API
+ * never shows secrets back, so a client cannot send them again.
+ */
+export function withKeptSecrets(
+  component: ValidatedComponent,
+  given: Record<string, unknown>,
+  stored: Record<string, unknown>,
+  box: SecretBox,
+): Record<string, unknown> {
+  const out = { ...given };
+  for (const prop of component.props) {
+    const kept = stored[prop.name];
+    if (prop.secret && !Object.hasOwn(given, prop.name) && isSealed(kept)) out[prop.name] = box.open(kept);
+  }
+  return out;
+}
+
 export interface RuntimeProps {
   props: Record<string, unknown>;
   dbProps: string[];

@@ -64,6 +64,12 @@ describe("deploying sources through the API", () => {
     database.close();
     expect(row.configured_props).not.toContain("very-secret-token-42");
     expect(JSON.parse(row.configured_props).token).toMatch(/^enc:v1:/);
+
+    // An update that leaves the secret out keeps it: clients never get it back to send again.
+    const updated = await call(server.url, "PUT", `/v1/sources/${source.id}`, { key: server.adminKey, json: { configured_props: { step: 5 } } });
+    expect(updated.status).toBe(200);
+    const run = await call(server.url, "POST", `/v1/sources/${source.id}/run`, { key: server.adminKey, json: {} });
+    expect(run.body.data.events[0].event).toEqual({ n: 5, tokenLength: "very-secret-token-42".length });
   });
 
   it("gives names unique slugs, counting up", async () => {

@@ -131,7 +131,7 @@ describe("events", () => {
     expect(JSON.parse(messages[0]!.split("data: ")[1]!)).toMatchObject({ event: { n: 1 }, metadata: { name: "alerts", emitter_id: source.id } });
     expect(messages[1]).not.toMatch(/event:/);
     await call(server.url, "DELETE", `/v1/sources/${source.id}`, { key: server.adminKey });
-    await readUntil(/event: closed/);
+    await readUntil(/event: \$closed/);
     expect((await reader.read()).done).toBe(true);
   });
 });

@@ -12,6 +12,9 @@ import type { SseStreams } from "../sse.js";
 
 const IdParams = Type.Object({ id: Type.String() });
 
+/** The last message of a stream. Channel names cannot start with `$`, so it never clashes with one. */
+export const STREAM_CLOSED_EVENT = "$closed";
+
 /** A source's events and logs: pages, live streams, deletion, manual runs and prop options. */
 export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesService; streams: SseStreams }> = async (app, { sources, streams }) => {
   app.get(
@@ -91,7 +94,7 @@ export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesSer
           const summary = toEventSummary(message.item as StoredEvent, true);
           stream.send(summary, message.channel || undefined, summary.id);
         } else if (message.kind === "closed") {
-          stream.send({ reason: message.reason }, "closed");
+          stream.send({ reason: message.reason }, STREAM_CLOSED_EVENT);
           stream.close();
         }
       });
@@ -110,7 +113,7 @@ export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesSer
           const log = toLogView(message.item as Parameters<typeof toLogView>[0]);
           stream.send(log, "log", log.id);
         } else if (message.kind === "closed") {
-          stream.send({ reason: message.reason }, "closed");
+          stream.send({ reason: message.reason }, STREAM_CLOSED_EVENT);
           stream.close();
         }
       });
