@@ -42,8 +42,15 @@ export interface DeployedSource {
   nextTickAt: number | null;
   /** Events kept per channel. */
   retention: number;
+  /** The source's own limits; null fields take the server's defaults. */
+  limits: SourceLimits | null;
   createdAt: number;
   updatedAt: number;
+}
+
+export interface SourceLimits {
+  timeoutSeconds: number | null;
+  memoryMb: number | null;
 }
 
 /** An emitted event as stored: `id` is `<epoch ms>-<seq>`. */

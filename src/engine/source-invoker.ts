@@ -167,7 +167,10 @@ export class SourceInvoker {
     const plainSchedule = (call: ComponentCall) => call.kind === "run" && !component.validated.hasRun;
     const { props, dbProps } = runtimeProps(component.validated, source, this.options.secrets, this.options.endpointUrl(source));
     const bundle = await this.options.loader.runnerBundle(component.saved);
-    const limits = this.options.limits ?? DEFAULT_RUN_LIMITS;
+    const defaults = this.options.limits ?? DEFAULT_RUN_LIMITS;
+    const own = source.limits;
+    const timeoutFor = (trigger: Trigger) =>
+      own?.timeoutSeconds ? own.timeoutSeconds * 1000 : trigger === "http" || trigger === "options" ? defaults.httpTimeoutMs : defaults.runTimeoutMs;
     const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
     const results = await this.options.sandbox.invokeBatch(
       toSandbox.map((pending) => ({
@@ -177,8 +180,8 @@ export class SourceInvoker {
         dbProps,
         db,
         limits: {
-          timeoutMs: pending.trigger === "http" || pending.trigger === "options" ? limits.httpTimeoutMs : limits.runTimeoutMs,
-          memoryMb: limits.memoryMb,
+          timeoutMs: timeoutFor(pending.trigger),
+          memoryMb: own?.memoryMb ?? defaults.memoryMb,
           maxLogBytes: 1024 * 1024,
         },
       })),

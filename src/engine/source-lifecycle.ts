@@ -4,7 +4,7 @@ import { validateConfiguredProps } from "../domain/configured-props.js";
 import { HookFailedError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { newId } from "../domain/ids.js";
 import { slugify, uniqueSlug } from "../domain/slug.js";
-import { DEFAULT_EVENT_RETENTION, type DeployedSource, type SavedComponent } from "../domain/sources.js";
+import { DEFAULT_EVENT_RETENTION, type DeployedSource, type SavedComponent, type SourceLimits } from "../domain/sources.js";
 import type { Store } from "../store/store.js";
 import type { ComponentInput, ComponentLoader } from "./component-loader.js";
 import type { EventHub } from "./event-hub.js";
@@ -19,6 +19,9 @@ export interface DeployInput extends ComponentInput {
   name?: string | undefined;
   configured_props?: Record<string, unknown> | undefined;
   retention?: number | undefined;
+  /** The source's own time limit per run and heap, over the server's defaults. */
+  timeout_seconds?: number | null | undefined;
+  memory_mb?: number | null | undefined;
 }
 
 export interface UpdateInput extends DeployInput {
@@ -26,6 +29,13 @@ export interface UpdateInput extends DeployInput {
 }
 
 type Component = { saved: SavedComponent; validated: ValidatedComponent };
+
+/** The limits an input sets: a field given (null clears it) replaces the current one. */
+function limitsOf(input: DeployInput, current: SourceLimits | null): SourceLimits | null {
+  const timeoutSeconds = input.timeout_seconds !== undefined ? input.timeout_seconds : (current?.timeoutSeconds ?? null);
+  const memoryMb = input.memory_mb !== undefined ? input.memory_mb : (current?.memoryMb ?? null);
+  return timeoutSeconds === null && memoryMb === null ? null : { timeoutSeconds, memoryMb };
+}
 type HookName = "deploy" | "activate" | "deactivate";
 
 /** Hooks that ran: the store they left, and their events and logs to commit once the operation stands. */
@@ -71,6 +81,7 @@ export class SourceLifecycle {
       active: true,
       endpointToken: null,
       retention: input.retention ?? DEFAULT_EVENT_RETENTION,
+      limits: limitsOf(input, null),
       createdAt: at,
       updatedAt: at,
     });
@@ -102,6 +113,7 @@ export class SourceLifecycle {
         nameSlug: name === current.name ? current.nameSlug : await this.freeSlug(ownerId, name, current.id),
         active: input.active ?? current.active,
         retention: input.retention ?? current.retention,
+        limits: limitsOf(input, current.limits),
         updatedAt: this.now(),
       };
       next = configured ? this.build(after, configured, next) : this.withTimer(next, after.validated, current.configuredProps, current);

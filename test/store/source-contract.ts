@@ -39,6 +39,7 @@ function sourceFor(ownerId: string, componentId: string, slug: string, overrides
     timer: null,
     nextTickAt: null,
     retention: 100,
+    limits: null,
     createdAt: now,
     updatedAt: now,
     ...overrides,

@@ -39,6 +39,8 @@ export const SourceSchema = Type.Object(
     endpoint_url: Type.Optional(Type.String()),
     component_key: Type.Union([Type.String(), Type.Null()]),
     retention: Type.Integer(),
+    timeout_seconds: Type.Union([Type.Integer(), Type.Null()]),
+    memory_mb: Type.Union([Type.Integer(), Type.Null()]),
   },
   { title: "Source" },
 );
@@ -79,6 +81,8 @@ export const DeployBodySchema = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 200 })),
     configured_props: Type.Optional(JsonObject),
     retention: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: "Events kept per channel (default 100)." })),
+    timeout_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 3_600 }), Type.Null()], { description: "Time limit of each run (default: 30 for HTTP, 60 otherwise); null: the default." })),
+    memory_mb: Type.Optional(Type.Union([Type.Integer({ minimum: 32, maximum: 8_192 }), Type.Null()], { description: "Heap limit of the runner (default 256); null: the default." })),
   },
   { additionalProperties: false },
 );
@@ -120,6 +124,8 @@ export function toSourceView(source: DeployedSource, validated: ValidatedCompone
     name_slug: source.nameSlug,
     component_key: validated.key,
     retention: source.retention,
+    timeout_seconds: source.limits?.timeoutSeconds ?? null,
+    memory_mb: source.limits?.memoryMb ?? null,
   };
   if (endpointUrl) view.endpoint_url = endpointUrl;
   return view;

@@ -60,6 +60,7 @@ export interface SourceRow {
   timer: string | null;
   next_tick_at: number | null;
   retention: number;
+  limits: string | null;
   db_state: string;
   created_at: number;
   updated_at: number;

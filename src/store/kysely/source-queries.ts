@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
 import { ConflictError } from "../../domain/errors.js";
-import type { DeployedSource, TimerSchedule } from "../../domain/sources.js";
+import type { DeployedSource, SourceLimits, TimerSchedule } from "../../domain/sources.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { readIdPage } from "./id-paging.js";
@@ -161,6 +161,7 @@ function toRow(source: DeployedSource): Omit<SourceRow, "db_state"> {
     timer: source.timer ? toJson(source.timer) : null,
     next_tick_at: source.nextTickAt,
     retention: source.retention,
+    limits: source.limits ? toJson(source.limits) : null,
     created_at: source.createdAt,
     updated_at: source.updatedAt,
   };
@@ -179,6 +180,7 @@ function toSource(row: Selectable<SourceRow>): DeployedSource {
     timer: row.timer === null ? null : fromJson<TimerSchedule>(row.timer),
     nextTickAt: row.next_tick_at === null ? null : Number(row.next_tick_at),
     retention: Number(row.retention),
+    limits: row.limits === null ? null : fromJson<SourceLimits>(row.limits),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from "kysely";
 import { accountsMigration } from "./0001-accounts.js";
 import { sourcesMigration } from "./0002-sources.js";
+import { sourceLimitsMigration } from "./0003-source-limits.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -9,6 +10,7 @@ import { sourcesMigration } from "./0002-sources.js";
 const MIGRATIONS: Record<string, Migration> = {
   "0001-accounts": accountsMigration,
   "0002-sources": sourcesMigration,
+  "0003-source-limits": sourceLimitsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
