@@ -53,7 +53,9 @@ export type HostMessage =
       carryDb?: boolean;
       maxLogBytes: number;
       maxLogEntries: number;
-    };
+    }
+  /** Several invokes in one message (a batch), run in order. */
+  | { type: "invoke-many"; invokes: Array<Extract<HostMessage, { type: "invoke" }>> };
 
 /**
  * Runner → host. Messages of a call carry its id. A call ends with `result` or

@@ -113,29 +113,33 @@ export class RunnerProcess {
   callEach(requests: CallRequest[]): Array<Promise<CallOutcome | null>> {
     if (this.calls.length > 0) throw new Error("A runner serves one batch of calls at a time.");
     if (!this.alive) return requests.map(() => Promise.resolve(null));
+    const invokes: Array<Extract<HostMessage, { type: "invoke" }>> = [];
     const outcomes = requests.map(
-        (request, index) =>
-          new Promise<CallOutcome | null>((resolve) => {
-            const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
-            this.calls.push({ collector, resolve });
-            const { call, props, dbProps, db, limits } = request;
-            const message: HostMessage = {
-              type: "invoke",
-              id: collector.id,
-              call,
-              props,
-              dbProps,
-              db: index === 0 ? db : {},
-              carryDb: index > 0,
-              maxLogBytes: limits.maxLogBytes,
-              maxLogEntries: MAX_LOG_ENTRIES,
-            };
-            this.post(message, (error) => {
-              const failure = `The call could not be sent to the runner: ${error.message}`;
-              this.finish(collector, { ok: false, error: { code: "RunnerCrashed", name: "RunnerCrashed", message: failure }, db: null }, true);
-            });
-          }),
-      );
+      (request, index) =>
+        new Promise<CallOutcome | null>((resolve) => {
+          const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
+          this.calls.push({ collector, resolve });
+          const { call, props, dbProps, db, limits } = request;
+          invokes.push({
+            type: "invoke",
+            id: collector.id,
+            call,
+            props,
+            dbProps,
+            db: index === 0 ? db : {},
+            carryDb: index > 0,
+            maxLogBytes: limits.maxLogBytes,
+            maxLogEntries: MAX_LOG_ENTRIES,
+          });
+        }),
+    );
+    // One message for the whole batch: one write, one parse.
+    const message: HostMessage = invokes.length === 1 ? invokes[0]! : { type: "invoke-many", invokes };
+    this.post(message, (error) => {
+      const failure = `The calls could not be sent to the runner: ${error.message}`;
+      const first = this.calls[0]?.collector;
+      if (first) this.finish(first, { ok: false, error: { code: "RunnerCrashed", name: "RunnerCrashed", message: failure }, db: null }, true);
+    });
     this.startClock();
     return outcomes;
   }

@@ -62,6 +62,7 @@ function start(): void {
   process.on("message", (message: HostMessage) => {
     if (message.type === "load") runner.setBundle(message.file);
     else if (message.type === "invoke") runner.enqueue(message);
+    else if (message.type === "invoke-many") for (const invoke of message.invokes) runner.enqueue(invoke);
   });
 }
 

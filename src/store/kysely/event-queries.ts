@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
 import { applyDedupe, type DedupeState } from "../../domain/dedupe.js";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
@@ -150,18 +150,16 @@ async function writeEmitterState(trx: Kysely<Database>, emitterId: string, owner
     .execute();
 }
 
-/** Keeps the newest `keep` rows of an emitter (one channel of it, for events). */
+/**
+ * Keeps the newest `keep` rows of an emitter (one channel of it, for events),
+ * in one statement: rows older than the keep-th newest go. Row values compare
+ * (ms, seq) pairs in SQLite and PostgreSQL alike.
+ */
 async function trimToNewest(trx: Kysely<Database>, table: "events" | "logs", emitterId: string, keep: number, channel: string | null) {
-  let oldestKept = trx.selectFrom(table).select(["ms", "seq"]).where("emitter_id", "=", emitterId);
-  if (channel !== null && table === "events") oldestKept = oldestKept.where("channel" as any, "=", channel);
-  const cutoff = await oldestKept.orderBy("ms", "desc").orderBy("seq", "desc").offset(keep - 1).limit(1).executeTakeFirst();
-  if (!cutoff) return;
-  let remove = trx
-    .deleteFrom(table)
-    .where("emitter_id", "=", emitterId)
-    .where((eb) => eb.or([eb("ms", "<", cutoff.ms), eb.and([eb("ms", "=", cutoff.ms), eb("seq", "<", cutoff.seq)])]));
-  if (channel !== null && table === "events") remove = remove.where("channel" as any, "=", channel);
-  await remove.execute();
+  const inChannel = channel !== null && table === "events" ? sql` AND channel = ${channel}` : sql``;
+  await sql`DELETE FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} AND (ms, seq) < (
+    SELECT ms, seq FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} ORDER BY ms DESC, seq DESC LIMIT 1 OFFSET ${keep - 1}
+  )`.execute(trx);
 }
 
 function toEventRow(event: StoredEvent, ownerId: string): EventRow {
