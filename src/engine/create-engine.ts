@@ -57,7 +57,7 @@ export function createEngine(options: EngineOptions): Engine {
     endpointUrl,
     async stop() {
       await scheduler.stop();
-      await invoker.mutex.drain();
+      await invoker.drain();
     },
   };
 }

@@ -55,12 +55,6 @@ export interface SourceInvokerOptions {
   now?: () => number;
 }
 
-/**
- * Runs a deployed source's code in the sandbox and makes what it did durable:
- * its events (deduped, in one transaction with its key-value store), its logs
- * and its errors. Calls of one source run one at a time, so each sees the
- * store the previous one left.
- */
 /** A call waiting for its source's next batch. */
 interface PendingCall {
   call: ComponentCall;
@@ -73,8 +67,21 @@ interface PendingCall {
 /** Calls run in one batch at most: bounds the wait of the first of them. */
 const MAX_BATCH = 64;
 
+/**
+ * Runs a deployed source's code in the sandbox and makes what it did durable:
+ * its events (deduped, in one transaction with its key-value store), its logs
+ * and its errors. Calls of one source run one at a time, so each sees the
+ * store the previous one left.
+ *
+ * Two stages per batch: running (under the source's mutex) and committing
+ * (in a per-source chain, in order). The next batch runs while the last one
+ * commits, starting from the store the last one left, held here until its
+ * commit lands; the runner and the database work at the same time.
+ */
 export class SourceInvoker {
-  readonly mutex = new KeyedMutex();
+  private readonly mutex = new KeyedMutex();
+  /** Per source: the commit chain's tail, how many commits are in it, and the store they will write. */
+  private readonly commits = new Map<string, { tail: Promise<void>; count: number; db: Record<string, unknown> | null }>();
   private readonly queues = new Map<string, { ownerId: string; items: PendingCall[] }>();
   private readonly components = new Map<string, { saved: SavedComponent; validated: ValidatedComponent }>();
   private readonly now: () => number;
@@ -102,37 +109,81 @@ export class SourceInvoker {
     });
   }
 
+  /**
+   * Runs `task` alone for the source: after the batch running now and every
+   * commit in flight, before any later batch. Lifecycle operations use it.
+   */
+  exclusive<T>(sourceId: string, task: () => Promise<T>): Promise<T> {
+    return this.mutex.run(sourceId, async () => {
+      await this.commits.get(sourceId)?.tail;
+      return task();
+    });
+  }
+
+  /** Resolves when every run and commit queued so far has finished. */
+  async drain(): Promise<void> {
+    await this.mutex.drain();
+    await Promise.all([...this.commits.values()].map((chain) => chain.tail));
+  }
+
   private scheduleBatch(sourceId: string): void {
-    // Through the mutex: deploys, updates and deletes of the source wait for the batch, and the next batch waits for them.
     void this.mutex.run(sourceId, () => this.runBatch(sourceId));
   }
 
+  /** The run stage; it hands the commit stage on without waiting for it. */
   private async runBatch(sourceId: string): Promise<void> {
     const queue = this.queues.get(sourceId);
     if (!queue) return;
     const batch = queue.items.splice(0, MAX_BATCH);
     if (queue.items.length === 0) this.queues.delete(sourceId);
     else this.scheduleBatch(sourceId);
-    try {
-      const results = await this.runAndCommit(queue.ownerId, sourceId, batch);
-      batch.forEach((pending, index) => pending.resolve(results[index]!));
-    } catch (error) {
+    const fail = (error: unknown) => {
       for (const pending of batch) pending.reject(error);
+    };
+    let ran: Awaited<ReturnType<SourceInvoker["runStage"]>>;
+    try {
+      ran = await this.runStage(queue.ownerId, sourceId, batch);
+    } catch (error) {
+      return fail(error);
     }
+    this.commitStage(sourceId, ran.db, async () => {
+      const results = await this.commitOutcomes(ran.source, ran.outcomes, ran.dedupe, ran.db);
+      batch.forEach((pending, index) => pending.resolve(results[index]!));
+    }).catch(fail);
   }
 
-  private async runAndCommit(ownerId: string, sourceId: string, batch: PendingCall[]): Promise<InvocationResult[]> {
+  private async runStage(ownerId: string, sourceId: string, batch: PendingCall[]) {
     const { store } = this.options;
     // Read again: the source may have changed or gone while the calls waited.
     const source = await store.findSource(ownerId, sourceId);
     if (!source) throw new NotFoundError("source", sourceId);
     const component = await this.componentOf(source);
-    const outcomes = await this.callMany(source, component, batch, await store.readSourceDb(ownerId, sourceId));
-    let db: Record<string, unknown> | null = null;
+    const pendingDb = this.commits.get(sourceId)?.db;
+    const before = pendingDb ?? (await store.readSourceDb(ownerId, sourceId));
+    const outcomes = await this.callMany(source, component, batch, before);
+    let db: Record<string, unknown> | null = pendingDb ?? null;
     for (const outcome of outcomes) if (outcome.result.db) db = outcome.result.db;
+    return { source, outcomes, dedupe: component.validated.dedupe, db };
+  }
+
+  /** Queues a commit behind the source's earlier ones; the store it will write is what later batches start from. */
+  private commitStage(sourceId: string, db: Record<string, unknown> | null, commit: () => Promise<void>): Promise<void> {
+    const chain = this.commits.get(sourceId) ?? { tail: Promise.resolve(), count: 0, db: null };
+    chain.count += 1;
+    if (db) chain.db = db;
+    const run = chain.tail.then(commit);
+    chain.tail = run.catch(() => undefined).then(() => {
+      chain.count -= 1;
+      if (chain.count === 0 && this.commits.get(sourceId) === chain) this.commits.delete(sourceId);
+    });
+    this.commits.set(sourceId, chain);
+    return run;
+  }
+
+  private async commitOutcomes(source: DeployedSource, outcomes: CallOutcome[], dedupe: ValidatedComponent["dedupe"], db: Record<string, unknown> | null): Promise<InvocationResult[]> {
     const owners = new Map<PendingEmit, number>();
     outcomes.forEach((outcome, index) => outcome.emits.forEach((emit) => owners.set(emit, index)));
-    const eventsByCall = await this.commitAll(source, outcomes, component.validated.dedupe, db, owners);
+    const eventsByCall = await this.commitAll(source, outcomes, dedupe, db, owners);
     return outcomes.map((outcome, index) => {
       const invocation: InvocationResult = { ok: outcome.result.ok, events: eventsByCall[index]!, durationMs: outcome.result.durationMs };
       if (outcome.result.error) invocation.error = outcome.result.error;

@@ -85,7 +85,7 @@ export class SourceLifecycle {
       createdAt: at,
       updatedAt: at,
     });
-    return this.options.invoker.mutex.run(draft.id, async () => {
+    return this.options.invoker.exclusive(draft.id, async () => {
       const hooks = await this.runHooks(draft, component, ["deploy", "activate"], {});
       const source = await this.options.store.createSource(draft, hooks.db);
       await hooks.commit(source);
@@ -96,7 +96,7 @@ export class SourceLifecycle {
 
   async update(ownerId: string, idOrSlug: string, input: UpdateInput): Promise<DeployedSource> {
     const current = await this.find(ownerId, idOrSlug);
-    return this.options.invoker.mutex.run(current.id, async () => {
+    return this.options.invoker.exclusive(current.id, async () => {
       const before = await this.options.invoker.componentOf(current);
       const after = (await this.resolveComponent(ownerId, input, before.saved.id)) ?? before;
       const changesCode = after.saved.id !== before.saved.id;
@@ -148,7 +148,7 @@ export class SourceLifecycle {
 
   async remove(ownerId: string, idOrSlug: string): Promise<void> {
     const current = await this.find(ownerId, idOrSlug);
-    await this.options.invoker.mutex.run(current.id, async () => {
+    await this.options.invoker.exclusive(current.id, async () => {
       if (current.active) {
         const component = await this.options.invoker.componentOf(current);
         await this.runHooks(current, component, ["deactivate"], await this.options.store.readSourceDb(ownerId, current.id));
