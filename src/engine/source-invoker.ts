@@ -66,6 +66,8 @@ interface PendingCall {
 
 /** Calls run in one batch at most: bounds the wait of the first of them. */
 const MAX_BATCH = 64;
+/** How long a busy source's row is reused between batches. */
+const SOURCE_CACHE_MS = 1_000;
 
 /**
  * Runs a deployed source's code in the sandbox and makes what it did durable:
@@ -81,6 +83,7 @@ const MAX_BATCH = 64;
 export class SourceInvoker {
   private readonly mutex = new KeyedMutex();
   /** Per source: the commit chain's tail, how many commits are in it, and the store they will write. */
+  private readonly sources = new Map<string, { source: DeployedSource; until: number }>();
   private readonly commits = new Map<string, { tail: Promise<void>; count: number; db: Record<string, unknown> | null }>();
   private readonly queues = new Map<string, { ownerId: string; items: PendingCall[] }>();
   private readonly components = new Map<string, { saved: SavedComponent; validated: ValidatedComponent }>();
@@ -116,7 +119,11 @@ export class SourceInvoker {
   exclusive<T>(sourceId: string, task: () => Promise<T>): Promise<T> {
     return this.mutex.run(sourceId, async () => {
       await this.commits.get(sourceId)?.tail;
-      return task();
+      try {
+        return await task();
+      } finally {
+        this.sources.delete(sourceId);
+      }
     });
   }
 
@@ -154,9 +161,7 @@ export class SourceInvoker {
 
   private async runStage(ownerId: string, sourceId: string, batch: PendingCall[]) {
     const { store } = this.options;
-    // Read again: the source may have changed or gone while the calls waited.
-    const source = await store.findSource(ownerId, sourceId);
-    if (!source) throw new NotFoundError("source", sourceId);
+    const source = await this.freshSource(ownerId, sourceId);
     const component = await this.componentOf(source);
     const pendingDb = this.commits.get(sourceId)?.db;
     const before = pendingDb ?? (await store.readSourceDb(ownerId, sourceId));
@@ -164,6 +169,25 @@ export class SourceInvoker {
     let db: Record<string, unknown> | null = pendingDb ?? null;
     for (const outcome of outcomes) if (outcome.result.db) db = outcome.result.db;
     return { source, outcomes, dedupe: component.validated.dedupe, db };
+  }
+
+  /**
+   * The source as stored, read at most once a second while it is busy: changes
+   * made here (through `exclusive`) clear it at once; one made by another
+   * process is seen within the second.
+   */
+  private async freshSource(ownerId: string, sourceId: string): Promise<DeployedSource> {
+    const now = Date.now();
+    const cached = this.sources.get(sourceId);
+    if (cached && cached.until > now && cached.source.ownerId === ownerId) return cached.source;
+    const source = await this.options.store.findSource(ownerId, sourceId);
+    if (!source) {
+      this.sources.delete(sourceId);
+      throw new NotFoundError("source", sourceId);
+    }
+    if (this.sources.size >= 10_000) this.sources.clear();
+    this.sources.set(sourceId, { source, until: now + SOURCE_CACHE_MS });
+    return source;
   }
 
   /** Queues a commit behind the source's earlier ones; the store it will write is what later batches start from. */
