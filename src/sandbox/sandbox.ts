@@ -226,25 +226,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   };
 
   const execute = async (bundle: ComponentBundle, call: RunnerCall, request: Omit<InvokeRequest, "bundle" | "call">, onRespond?: (response: HttpResponse) => void): Promise<InvokeResult> => {
-    if (closed) throw new Error("The sandbox is closed.");
     const limits = resolveLimits(request.limits);
-    const runnerEntry = await (entry ??= prepareRunnerEntry(options.workDir));
-    const key = JSON.stringify([bundle.ownerId, bundle.id, limits.memoryMb]);
-    const start = (hooks: RunnerHooks): RunnerProcess =>
-      new RunnerProcess({
-        command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb),
-        bundleFile: realpathOr(bundle.file),
-        memoryMb: limits.memoryMb,
-        logger: options.logger,
-        ...hooks,
-      });
-    let runner: RunnerProcess;
-    try {
-      runner = await pool.acquire(key, start);
-    } catch (error) {
-      const message = (error as Error).message;
-      return { ok: false, emits: [], db: null, logs: [], error: { code: "RunnerCrashed", name: "RunnerCrashed", message }, durationMs: 0 };
-    }
+    const runner = await acquire(bundle, limits);
+    if (!(runner instanceof RunnerProcess)) return { ok: false, emits: [], db: null, logs: [], error: runner, durationMs: 0 };
     const started = performance.now();
     try {
       const outcome = await runner.call({ call, props: request.props, dbProps: request.dbProps, db: request.db, limits, onRespond });

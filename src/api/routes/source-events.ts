@@ -3,12 +3,14 @@ import { Type } from "@sinclair/typebox";
 import { ValidationError } from "../../domain/errors.js";
 import { parseEventId } from "../../domain/event-ids.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
-import type { StoredEvent } from "../../domain/sources.js";
+import type { LogEntry, StoredEvent } from "../../domain/sources.js";
+import type { HubMessage } from "../../engine/event-hub.js";
 import type { SourcesService } from "../../engine/sources-service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { EventSummarySchema, LogSchema, toEventSummary, toLogView } from "../schemas/sources.js";
-import type { SseStreams } from "../sse.js";
+import type { SseStream, SseStreams } from "../sse.js";
+import type { FastifyReply, FastifyRequest } from "fastify";
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -85,42 +87,45 @@ export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesSer
     },
   );
 
+  /** Streams what the hub says of one source, turned into SSE messages by `send`, until it is deleted or the client goes. */
+  const follow = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    idOrSlug: string,
+    send: (stream: SseStream, message: Exclude<HubMessage, { kind: "closed" }>) => void,
+  ) => {
+    let stream: SseStream | undefined;
+    const following = await sources.follow(principalOf(request).user.id, idOrSlug, (message) => {
+      if (!stream) return;
+      if (message.kind !== "closed") return send(stream, message);
+      stream.send({ reason: message.reason }, STREAM_CLOSED_EVENT);
+      stream.close();
+    });
+    stream = streams.start(request, reply);
+    await stream.closed;
+    following.stop();
+  };
+
   app.get(
     "/sources/:id/sse",
     { schema: { tags: ["events"], summary: "Server-sent events: one message per emitted event; `event:` is the channel", params: IdParams } },
-    async (request, reply) => {
-      const following = await sources.follow(principalOf(request).user.id, request.params.id, (message) => {
-        if (message.kind === "event") {
-          const summary = toEventSummary(message.item as StoredEvent, true);
-          stream.send(summary, message.channel || undefined, summary.id);
-        } else if (message.kind === "closed") {
-          stream.send({ reason: message.reason }, STREAM_CLOSED_EVENT);
-          stream.close();
-        }
-      });
-      const stream = streams.start(request, reply);
-      await stream.closed;
-      following.stop();
-    },
+    (request, reply) =>
+      follow(request, reply, request.params.id, (stream, message) => {
+        if (message.kind !== "event") return;
+        const summary = toEventSummary(message.item as StoredEvent, true);
+        stream.send(summary, message.channel || undefined, summary.id);
+      }),
   );
 
   app.get(
     "/sources/:id/logs/sse",
     { schema: { tags: ["events"], summary: "Server-sent events: the source's logs as they are written", params: IdParams } },
-    async (request, reply) => {
-      const following = await sources.follow(principalOf(request).user.id, request.params.id, (message) => {
-        if (message.kind === "log") {
-          const log = toLogView(message.item as Parameters<typeof toLogView>[0]);
-          stream.send(log, "log", log.id);
-        } else if (message.kind === "closed") {
-          stream.send({ reason: message.reason }, STREAM_CLOSED_EVENT);
-          stream.close();
-        }
-      });
-      const stream = streams.start(request, reply);
-      await stream.closed;
-      following.stop();
-    },
+    (request, reply) =>
+      follow(request, reply, request.params.id, (stream, message) => {
+        if (message.kind !== "log") return;
+        const log = toLogView(message.item as LogEntry);
+        stream.send(log, "log", log.id);
+      }),
   );
 
   app.post(
