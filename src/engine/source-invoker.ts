@@ -164,7 +164,9 @@ export class SourceInvoker {
     const source = await this.freshSource(ownerId, sourceId);
     const component = await this.componentOf(source);
     const pendingDb = this.commits.get(sourceId)?.db;
-    const before = pendingDb ?? (await store.readSourceDb(ownerId, sourceId));
+    // A component without a $.service.db prop never reads or writes its store: spare the query.
+    const usesDb = component.validated.props.some((prop) => prop.baseType === "$.service.db");
+    const before = pendingDb ?? (usesDb ? await store.readSourceDb(ownerId, sourceId) : {});
     const outcomes = await this.callMany(source, component, batch, before);
     let db: Record<string, unknown> | null = pendingDb ?? null;
     for (const outcome of outcomes) if (outcome.result.db) db = outcome.result.db;

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from "kysely";
-import { applyDedupe, type DedupeState } from "../../domain/dedupe.js";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
+import { emitterStateOf, planAppend } from "../append-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
 import type { Store } from "../store.js";
@@ -15,26 +15,18 @@ export function eventQueries({ db }: QueryContext): EventQueries {
   return {
     appendEvents(batch) {
       return db.transaction().execute(async (trx) => {
-        const state = await readEmitterState(trx, batch.emitterId);
-        const deduped = applyDedupe(batch.dedupe, state.dedupe, batch.emits);
-        const ids = nextEventIds(state.lastId, batch.now, deduped.accepted.length);
-        const events: StoredEvent[] = deduped.accepted.map((emit, index) => ({
-          id: ids[index]!,
-          emitterId: batch.emitterId,
-          channel: emit.name ?? "",
-          summary: emit.summary ?? null,
-          emitId: emit.id === undefined ? null : String(emit.id),
-          event: emit.event ?? null,
-          indexedAtMs: batch.now,
-        }));
-        if (events.length > 0) {
-          await trx.insertInto("events").values(events.map((event) => toEventRow(event, batch.ownerId))).execute();
-          for (const channel of new Set(events.map((event) => event.channel))) {
-            await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
-          }
+        const row = await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", batch.emitterId).executeTakeFirst();
+        const plan = planAppend(batch, emitterStateOf(row));
+        if (plan.events.length > 0) {
+          await trx.insertInto("events").values(plan.events.map((event) => toEventRow(event, batch.ownerId))).execute();
+          for (const channel of plan.channels) await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
         }
-        const lastId = ids[ids.length - 1] ?? state.lastId;
-        await writeEmitterState(trx, batch.emitterId, batch.ownerId, lastId, deduped.state);
+        const values = { last_ms: plan.state.lastMs, last_seq: plan.state.lastSeq, dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe) };
+        await trx
+          .insertInto("emitter_state")
+          .values({ emitter_id: batch.emitterId, owner_id: batch.ownerId, ...values })
+          .onConflict((oc) => oc.column("emitter_id").doUpdateSet(values))
+          .execute();
         if (batch.sourceDb) {
           await trx
             .updateTable("sources")
@@ -43,7 +35,7 @@ export function eventQueries({ db }: QueryContext): EventQueries {
             .where("owner_id", "=", batch.ownerId)
             .execute();
         }
-        return { events, accepted: deduped.accepted, rejected: deduped.rejected };
+        return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected };
       });
     },
 
@@ -130,24 +122,6 @@ async function readTimePage<T>(
 
 function afterCursor(eb: any, cursor: TimeCursor) {
   return eb.or([eb("ms", cursor.op, cursor.ms), eb.and([eb("ms", "=", cursor.ms), eb("seq", cursor.op, cursor.seq)])]);
-}
-
-async function readEmitterState(trx: Kysely<Database>, emitterId: string): Promise<{ lastId: string | null; dedupe: DedupeState | null }> {
-  const row = await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).executeTakeFirst();
-  if (!row) return { lastId: null, dedupe: null };
-  // last_seq is -1 while the emitter has state (dedupe) but no event yet.
-  const lastId = Number(row.last_seq) < 0 ? null : `${row.last_ms}-${row.last_seq}`;
-  return { lastId, dedupe: fromJson<DedupeState | null>(row.dedupe_state) };
-}
-
-async function writeEmitterState(trx: Kysely<Database>, emitterId: string, ownerId: string, lastId: string | null, dedupe: DedupeState | null) {
-  const parsed = lastId ? parseEventId(lastId) : null;
-  const values = { last_ms: parsed?.ms ?? 0, last_seq: parsed?.seq ?? -1, dedupe_state: dedupe === null ? null : toJson(dedupe) };
-  await trx
-    .insertInto("emitter_state")
-    .values({ emitter_id: emitterId, owner_id: ownerId, ...values })
-    .onConflict((oc) => oc.column("emitter_id").doUpdateSet(values))
-    .execute();
 }
 
 /**

@@ -5,6 +5,7 @@ import { dirname } from "node:path";
 import { createKyselyStore } from "../kysely/kysely-store.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
+import { createSqliteAppender } from "./sqlite-append.js";
 
 export interface SqliteStoreOptions {
   /** Path of the database file; its folder is created when missing. */
@@ -23,7 +24,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   database.pragma("busy_timeout = 5000");
 
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return createKyselyStore({ kind: "sqlite", db, isUniqueViolation });
+  const store = createKyselyStore({ kind: "sqlite", db, isUniqueViolation });
+  // Prepared once migrations have made the tables; see sqlite-append.ts for why it bypasses Kysely.
+  let appendEvents: Store["appendEvents"] | null = null;
+  return {
+    ...store,
+    async migrate() {
+      await store.migrate();
+      appendEvents = createSqliteAppender(database, db);
+    },
+    appendEvents(batch) {
+      return appendEvents ? appendEvents(batch) : store.appendEvents(batch);
+    },
+  };
 }
 
 /**

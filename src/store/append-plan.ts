@@ -1,0 +1,55 @@
+import { applyDedupe, type DedupeState, type Rejection, type PendingEmit } from "../domain/dedupe.js";
+import { nextEventIds, parseEventId } from "../domain/event-ids.js";
+import type { StoredEvent } from "../domain/sources.js";
+import type { EventBatch } from "./store.js";
+
+/** Where an emitter's ids and dedupe stand, as stored in `emitter_state`. */
+export interface EmitterState {
+  lastId: string | null;
+  dedupe: DedupeState | null;
+}
+
+/** What one append writes: the events, the emitter's new state, the channels to trim. */
+export interface AppendPlan {
+  events: StoredEvent[];
+  accepted: PendingEmit[];
+  rejected: Rejection[];
+  state: { lastMs: number; lastSeq: number; dedupe: DedupeState | null };
+  channels: string[];
+}
+
+/**
+ * The part of appending events that is the same in every adapter: dedupe
+ * against the emitter's state, then ids that follow its last one. Pure; the
+ * adapter reads the state and writes the plan in one transaction.
+ */
+export function planAppend(batch: EventBatch, current: EmitterState): AppendPlan {
+  const deduped = applyDedupe(batch.dedupe, current.dedupe, batch.emits);
+  const ids = nextEventIds(current.lastId, batch.now, deduped.accepted.length);
+  const events: StoredEvent[] = deduped.accepted.map((emit, index) => ({
+    id: ids[index]!,
+    emitterId: batch.emitterId,
+    channel: emit.name ?? "",
+    summary: emit.summary ?? null,
+    emitId: emit.id === undefined ? null : String(emit.id),
+    event: emit.event ?? null,
+    indexedAtMs: batch.now,
+  }));
+  const lastId = ids[ids.length - 1] ?? current.lastId;
+  const last = lastId ? parseEventId(lastId) : null;
+  return {
+    events,
+    accepted: deduped.accepted,
+    rejected: deduped.rejected,
+    // last_seq is -1 while the emitter has state (dedupe) but no event yet.
+    state: { lastMs: last?.ms ?? 0, lastSeq: last?.seq ?? -1, dedupe: deduped.state },
+    channels: [...new Set(events.map((event) => event.channel))],
+  };
+}
+
+/** Reads an `emitter_state` row into the state planAppend starts from. */
+export function emitterStateOf(row: { last_ms: number | string; last_seq: number | string; dedupe_state: string | null } | undefined): EmitterState {
+  if (!row) return { lastId: null, dedupe: null };
+  const lastId = Number(row.last_seq) < 0 ? null : `${row.last_ms}-${row.last_seq}`;
+  return { lastId, dedupe: row.dedupe_state === null ? null : (JSON.parse(row.dedupe_state) as DedupeState) };
+}
