@@ -16,6 +16,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   RateLimited: 429,
   InternalError: 500,
   Unavailable: 503,
+  RegistryUnavailable: 502,
 };
 
 export interface ErrorBody {

@@ -15,9 +15,16 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
+export interface BenchServerOptions {
+  /** More settings, as environment variables. */
+  env?: Record<string, string>;
+  /** An existing data folder (kept on close), to start again over the same store and package cache. */
+  dataDir?: string;
+}
+
 /** A real Runnel server on a free loopback port, on SQLite or on a fresh PostgreSQL schema. */
-export async function startBenchServer(store: "sqlite" | "postgres"): Promise<BenchServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), "runnel-bench-"));
+export async function startBenchServer(store: "sqlite" | "postgres", options: BenchServerOptions = {}): Promise<BenchServer> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "runnel-bench-")));
   const schema = `runnel_bench_${randomBytes(4).toString("hex")}`;
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: POSTGRES_URL });
@@ -31,7 +38,7 @@ export async function startBenchServer(store: "sqlite" | "postgres"): Promise<Be
     databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   }
   const config = loadConfig(
-    { RUNNEL_LOG_LEVEL: "silent", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
+    { RUNNEL_LOG_LEVEL: "silent", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...options.env },
     { dataDir, port: "0", host: "127.0.0.1" },
     { cwd: dataDir, stdoutIsTty: false },
   );
@@ -42,7 +49,7 @@ export async function startBenchServer(store: "sqlite" | "postgres"): Promise<Be
     key,
     async close() {
       await server.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
       if (store === "postgres") await admin(`DROP SCHEMA ${schema} CASCADE`);
     },
   };

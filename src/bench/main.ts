@@ -1,4 +1,5 @@
 import { benchApi, benchCliStart } from "./api-bench.js";
+import { benchPackageDeploys } from "./package-bench.js";
 import { benchDeployToFirstEvent, benchHttpSource, benchWarmInvocation } from "./source-bench.js";
 import { printTable, type BenchRow } from "./table.js";
 
@@ -10,6 +11,7 @@ const only = process.argv[2];
 const suites: Record<string, () => Promise<BenchRow[]>> = {
   api: async () => [...(await benchApi("sqlite")), ...(await benchApi("postgres")), await benchCliStart()],
   sources: async () => [...(await benchHttpSource()), await benchWarmInvocation(), await benchDeployToFirstEvent()],
+  packages: benchPackageDeploys,
 };
 
 const rows: BenchRow[] = [];

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../domain/errors.js";
-import { bundleComponent, packageName } from "./bundle.js";
+import { bundleComponent } from "./bundle.js";
 
 /** Loads bundled CommonJS the way a runner does, here only to check the shape (test code, not user code). */
 function load(code: string): any {
@@ -45,11 +45,26 @@ describe("bundleComponent", () => {
     expect(component.props.db).toBe("$.service.db");
   });
 
-  it("keeps packages external and lists them", async () => {
-    const code = "import axios from 'axios'; import get from 'lodash/get'; import { x } from '@pipedream/platform'; import fs from 'node:fs';\nexport default { name: 'p', version: '1', run() { return [axios, get, x, fs] } }";
+  it("keeps packages external and lists them, without Node's own modules", async () => {
+    const code =
+      "import axios from 'axios@^1'; import get from 'lodash/get'; import { x } from '@pipedream/platform'; import fs from 'node:fs'; import path from 'path';\n" +
+      "export default { name: 'p', version: '1', run() { return [axios, get, x, fs, path, import('@scope/pkg@~2/sub')] } }";
     const bundle = await bundleComponent({ kind: "code", code });
-    expect(bundle.packages).toEqual(["@pipedream/platform", "axios", "lodash"]);
-    expect(bundle.code).toContain('require("axios")');
+    expect(bundle.packages).toEqual(["@pipedream/platform", "@scope/pkg", "axios", "lodash"]);
+    expect(bundle.imports).toEqual(["@pipedream/platform", "@scope/pkg@~2/sub", "axios@^1", "lodash/get"]);
+    expect(bundle.code).toContain('require("axios@^1")');
+    expect(bundle.code).toContain('require("@scope/pkg@~2/sub")');
+  });
+
+  it("guards require(name) with a message saying why packages must be imported by a static string", async () => {
+    const code = "'use strict';\nmodule.exports = { name: 'd', version: '1', run() { const name = 'left' + 'pad'; return require(name); }, strict() { return this === undefined } };";
+    const bundle = await bundleComponent({ kind: "code", code, filename: "d.cjs" }, { guardDynamicRequire: true });
+    expect(bundle.code.startsWith('"use strict";')).toBe(true);
+    const component = load(bundle.code);
+    expect(component.strict.call(undefined)).toBe(true);
+    expect(() => component.run()).toThrow(/Cannot find package "leftpad": .*dynamic requires of packages are not supported.*static string/);
+    const builtin = await bundleComponent({ kind: "code", code: code.replace("'left' + 'pad'", "['no', 'de:path'].join('')") }, { guardDynamicRequire: true });
+    expect(load(builtin.code).run().sep).toBe("/");
   });
 
   it("names the line and column of a syntax error", async () => {
@@ -62,11 +77,11 @@ describe("bundleComponent", () => {
   });
 });
 
-describe("packageName", () => {
-  it.each([
-    ["lodash", "lodash"],
-    ["lodash/get", "lodash"],
-    ["@scope/pkg", "@scope/pkg"],
-    ["@scope/pkg/sub/path", "@scope/pkg"],
-  ])("%s → %s", (specifier, name) => expect(packageName(specifier)).toBe(name));
+describe("inline code", () => {
+  it.each(["./secrets.json", "../../.runnel/config.js", "/etc/passwd"])("cannot import the server's files (%s)", async (path) => {
+    const code = `import x from ${JSON.stringify(path)};\nexport default { name: "n", version: "1", run() { return x } }`;
+    const error = await bundleComponent({ kind: "code", code }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toMatch(/cannot import .*inline/);
+  });
 });

@@ -1,7 +1,9 @@
-import { build, type Message } from "esbuild";
+import { build, type Message, type Plugin } from "esbuild";
 import { createHash } from "node:crypto";
-import { basename, dirname, extname } from "node:path";
+import { basename, dirname, extname, resolve } from "node:path";
 import { ValidationError } from "../domain/errors.js";
+import { withDynamicRequireGuard } from "./dynamic-require.js";
+import { isBuiltinImport, parseImport, SpecifierError } from "./packages/specifier.js";
 
 /** A component compiled to one CommonJS file that a sandbox runner can `require`. */
 export interface ComponentBundle {
@@ -9,8 +11,21 @@ export interface ComponentBundle {
   code: string;
   /** sha256 of `code`: the same code always bundles to the same hash. */
   hash: string;
-  /** Bare package names the component imports (resolved by the package resolver, not bundled here). */
+  /** Names of the packages the component imports (`lodash` for `lodash@^4/get`), sorted. */
   packages: string[];
+  /** Its package imports as written (`lodash@^4/get`), sorted; Node's own modules are not listed. */
+  imports: string[];
+}
+
+export interface BundleOptions {
+  /**
+   * Resolves package imports into the bundle (the server's bundles, see
+   * ComponentBundler). Without it packages stay external and are listed, as
+   * the CLI wants before it sends code to the server.
+   */
+  packages?: { plugin: Plugin; cacheRoot: string } | undefined;
+  /** Puts the guard that explains failing `require(name)` calls at the top (bundles a runner loads). */
+  guardDynamicRequire?: boolean | undefined;
 }
 
 export type ComponentSource =
@@ -23,17 +38,18 @@ const FIELD = { code: "component_code", file: "component_file" } as const;
 /**
  * Compiles a component written as CommonJS, an ES module or TypeScript into
  * one CommonJS file. Relative imports (`../common/base.mjs`, the app file) are
- * bundled in; packages stay external for the resolver. Nothing is executed.
+ * bundled in; packages stay external and are listed, unless `options.packages`
+ * resolves them (the server's ComponentBundler does). Nothing is executed.
  */
-export async function bundleComponent(source: ComponentSource): Promise<ComponentBundle> {
-  const packages = new Set<string>();
+export async function bundleComponent(source: ComponentSource, options: BundleOptions = {}): Promise<ComponentBundle> {
+  const imports = new Set<string>();
   const filename = source.kind === "file" ? source.path : (source.filename ?? "component.ts");
   let result;
   try {
     result = await build({
       ...(source.kind === "file"
         ? { entryPoints: [source.path] }
-        : { stdin: { contents: source.code, loader: loaderFor(filename), sourcefile: basename(filename), resolveDir: dirname(filename) } }),
+        : { stdin: { contents: source.code, loader: loaderFor(filename), sourcefile: basename(filename), resolveDir: resolve(dirname(filename)) } }),
       bundle: true,
       write: false,
       platform: "node",
@@ -44,12 +60,17 @@ export async function bundleComponent(source: ComponentSource): Promise<Componen
       charset: "utf8",
       // `.mjs` app files are ES modules; TypeScript's own files may import them by that name.
       resolveExtensions: [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", ".json"],
+      // `import(x)` becomes a require, so that bundled packages load through it and a computed name meets the guard.
+      supported: { "dynamic-import": false },
+      // Paths in the bundle's comments are relative to this: the cache, so the same packages bundle the same everywhere.
+      ...(options.packages ? { absWorkingDir: options.packages.cacheRoot } : {}),
       plugins: [
-        {
+        ...(source.kind === "code" ? [inlineCodeHasNoFiles(resolve(filename))] : []),
+        options.packages?.plugin ?? {
           name: "packages-are-external",
           setup(plugin) {
-            plugin.onResolve({ filter: /^[^./]/ }, (args) => {
-              if (!args.path.startsWith("node:")) packages.add(packageName(args.path));
+            plugin.onResolve({ filter: /^[^./#]/ }, (args) => {
+              if (!isBuiltinImport(args.path)) imports.add(args.path);
               return { path: args.path, external: true };
             });
           },
@@ -59,9 +80,33 @@ export async function bundleComponent(source: ComponentSource): Promise<Componen
   } catch (error) {
     throw toValidationError(error, FIELD[source.kind]);
   }
-  const code = result.outputFiles[0]?.text ?? "";
-  return { code, hash: createHash("sha256").update(code).digest("hex"), packages: [...packages].sort() };
+  const output = result.outputFiles[0]?.text ?? "";
+  const code = options.guardDynamicRequire ? withDynamicRequireGuard(output) : output;
+  const sorted = [...imports].sort();
+  return { code, hash: createHash("sha256").update(code).digest("hex"), packages: [...new Set(sorted.map(packageName))].sort(), imports: sorted };
 }
+
+/**
+ * Inline code has no folder: a relative or absolute import from it would read
+ * files of the server itself (a config file, another user's bundle). Only
+ * code deployed from a file (the CLI bundles it first) brings files along.
+ */
+const inlineCodeHasNoFiles = (inlinePath: string): Plugin => ({
+  name: "inline-code",
+  setup(plugin) {
+    plugin.onResolve({ filter: /^[./]/ }, (args) => {
+      // esbuild names the inline code's importer resolveDir + sourcefile; imports inside packages come from elsewhere.
+      if (args.importer !== inlinePath) return undefined;
+      return {
+        errors: [
+          {
+            text: `component_code cannot import "${args.path}": code sent inline has no files beside it. Put what it imports in the code, or deploy the file with \`runnel deploy <file>\`, which bundles its relative imports.`,
+          },
+        ],
+      };
+    });
+  },
+});
 
 function loaderFor(filename: string): "ts" | "js" {
   // TypeScript is a superset of JavaScript: reading plain JS as TS accepts it too,
@@ -69,16 +114,22 @@ function loaderFor(filename: string): "ts" | "js" {
   return [".js", ".mjs", ".cjs"].includes(extname(filename)) ? "js" : "ts";
 }
 
-/** `lodash/get` → `lodash`, `@scope/pkg/sub` → `@scope/pkg`, `axios@1.2.3` stays whole for the resolver. */
-export function packageName(specifier: string): string {
-  const parts = specifier.split("/");
-  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? specifier);
+/** `lodash@^4/get` → `lodash`; an import that names no package is listed as written (the resolver refuses it with a reason). */
+function packageName(specifier: string): string {
+  try {
+    return parseImport(specifier).name;
+  } catch (error) {
+    if (error instanceof SpecifierError) return specifier;
+    throw error;
+  }
 }
 
 function toValidationError(error: unknown, field: string): ValidationError {
   const messages: Message[] = (error as { errors?: Message[] }).errors ?? [];
   const first = messages[0];
   if (!first) return new ValidationError(field, `The component could not be compiled: ${(error as Error).message}`);
+  // The package plugin's messages are sentences of their own, not syntax errors.
+  if (first.pluginName === "locked-packages" || first.pluginName === "inline-code") return new ValidationError(field, first.text);
   const where = first.location ? ` at line ${first.location.line}, column ${first.location.column + 1}` : "";
   const file = first.location?.file ? ` of ${first.location.file}` : "";
   const line = first.location?.lineText ? `\n  ${first.location.lineText.trim()}` : "";

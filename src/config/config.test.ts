@@ -18,6 +18,7 @@ describe("loadConfig", () => {
       rateLimitPerMinute: 1_200,
       masterKey: null,
       limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256 },
+      npmRegistry: null,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -46,6 +47,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ RUNNEL_MASTER_KEY: Buffer.alloc(32, 7).toString("base64") }, {}, context).masterKey).toEqual(Buffer.alloc(32, 7));
   });
 
+  it("reads the npm registry and ends it with one slash", () => {
+    expect(loadConfig({ RUNNEL_NPM_REGISTRY: "http://127.0.0.1:4873" }, {}, context).npmRegistry).toBe("http://127.0.0.1:4873/");
+    expect(loadConfig({ RUNNEL_NPM_REGISTRY: "https://npm.example.com/repo//" }, {}, context).npmRegistry).toBe("https://npm.example.com/repo/");
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ RUNNEL_PORT: " " }, {}, context).port).toBe(8080);
   });
@@ -63,6 +69,8 @@ describe("loadConfig", () => {
     [{ RUNNEL_RATE_LIMIT_PER_MINUTE: "lots" }, {}, "RUNNEL_RATE_LIMIT_PER_MINUTE"],
     [{ RUNNEL_HOST: "http://x" }, {}, "RUNNEL_HOST"],
     [{ RUNNEL_MASTER_KEY: "too-short" }, {}, "RUNNEL_MASTER_KEY"],
+    [{ RUNNEL_NPM_REGISTRY: "file:///srv/npm" }, {}, "RUNNEL_NPM_REGISTRY"],
+    [{ RUNNEL_NPM_REGISTRY: "registry.npmjs.org" }, {}, "RUNNEL_NPM_REGISTRY"],
   ])("rejects %j %j naming %s", (env, overrides, variable) => {
     try {
       loadConfig(env, overrides, context);

@@ -23,6 +23,8 @@ export interface RunnelConfig {
   readonly masterKey: Buffer | null;
   /** Limits of user code: time per HTTP-triggered run, per timer or manual run, and heap. */
   readonly limits: { readonly httpTimeoutMs: number; readonly runTimeoutMs: number; readonly memoryMb: number };
+  /** npm registry that component imports are resolved from (ends with `/`); null: the one npm is configured with. */
+  readonly npmRegistry: string | null;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -79,6 +81,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
       runTimeoutMs: parseInteger(raw("RUNNEL_RUN_TIMEOUT_SECONDS"), 60, 1, 86_400) * 1000,
       memoryMb: parseInteger(raw("RUNNEL_MEMORY_MB"), 256, 32, 16_384),
     }),
+    npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
   };
   return Object.freeze(config);
 }
@@ -154,6 +157,12 @@ function parseUrl({ variable, value }: RawValue, what: string, schemes: string[]
 function parseHttpUrl(raw: RawValue): string | null {
   const url = parseUrl(raw, "an http(s) URL like https://runnel.example.com", ["http:", "https:"], "expected an http(s) URL");
   return url ? raw.value!.replace(/\/+$/, "") : null;
+}
+
+function parseRegistryUrl(raw: RawValue): string | null {
+  const url = parseUrl(raw, "an npm registry URL like https://registry.npmjs.org/", ["http:", "https:"], "expected an http(s) registry URL");
+  // Package paths are appended to it, so it must end with one slash, as npm writes it.
+  return url ? `${raw.value!.replace(/\/+$/, "")}/` : null;
 }
 
 function parseDatabaseUrl(raw: RawValue): string | null {

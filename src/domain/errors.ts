@@ -17,6 +17,7 @@ export type ErrorCode =
   | "UnsupportedMediaType"
   | "RateLimited"
   | "Unavailable"
+  | "RegistryUnavailable"
   | "InternalError";
 
 export type ErrorDetails = Record<string, unknown>;
@@ -105,6 +106,13 @@ export class RateLimitedError extends RunnelError {
 export class UnavailableError extends RunnelError {
   constructor(message: string) {
     super("Unavailable", message);
+  }
+}
+
+/** The package registry could not be reached (or answered nonsense) while resolving a component's imports. */
+export class RegistryUnavailableError extends RunnelError {
+  constructor(message: string, details?: ErrorDetails) {
+    super("RegistryUnavailable", message, details);
   }
 }
 

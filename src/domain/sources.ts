@@ -1,4 +1,5 @@
 import type { ComponentManifest } from "./component-manifest.js";
+import type { PackageLock } from "./package-lock.js";
 
 /** Saved component: code that was validated and bundled, not yet an instance. */
 export interface SavedComponent {
@@ -14,6 +15,8 @@ export interface SavedComponent {
   /** The CommonJS bundle a runner loads. */
   bundle: string;
   bundleHash: string;
+  /** The package versions bundled in, so that the same code deploys the same packages; null when it imports none. */
+  lock: PackageLock | null;
   manifest: ComponentManifest;
   createdAt: number;
   updatedAt: number;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { bundleComponent } from "../components/bundle.js";
+import type { ComponentBundler } from "../components/component-bundler.js";
 import { validateComponent, type ValidatedComponent } from "../domain/component-rules.js";
 import { ValidationError } from "../domain/errors.js";
 import { newId } from "../domain/ids.js";
@@ -26,7 +26,14 @@ export interface ComponentLoaderOptions {
   store: Store;
   sandbox: Sandbox;
   bundleFiles: BundleFiles;
+  /** Bundles code with its packages, resolved through the registry and the package cache. */
+  bundler: ComponentBundler;
   now?: () => number;
+}
+
+export interface SaveOptions {
+  /** The component being replaced (an update): its package versions are kept where the new code asks the same. */
+  previous?: SavedComponent | null | undefined;
 }
 
 /**
@@ -36,19 +43,42 @@ export interface ComponentLoaderOptions {
  */
 export class ComponentLoader {
   private readonly validatedCache = new Map<string, ValidatedComponent>();
+  /** What code bundled to in this process: `<code hash> <file name>` → bundle hash. */
+  private readonly bundledCache = new Map<string, string>();
   private readonly now: () => number;
 
   constructor(private readonly options: ComponentLoaderOptions) {
     this.now = options.now ?? Date.now;
   }
 
-  async save(ownerId: string, input: ComponentInput): Promise<LoadedComponent> {
+  /**
+   * Packages: the same code saved before keeps its lock (redeploying is
+   * repeatable, and needs no registry); otherwise the previous version's lock
+   * keeps what the new code asks the same, and the rest is resolved afresh.
+   * Everything that can fail (registry, bundling, loading) happens before
+   * anything is stored, so a failed update leaves the source as it was.
+   */
+  async save(ownerId: string, input: ComponentInput, options: SaveOptions = {}): Promise<LoadedComponent> {
     const field = input.component_code !== undefined ? "component_code" : "component_url";
     const code = input.component_code ?? (input.component_url !== undefined ? await fetchComponentCode(input.component_url) : undefined);
     if (code === undefined || code.trim() === "") {
       throw new ValidationError(field, "Give the component's code in component_code, or a URL to it in component_url.");
     }
-    const bundle = await bundleComponent({ kind: "code", code, filename: input.filename ?? urlFilename(input.component_url) });
+    const codeHash = createHash("sha256").update(code).digest("hex");
+    const filename = input.filename ?? urlFilename(input.component_url);
+    const recipe = `${codeHash} ${filename ?? ""}`;
+    const same = await this.options.store.findComponentByCode(ownerId, codeHash);
+    // The same code under the same name bundles, with the lock it saved, to the
+    // same bytes: a redeploy this process has bundled before skips bundling.
+    if (same && this.bundledCache.get(recipe) === same.bundleHash) return { component: same, validated: this.validatedOf(same) };
+    const hints = [same?.lock, options.previous?.lock].filter((lock) => lock != null);
+    const { bundle, lock } = await this.options.bundler.bundle({ source: { kind: "code", code, filename }, field, hints });
+    if (this.bundledCache.size >= 10_000) this.bundledCache.clear();
+    this.bundledCache.set(recipe, bundle.hash);
+    if (same && same.bundleHash === bundle.hash) {
+      // Saved before, byte for byte: the store would return that one anyway, so skip loading it in a runner again.
+      return { component: same, validated: this.validatedOf(same) };
+    }
     const file = await this.options.bundleFiles.fileFor(bundle.hash, () => bundle.code);
     const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file });
     if (!inspected.ok) {
@@ -64,9 +94,10 @@ export class ComponentLoader {
       key: validated.key,
       kind: validated.kind,
       code,
-      codeHash: createHash("sha256").update(code).digest("hex"),
+      codeHash,
       bundle: bundle.code,
       bundleHash: bundle.hash,
+      lock,
       manifest: inspected.manifest,
       createdAt: at,
       updatedAt: at,

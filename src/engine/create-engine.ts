@@ -1,5 +1,9 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { ComponentBundler } from "../components/component-bundler.js";
+import { PackageCache } from "../components/packages/package-cache.js";
+import { RegistryClient } from "../components/packages/registry-client.js";
+import { registryLocator } from "../components/packages/registry-url.js";
 import type { DeployedSource } from "../domain/sources.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/store.js";
@@ -20,6 +24,8 @@ export interface EngineOptions {
   dataDir: string;
   masterKey: Buffer;
   limits?: RunLimits;
+  /** The npm registry for component imports; null or absent: the one npm is configured with. */
+  npmRegistry?: string | null;
 }
 
 export interface Engine {
@@ -41,7 +47,10 @@ export function createEngine(options: EngineOptions): Engine {
 
   const hub = new EventHub();
   const secrets = new SecretBox(options.masterKey);
-  const loader = new ComponentLoader({ store, sandbox, bundleFiles: new BundleFiles(join(options.dataDir, "bundles")) });
+  const registry = new RegistryClient({ registryUrl: registryLocator({ configured: options.npmRegistry ?? null }) });
+  const cache = new PackageCache({ root: join(options.dataDir, "packages"), download: (key, tarball, integrity) => registry.tarball(key, tarball, integrity) });
+  const bundler = new ComponentBundler({ cache, registry });
+  const loader = new ComponentLoader({ store, sandbox, bundler, bundleFiles: new BundleFiles(join(options.dataDir, "bundles")) });
   const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, ...(options.limits ? { limits: options.limits } : {}) });
   const scheduler = new TimerScheduler({ store, invoker, logger });
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, onTimersChanged: () => scheduler.wake() });

@@ -98,7 +98,7 @@ export class SourceLifecycle {
     const current = await this.find(ownerId, idOrSlug);
     return this.options.invoker.exclusive(current.id, async () => {
       const before = await this.options.invoker.componentOf(current);
-      const after = (await this.resolveComponent(ownerId, input, before.saved.id)) ?? before;
+      const after = (await this.resolveComponent(ownerId, input, before.saved)) ?? before;
       const changesCode = after.saved.id !== before.saved.id;
       const configured = input.configured_props
         ? withKeptSecrets(after.validated, input.configured_props, current.configuredProps, this.options.secrets)
@@ -165,13 +165,13 @@ export class SourceLifecycle {
     return source;
   }
 
-  private async resolveComponent(ownerId: string, input: DeployInput, currentId: string | null): Promise<Component | null> {
+  private async resolveComponent(ownerId: string, input: DeployInput, current: SavedComponent | null): Promise<Component | null> {
     if (input.component_code !== undefined || input.component_url !== undefined) {
-      const loaded = await this.options.loader.save(ownerId, input);
+      const loaded = await this.options.loader.save(ownerId, input, { previous: current });
       return this.asSource({ saved: loaded.component, validated: loaded.validated });
     }
     const ref = input.component_id ?? input.key;
-    if (ref === undefined || ref === currentId) return null;
+    if (ref === undefined || ref === current?.id) return null;
     const saved = await this.options.store.findComponent(ownerId, ref);
     if (!saved) throw new NotFoundError("component", ref);
     return this.asSource({ saved, validated: this.options.loader.validatedOf(saved) });

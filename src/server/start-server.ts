@@ -38,7 +38,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
   let sandbox: Sandbox | null = null;
   try {
     sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger });
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute });

@@ -36,6 +36,8 @@ export interface Store {
 
   /** Saves a component; when the owner already saved the very same code, returns that one instead. */
   saveComponent(component: SavedComponent): Promise<SavedComponent>;
+  /** The owner's newest component with this code (sha256), so a redeploy can reuse its package lock. */
+  findComponentByCode(ownerId: string, codeHash: string): Promise<SavedComponent | null>;
   /** By id (`sc_…`), or the newest of the owner's components with that key. */
   findComponent(ownerId: string, idOrKey: string): Promise<SavedComponent | null>;
 

@@ -19,6 +19,7 @@ function componentFor(ownerId: string, code = "export default {}"): SavedCompone
     codeHash: `h-${code.length}`,
     bundle: "module.exports = {}",
     bundleHash: `b-${code.length}`,
+    lock: null,
     manifest: { props: {}, methods: [], hooks: [], hasRun: true, hasAdditionalProps: false },
     createdAt: now,
     updatedAt: now,
@@ -76,6 +77,20 @@ export function describeSourceContract(name: string, makeBackend: () => Promise<
       expect(await store.findComponent(otherId, first!.id)).toBeNull();
       const newer = await store.saveComponent(componentFor(ownerId, "export default { changed: true }"));
       expect((await store.findComponent(ownerId, "my-source"))!.id).toBe(newer.id);
+    });
+
+    it("keeps a component's package lock and finds the newest component with the same code", async () => {
+      const lock = {
+        packages: { "leftpad@1.2.3": { integrity: "sha512-AAAA", tarball: "http://registry/leftpad/-/leftpad-1.2.3.tgz", dependencies: {} } },
+        roots: { "leftpad@^1": "leftpad@1.2.3" },
+      };
+      const code = "import leftpad from 'leftpad@^1'; export default {}";
+      const saved = await store.saveComponent({ ...componentFor(ownerId, code), codeHash: "h-lock", lock });
+      expect((await store.findComponent(ownerId, saved.id))!.lock).toEqual(lock);
+      expect((await store.findComponentByCode(ownerId, "h-lock"))!.id).toBe(saved.id);
+      expect(await store.findComponentByCode(otherId, "h-lock")).toBeNull();
+      expect(await store.findComponentByCode(ownerId, "h-none")).toBeNull();
+      expect((await store.findComponentByCode(ownerId, `h-${"export default {}".length}`))!.lock).toBeNull();
     });
 
     it("finds sources by id, slug and endpoint, scoped by owner", async () => {

@@ -49,4 +49,6 @@ export const errorResponses = {
   404: ErrorBodySchema,
   429: ErrorBodySchema,
   500: ErrorBodySchema,
+  /** A component that failed while a caller waited, or a package registry that did not answer. */
+  502: ErrorBodySchema,
 };

@@ -1,12 +1,13 @@
 import type { Selectable } from "kysely";
 import type { ComponentManifest } from "../../domain/component-manifest.js";
+import type { PackageLock } from "../../domain/package-lock.js";
 import type { SavedComponent } from "../../domain/sources.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { fromJson, toJson } from "./json-columns.js";
 import type { ComponentRow } from "./schema.js";
 
-type ComponentQueries = Pick<Store, "saveComponent" | "findComponent">;
+type ComponentQueries = Pick<Store, "saveComponent" | "findComponentByCode" | "findComponent">;
 
 /** Saved components. */
 export function componentQueries({ db }: QueryContext): ComponentQueries {
@@ -34,12 +35,24 @@ export function componentQueries({ db }: QueryContext): ComponentQueries {
           code_hash: component.codeHash,
           bundle: component.bundle,
           bundle_hash: component.bundleHash,
+          lock: component.lock ? toJson(component.lock) : null,
           manifest: toJson(component.manifest),
           created_at: component.createdAt,
           updated_at: component.updatedAt,
         })
         .execute();
       return component;
+    },
+
+    async findComponentByCode(ownerId, codeHash) {
+      const row = await db
+        .selectFrom("components")
+        .selectAll()
+        .where("owner_id", "=", ownerId)
+        .where("code_hash", "=", codeHash)
+        .orderBy("id", "desc")
+        .executeTakeFirst();
+      return row ? toComponent(row) : null;
     },
 
     async findComponent(ownerId, idOrKey) {
@@ -67,6 +80,7 @@ function toComponent(row: Selectable<ComponentRow>): SavedComponent {
     codeHash: row.code_hash,
     bundle: row.bundle,
     bundleHash: row.bundle_hash,
+    lock: row.lock === null ? null : fromJson<PackageLock>(row.lock),
     manifest: fromJson<ComponentManifest>(row.manifest),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),

@@ -43,6 +43,8 @@ export interface ComponentRow {
   code_hash: string;
   bundle: string;
   bundle_hash: string;
+  /** JSON PackageLock; null when the component imports no packages. */
+  lock: string | null;
   manifest: string;
   created_at: number;
   updated_at: number;

@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from "kysely";
 import { accountsMigration } from "./0001-accounts.js";
 import { sourcesMigration } from "./0002-sources.js";
 import { sourceLimitsMigration } from "./0003-source-limits.js";
+import { componentLockMigration } from "./0004-component-lock.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0001-accounts": accountsMigration,
   "0002-sources": sourcesMigration,
   "0003-source-limits": sourceLimitsMigration,
+  "0004-component-lock": componentLockMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
