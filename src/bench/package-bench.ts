@@ -55,7 +55,7 @@ const NO_PACKAGES = (tag: string) => `export default {
  */
 export async function benchPackageDeploys(): Promise<BenchRow[]> {
   const registry = await startFixtureRegistry(PACKAGES);
-  const times = { cold: [] as number[], warm: [] as number[], reference: [] as number[], unchanged: [] as number[], restarted: [] as number[] };
+  const times = { cold: [] as number[], warm: [] as number[], warmRunning: [] as number[], reference: [] as number[], unchanged: [] as number[], restarted: [] as number[] };
   try {
     for (let i = 0; i < REPETITIONS; i++) {
       const dataDir = await mkdtemp(join(tmpdir(), "runnel-bench-packages-"));
@@ -73,6 +73,9 @@ export async function benchPackageDeploys(): Promise<BenchRow[]> {
         times.reference.push(await timedDeploy(bench, NO_PACKAGES(`reference ${i}`)));
         times.warm.push(await timedDeploy(bench, component(`warm ${i}`)));
         times.unchanged.push(await timedDeploy(bench, component(`warm ${i}`)));
+        // A server that has been deploying for a while (its code warm in V8), new code, cached packages.
+        for (let round = 0; round < 3; round++) await timedDeploy(bench, component(`busy ${i} ${round}`));
+        times.warmRunning.push(await timedDeploy(bench, component(`running ${i}`)));
         await bench.close();
         bench = await start();
         times.restarted.push(await timedDeploy(bench, component(`warm ${i}`)));
@@ -91,6 +94,7 @@ export async function benchPackageDeploys(): Promise<BenchRow[]> {
   return [
     row("deploy with 3 packages, cold package cache", times.cold, "resolve, download, unpack, bundle, load in a new runner"),
     row("deploy with 3 packages, warm cache, new code", times.warm, "new server; versions resolved again, nothing downloaded"),
+    row("deploy with 3 packages, warm cache, new code, running server", times.warmRunning, "after a few deploys on the same server"),
     row("deploy without packages, new code (reference)", times.reference, "the same server; bundle and load in a new runner"),
     row("redeploy with 3 packages, unchanged code", times.unchanged, "lock and bundle reused, no registry; target warm redeploy < 50 ms"),
     row("redeploy with 3 packages, unchanged, restarted", times.restarted, "new server: lock reused, bundled again, no runner"),
