@@ -54,8 +54,18 @@ export type HostMessage =
       maxLogBytes: number;
       maxLogEntries: number;
     }
-  /** Several invokes in one message (a batch), run in order. */
-  | { type: "invoke-many"; invokes: Array<Extract<HostMessage, { type: "invoke" }>> };
+  /**
+   * Several invokes in one message (a batch), run in order. Props and db
+   * props are the same for every call of a batch, so they travel once, in
+   * `shared`, and an invoke leaves them out.
+   */
+  | {
+      type: "invoke-many";
+      shared: { props: Record<string, unknown>; dbProps: string[] };
+      invokes: Array<Omit<InvokeMessage, "props" | "dbProps"> & Partial<Pick<InvokeMessage, "props" | "dbProps">>>;
+    };
+
+type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
 
 /**
  * Runner → host. Messages of a call carry its id. A call ends with `result` or

@@ -133,8 +133,8 @@ export class RunnerProcess {
           });
         }),
     );
-    // One message for the whole batch: one write, one parse.
-    const message: HostMessage = invokes.length === 1 ? invokes[0]! : { type: "invoke-many", invokes };
+    // One message for the whole batch: one write, one parse; props shared by the calls travel once.
+    const message: HostMessage = invokes.length === 1 ? invokes[0]! : batchMessage(invokes);
     this.post(message, (error) => {
       const failure = `The calls could not be sent to the runner: ${error.message}`;
       const first = this.calls[0]?.collector;
@@ -293,4 +293,19 @@ export class RunnerProcess {
     this.markExited();
     this.options.onExit(this);
   }
+}
+
+type Invoke = Extract<HostMessage, { type: "invoke" }>;
+
+function batchMessage(invokes: Invoke[]): HostMessage {
+  const { props, dbProps } = invokes[0]!;
+  return {
+    type: "invoke-many",
+    shared: { props, dbProps },
+    invokes: invokes.map(({ props: own, dbProps: ownDb, ...rest }) => ({
+      ...rest,
+      ...(own === props ? {} : { props: own }),
+      ...(ownDb === dbProps ? {} : { dbProps: ownDb }),
+    })),
+  };
 }

@@ -62,7 +62,10 @@ function start(): void {
   process.on("message", (message: HostMessage) => {
     if (message.type === "load") runner.setBundle(message.file);
     else if (message.type === "invoke") runner.enqueue(message);
-    else if (message.type === "invoke-many") for (const invoke of message.invokes) runner.enqueue(invoke);
+    else if (message.type === "invoke-many") {
+      const { props, dbProps } = message.shared;
+      for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps });
+    }
   });
 }
 

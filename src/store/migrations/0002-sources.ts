@@ -1,4 +1,8 @@
-import type { Kysely, Migration } from "kysely";
+import { sql, SqliteAdapter, type Kysely, type Migration } from "kysely";
+
+function isSqlite(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof SqliteAdapter;
+}
 
 /** Saved components, deployed sources, their events, logs and per-emitter state. */
 export const sourcesMigration: Migration = {
@@ -66,6 +70,8 @@ export const sourcesMigration: Migration = {
       .addColumn("event", "text", (col) => col.notNull())
       .addColumn("indexed_at_ms", "bigint", (col) => col.notNull())
       .addPrimaryKeyConstraint("events_pk", ["emitter_id", "ms", "seq"])
+      // SQLite: rows live in the primary key's b-tree, one b-tree fewer to write per event (PostgreSQL has no such option).
+      .$call((table) => (isSqlite(db) ? table.modifyEnd(sql`without rowid`) : table))
       .execute();
     await db.schema.createIndex("events_channel").on("events").columns(["emitter_id", "channel", "ms", "seq"]).execute();
 
