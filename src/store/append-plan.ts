@@ -1,6 +1,7 @@
 import { applyDedupe, type DedupeState, type Rejection, type PendingEmit } from "../domain/dedupe.js";
 import { nextEventIds, parseEventId } from "../domain/event-ids.js";
 import type { StoredEvent } from "../domain/sources.js";
+import { globFor } from "../domain/subscriptions.js";
 import type { EventBatch } from "./store.js";
 
 /** Where an emitter's ids and dedupe stand, as stored in `emitter_state`. */
@@ -45,6 +46,43 @@ export function planAppend(batch: EventBatch, current: EmitterState): AppendPlan
     state: { lastMs: last?.ms ?? 0, lastSeq: last?.seq ?? -1, dedupe: deduped.state },
     channels: [...new Set(events.map((event) => event.channel))],
   };
+}
+
+/** The subscription emitter ids that cover an emitter: itself and its glob. */
+export function emitterKeys(emitterId: string): string[] {
+  const glob = globFor(emitterId);
+  return glob ? [emitterId, glob] : [emitterId];
+}
+
+/** A subscription as the append sees it. */
+export interface SubscriptionMatch {
+  id: string;
+  emitter_id: string;
+  listener_id: string;
+  event_name: string;
+}
+
+/** The delivery rows for the events each matching subscription wants (same channel). */
+export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscriptions: SubscriptionMatch[]) {
+  const rows = [];
+  for (const subscription of subscriptions) {
+    for (const event of events) {
+      if (event.channel !== subscription.event_name) continue;
+      rows.push({
+        listener_id: subscription.listener_id,
+        emitter_id: batch.emitterId,
+        event_id: event.id,
+        owner_id: batch.ownerId,
+        subscription_id: subscription.id,
+        channel: event.channel,
+        status: "pending",
+        attempts: 0,
+        available_at: batch.now,
+        created_at: batch.now,
+      });
+    }
+  }
+  return rows;
 }
 
 /** Reads an `emitter_state` row into the state planAppend starts from. */

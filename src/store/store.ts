@@ -2,6 +2,7 @@ import type { ApiKey, User } from "../domain/accounts.js";
 import type { DedupeStrategy, PendingEmit, Rejection } from "../domain/dedupe.js";
 import type { PageRequest, PageSlice } from "../domain/paging.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
+import type { Delivery, Subscription } from "../domain/subscriptions.js";
 
 /**
  * The Store port. It speaks the domain, never SQL: every method is one
@@ -65,13 +66,22 @@ export interface Store {
 
   /**
    * In one transaction: dedupe against the emitter's state, assign ids, append,
-   * trim each touched channel to the retention, and (for a source's run) write
-   * its key-value store.
+   * trim each touched channel to the retention, record a delivery for each
+   * subscription that matches an event, and (for a source's run) write its
+   * key-value store.
    */
   appendEvents(batch: EventBatch): Promise<AppendResult>;
   listEvents(ownerId: string, emitterId: string, query: { channel?: string | null; page: PageRequest }): Promise<PageSlice<StoredEvent>>;
   /** Deletes events in an inclusive id range (all without bounds); returns how many. */
   deleteEvents(ownerId: string, emitterId: string, range: { startId?: string | undefined; endId?: string | undefined }): Promise<number>;
+  /** Creates a subscription, or returns the one that exists already for the same emitter, listener and event name. */
+  subscribe(subscription: Subscription): Promise<Subscription>;
+  /** Removes a subscription; false when the owner has none such. */
+  unsubscribe(ownerId: string, key: { emitterId: string; listenerId: string; eventName: string }): Promise<boolean>;
+  listSubscriptions(ownerId: string): Promise<Subscription[]>;
+  /** Deliveries waiting for a listener, oldest first (what the bus recorded with the events). */
+  pendingDeliveries(listenerId: string, limit: number): Promise<Delivery[]>;
+
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;
 }

@@ -186,5 +186,42 @@ export function describeSourceContract(name: string, makeBackend: () => Promise<
       await store.updateSource({ ...timed, nextTickAt: 61_000, active: false });
       expect(await store.nextTimerDueAt()).toBeNull();
     });
+
+    it("records a delivery per matching subscription with the events, once, for its owner only", async () => {
+      const at = Date.now();
+      const sub = (emitterId: string, eventName: string, listenerId: string, owner = ownerId) => ({
+        id: newId("subscription"),
+        ownerId: owner,
+        emitterId,
+        listenerId,
+        eventName,
+        createdAt: at,
+      });
+      const exact = await store.subscribe(sub(source.id, "", "p_exact"));
+      expect(await store.subscribe(sub(source.id, "", "p_exact"))).toEqual(exact); // idempotent
+      await store.subscribe(sub("dc_*", "alerts", "p_glob"));
+      await store.subscribe(sub("p_*", "", "p_workflows"));
+      await store.subscribe(sub(source.id, "", "p_other_owner", otherId));
+      expect((await store.listSubscriptions(ownerId)).map((s) => s.listenerId).sort()).toEqual(["p_exact", "p_glob", "p_workflows"]);
+
+      const appended = await store.appendEvents({
+        ownerId,
+        emitterId: source.id,
+        emits: [{ event: 1 }, { event: 2, name: "alerts" }, { event: 3 }],
+        dedupe: null,
+        retention: 100,
+        now: 9_000,
+      });
+      const [first, alert, third] = appended.events;
+      expect((await store.pendingDeliveries("p_exact", 10)).map((d) => d.eventId)).toEqual([first!.id, third!.id]);
+      expect(await store.pendingDeliveries("p_glob", 10)).toMatchObject([{ eventId: alert!.id, channel: "alerts", emitterId: source.id, status: "pending", attempts: 0 }]);
+      expect(await store.pendingDeliveries("p_workflows", 10)).toEqual([]);
+      expect(await store.pendingDeliveries("p_other_owner", 10)).toEqual([]);
+
+      expect(await store.unsubscribe(otherId, { emitterId: source.id, listenerId: "p_exact", eventName: "" })).toBe(false);
+      expect(await store.unsubscribe(ownerId, { emitterId: source.id, listenerId: "p_exact", eventName: "" })).toBe(true);
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [{ event: 4 }], dedupe: null, retention: 100, now: 9_001 });
+      expect(await store.pendingDeliveries("p_exact", 10)).toHaveLength(2);
+    });
   });
 }

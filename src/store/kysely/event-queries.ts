@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
-import { emitterStateOf, planAppend } from "../append-plan.js";
+import { deliveriesFor, emitterKeys, emitterStateOf, planAppend } from "../append-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
 import type { Store } from "../store.js";
@@ -20,6 +20,14 @@ export function eventQueries({ db }: QueryContext): EventQueries {
         if (plan.events.length > 0) {
           await trx.insertInto("events").values(plan.events.map((event) => toEventRow(event, batch.ownerId))).execute();
           for (const channel of plan.channels) await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
+          const subscriptions = await trx
+            .selectFrom("subscriptions")
+            .select(["id", "emitter_id", "listener_id", "event_name"])
+            .where("owner_id", "=", batch.ownerId)
+            .where("emitter_id", "in", emitterKeys(batch.emitterId))
+            .execute();
+          const deliveries = deliveriesFor(batch, plan.events, subscriptions);
+          if (deliveries.length > 0) await trx.insertInto("deliveries").values(deliveries).onConflict((oc) => oc.doNothing()).execute();
         }
         const values = { last_ms: plan.state.lastMs, last_seq: plan.state.lastSeq, dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe) };
         await trx

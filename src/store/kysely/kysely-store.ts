@@ -5,6 +5,7 @@ import type { QueryContext } from "./context.js";
 import { eventQueries } from "./event-queries.js";
 import { migrateToLatest } from "./migrate.js";
 import { sourceQueries } from "./source-queries.js";
+import { subscriptionQueries } from "./subscription-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
   kind: Store["kind"];
@@ -27,5 +28,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...componentQueries(options),
     ...sourceQueries(options),
     ...eventQueries(options),
+    ...subscriptionQueries(options),
   };
 }

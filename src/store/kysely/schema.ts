@@ -11,6 +11,8 @@ export interface Database {
   emitter_state: EmitterStateRow;
   events: EventRow;
   logs: LogRow;
+  subscriptions: SubscriptionRow;
+  deliveries: DeliveryRow;
 }
 
 export interface UserRow {
@@ -95,4 +97,26 @@ export interface LogRow {
   owner_id: string;
   stream: string;
   text: string;
+}
+
+export interface SubscriptionRow {
+  id: string;
+  owner_id: string;
+  emitter_id: string;
+  listener_id: string;
+  event_name: string;
+  created_at: number;
+}
+
+export interface DeliveryRow {
+  listener_id: string;
+  emitter_id: string;
+  event_id: string;
+  owner_id: string;
+  subscription_id: string;
+  channel: string;
+  status: string;
+  attempts: number;
+  available_at: number;
+  created_at: number;
 }

@@ -103,6 +103,8 @@ export function sourceQueries({ db, isUniqueViolation }: QueryContext): SourceQu
         await trx.deleteFrom("events").where("emitter_id", "=", sourceId).execute();
         await trx.deleteFrom("logs").where("emitter_id", "=", sourceId).execute();
         await trx.deleteFrom("emitter_state").where("emitter_id", "=", sourceId).execute();
+        await trx.deleteFrom("subscriptions").where("owner_id", "=", ownerId).where("emitter_id", "=", sourceId).execute();
+        await trx.deleteFrom("deliveries").where("owner_id", "=", ownerId).where("emitter_id", "=", sourceId).execute();
         return true;
       });
     },

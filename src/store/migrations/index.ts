@@ -3,6 +3,7 @@ import { accountsMigration } from "./0001-accounts.js";
 import { sourcesMigration } from "./0002-sources.js";
 import { sourceLimitsMigration } from "./0003-source-limits.js";
 import { componentLockMigration } from "./0004-component-lock.js";
+import { subscriptionsMigration } from "./0005-subscriptions.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0002-sources": sourcesMigration,
   "0003-source-limits": sourceLimitsMigration,
   "0004-component-lock": componentLockMigration,
+  "0005-subscriptions": subscriptionsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

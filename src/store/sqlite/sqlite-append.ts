@@ -1,7 +1,7 @@
 import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
 import { parseEventId } from "../../domain/event-ids.js";
-import { emitterStateOf, planAppend } from "../append-plan.js";
+import { deliveriesFor, emitterKeys, emitterStateOf, planAppend, type SubscriptionMatch } from "../append-plan.js";
 import type { AppendResult, EventBatch } from "../store.js";
 
 /**
@@ -25,6 +25,13 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
      ON CONFLICT (emitter_id) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, dedupe_state = excluded.dedupe_state`,
   );
   const writeDb = database.prepare("UPDATE sources SET db_state = ? WHERE id = ? AND owner_id = ?");
+  const matchingSubscriptions = database.prepare(
+    "SELECT id, emitter_id, listener_id, event_name FROM subscriptions WHERE owner_id = ? AND emitter_id IN (?, ?)",
+  );
+  const insertDelivery = database.prepare(
+    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  );
 
   const append = database.transaction((batch: EventBatch): AppendResult => {
     const plan = planAppend(batch, emitterStateOf(readState.get(batch.emitterId) as Parameters<typeof emitterStateOf>[0]));
@@ -33,6 +40,13 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
       insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, JSON.stringify(event.event ?? null), event.indexedAtMs);
     }
     for (const channel of plan.channels) trim.run(batch.emitterId, channel, batch.emitterId, channel, batch.retention - 1);
+    if (plan.events.length > 0) {
+      const [own, glob] = emitterKeys(batch.emitterId);
+      const subscriptions = matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[];
+      for (const row of deliveriesFor(batch, plan.events, subscriptions)) {
+        insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at);
+      }
+    }
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);
     writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
