@@ -29,7 +29,8 @@ export interface SpawnCommand {
 
 export interface RunnerProcessOptions {
   command: SpawnCommand;
-  bundleFile: string;
+  /** The bundle to load; absent for a spare, which gets one later (adopt). */
+  bundleFile?: string | undefined;
   memoryMb: number;
   logger: Logger | undefined;
   /** Called once, when the process is gone. */
@@ -85,7 +86,17 @@ export class RunnerProcess {
     this.child = spawn(command, args, { cwd, env: {}, stdio, serialization: "json" });
     this.pid = this.child.pid;
     this.listen();
-    this.post({ type: "load", file: options.bundleFile });
+    if (options.bundleFile) this.post({ type: "load", file: options.bundleFile });
+  }
+
+  /**
+   * Gives a spare (started without a bundle) its bundle and its pool hooks.
+   * The runner requires the file on its first call, as any runner does.
+   */
+  adopt(bundleFile: string, hooks: Pick<RunnerProcessOptions, "onExit" | "onFault">): void {
+    this.options.onExit = hooks.onExit;
+    this.options.onFault = hooks.onFault;
+    this.post({ type: "load", file: bundleFile });
   }
 
   get isAlive(): boolean {

@@ -18,12 +18,12 @@
  * runner's memory, though a warm runner keeps its loaded module.
  */
 import { realpathSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { ComponentManifest } from "../domain/component-manifest.js";
 import { bubblewrapArgs, checkBubblewrap } from "./bubblewrap.js";
 import type { HttpResponse } from "./http-response.js";
-import { resolveLimits, type Limits } from "./limits.js";
+import { DEFAULT_LIMITS, resolveLimits, type Limits } from "./limits.js";
 import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-flags.js";
 import { RunnerPool, type RunnerHooks } from "./pool.js";
 import type { ComponentCall, DbSnapshot, RunnerCall } from "./protocol.js";
@@ -31,6 +31,7 @@ import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
 import type { CallOutcome, EmittedEvent, LogEntry } from "./call-collector.js";
 import { RunnerProcess, type SpawnCommand } from "./runner-process.js";
 import type { SandboxError } from "./sandbox-error.js";
+import { SpareRunner } from "./spare-runner.js";
 
 export interface SandboxOptions {
   /** Runner processes at most, busy and idle together. Default 4. */
@@ -42,6 +43,8 @@ export interface SandboxOptions {
   bubblewrap?: "auto" | "off";
   /** Where the sandbox may write its own files (the runner, when running from source). */
   workDir: string;
+  /** Keep one runner started ahead, so new code does not wait for a process to start. Default true. */
+  spare?: boolean;
 }
 
 export interface ComponentBundle {
@@ -157,22 +160,45 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   let entry: Promise<RunnerEntry> | undefined;
   let closed = false;
 
+  let spare: SpareRunner | undefined;
+  const spareFor = (runnerEntry: RunnerEntry): SpareRunner | undefined => {
+    if (options.spare === false) return undefined;
+    spare ??= new SpareRunner({
+      root: join(options.workDir, "spares"),
+      memoryMb: DEFAULT_LIMITS.memoryMb,
+      logger: options.logger,
+      start: (dir, hooks) =>
+        new RunnerProcess({
+          command: spawnCommand(support, bwrap, runnerEntry, { id: "spare", ownerId: "", file: join(dir, "component.cjs") }, DEFAULT_LIMITS.memoryMb),
+          memoryMb: DEFAULT_LIMITS.memoryMb,
+          logger: options.logger,
+          ...hooks,
+        }),
+    });
+    return spare;
+  };
+
   const acquire = async (bundle: ComponentBundle, limits: Limits): Promise<RunnerProcess | SandboxError> => {
     if (closed) throw new Error("The sandbox is closed.");
     const runnerEntry = await (entry ??= prepareRunnerEntry(options.workDir));
     const key = JSON.stringify([bundle.ownerId, bundle.id, limits.memoryMb]);
-    const start = (hooks: RunnerHooks): RunnerProcess =>
-      new RunnerProcess({
-        command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb),
-        bundleFile: realpathOr(bundle.file),
-        memoryMb: limits.memoryMb,
-        logger: options.logger,
-        ...hooks,
-      });
+    const spareRunner = spareFor(runnerEntry);
+    let started = false;
+    const start = (hooks: RunnerHooks): RunnerProcess => {
+      started = true;
+      const bundleFile = realpathOr(bundle.file);
+      return (
+        spareRunner?.take(bundleFile, limits.memoryMb, hooks) ??
+        new RunnerProcess({ command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb), bundleFile, memoryMb: limits.memoryMb, logger: options.logger, ...hooks })
+      );
+    };
     try {
       return await pool.acquire(key, start);
     } catch (error) {
       return { code: "RunnerCrashed", name: "RunnerCrashed", message: (error as Error).message };
+    } finally {
+      // A runner was started for new code: have the next one ready, after this call is under way.
+      if (started && spareRunner) setImmediate(() => spareRunner.refill());
     }
   };
 
@@ -253,6 +279,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     },
     async close() {
       closed = true;
+      await spare?.close();
       await pool.close();
       if (entry) await (await entry.catch(() => undefined))?.dispose();
     },
