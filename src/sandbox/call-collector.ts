@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
-import type { DbSnapshot, EmitMeta, LogStream } from "./protocol.js";
+import type { DbSnapshot, EmitMeta, LogStream, StepOutcome } from "./protocol.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 export interface LogEntry {
@@ -26,9 +26,11 @@ export interface CallOutcome {
   db: DbSnapshot | null;
   emits: EmittedEvent[];
   logs: LogEntry[];
+  /** A step call's record, as the runner reported it with its result or error. */
+  step?: StepOutcome;
 }
 
-export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db">;
+export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db" | "step">;
 
 export class CallCollector {
   readonly id: number;

@@ -19,7 +19,44 @@ export type ComponentCall =
   | { kind: "run"; event?: unknown }
   | { kind: "hook"; hook: "deploy" | "activate" | "deactivate" }
   | { kind: "options"; prop: string; args: Record<string, unknown> }
-  | { kind: "method"; method: string; args: unknown[] };
+  | { kind: "method"; method: string; args: unknown[] }
+  /** A workflow code step or a published action: `run({ steps, $ })`; the result carries a StepOutcome. */
+  | { kind: "step"; steps: Record<string, unknown>; context: StepContext };
+
+/**
+ * `$.context` of a step, passed through as the host sends it (JSON). The
+ * sandbox neither reads nor adjusts it: the call's real time limit is still
+ * `limits.timeoutMs`.
+ */
+export interface StepContext {
+  /** When the run must be done, as epoch milliseconds. */
+  deadline: number;
+  /** `runs`: how many times this run has been executed (1 the first time); `context`: what `$.flow.rerun` passed. */
+  run: { runs: number; context?: unknown };
+  workflowId: string;
+  stepId: string;
+  [field: string]: unknown;
+}
+
+export type StepSendType = "http" | "email" | "s3" | "emit" | "sse";
+
+/** A `$.send.*` call, checked and recorded in the runner; the host carries it out after the run. */
+export interface StepSend {
+  type: StepSendType;
+  payload: unknown;
+}
+
+/** What a step recorded through `$`, beside its return value. */
+export interface StepOutcome {
+  /** `$.export(name, value)`, as JSON; `$summary` is not among them. */
+  exports: Record<string, unknown>;
+  /** `$.export("$summary", text)`. */
+  summary: string | null;
+  /** `$.flow.exit(reason)` was called: the workflow run ends after this step, successfully. */
+  exit: { reason: string | null } | null;
+  /** In call order. */
+  sends: StepSend[];
+}
 
 /** `inspect` answers with the ComponentManifest as the result's value. */
 export type RunnerCall = ComponentCall | { kind: "inspect" };
@@ -84,8 +121,9 @@ export type CallMessage<R = HttpResponse> =
   | { type: "log"; id: number; stream: LogStream; text: string; ts: number }
   | { type: "emit"; id: number; event: unknown; meta: EmitMeta }
   | { type: "respond"; id: number; response: R }
-  | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean }
-  | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean };
+  /** `step` only for a step call; also on its error, with what the step recorded before it failed. */
+  | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean; step?: StepOutcome }
+  | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean; step?: StepOutcome };
 
 const SANDBOX_ERROR_CODES = new Set([
   "UserError",
@@ -139,6 +177,32 @@ function readResponse(value: unknown): HttpResponse | undefined {
   return { status, headers, body };
 }
 
+const STEP_SEND_TYPES = new Set<unknown>(["http", "email", "s3", "emit", "sse"] satisfies StepSendType[]);
+
+/**
+ * The shape only: the runner checked each payload's fields, but a runner's
+ * word is not trusted, so whoever carries out a send checks what it needs.
+ */
+function readStep(value: unknown): StepOutcome | undefined {
+  if (!isRecord(value) || !isRecord(value.exports) || !Array.isArray(value.sends)) return undefined;
+  const { summary, exit } = value;
+  if (summary !== null && typeof summary !== "string") return undefined;
+  if (exit !== null && !(isRecord(exit) && (exit.reason === null || typeof exit.reason === "string"))) return undefined;
+  const sends: StepSend[] = [];
+  for (const send of value.sends) {
+    if (!isRecord(send) || !STEP_SEND_TYPES.has(send.type) || !isRecord(send.payload)) return undefined;
+    sends.push({ type: send.type as StepSendType, payload: send.payload });
+  }
+  return { exports: { ...value.exports }, summary, exit: exit === null ? null : { reason: exit.reason as string | null }, sends };
+}
+
+/** Absent stays absent; present must be well formed, else the whole message is not. */
+function readOptionalStep(value: unknown): { step?: StepOutcome } | undefined {
+  if (value === undefined) return {};
+  const step = readStep(value);
+  return step ? { step } : undefined;
+}
+
 function readMeta(value: unknown): EmitMeta | undefined {
   if (!isRecord(value)) return undefined;
   const meta: EmitMeta = {};
@@ -182,14 +246,16 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
     }
     case "result": {
       const db = readDb(raw.db);
-      if (!isCallId(raw.id) || db === undefined) return undefined;
-      return { type: "result", id: raw.id, value: raw.value, db, retire: raw.retire === true };
+      const step = readOptionalStep(raw.step);
+      if (!isCallId(raw.id) || db === undefined || !step) return undefined;
+      return { type: "result", id: raw.id, value: raw.value, db, retire: raw.retire === true, ...step };
     }
     case "error": {
       const db = readDb(raw.db);
       const error = readError(raw.error);
-      if ((raw.id !== null && !isCallId(raw.id)) || db === undefined || !error) return undefined;
-      return { type: "error", id: raw.id, error, db, retire: raw.retire === true };
+      const step = readOptionalStep(raw.step);
+      if ((raw.id !== null && !isCallId(raw.id)) || db === undefined || !error || !step) return undefined;
+      return { type: "error", id: raw.id, error, db, retire: raw.retire === true, ...step };
     }
     default:
       return undefined;

@@ -11,7 +11,7 @@ import { CallCollector, type CallEnding, type CallOutcome } from "./call-collect
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
-import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall } from "./protocol.js";
+import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome } from "./protocol.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 export interface SpawnCommand {
@@ -246,9 +246,9 @@ export class RunnerProcess {
       case "respond":
         return collector.respond(message.response);
       case "result":
-        return this.finish(collector, { ok: true, value: message.value, db: message.db }, message.retire);
+        return this.finish(collector, { ok: true, value: message.value, db: message.db, ...stepOf(message) }, message.retire);
       case "error":
-        return this.finish(collector, { ok: false, error: message.error, db: message.db }, message.retire || RETIRING_CODES.has(message.error.code));
+        return this.finish(collector, { ok: false, error: message.error, db: message.db, ...stepOf(message) }, message.retire || RETIRING_CODES.has(message.error.code));
     }
   }
 
@@ -307,6 +307,10 @@ export class RunnerProcess {
 }
 
 type Invoke = Extract<HostMessage, { type: "invoke" }>;
+
+function stepOf(message: { step?: StepOutcome }): Pick<CallEnding, "step"> {
+  return message.step ? { step: message.step } : {};
+}
 
 function batchMessage(invokes: Invoke[]): HostMessage {
   const { props, dbProps } = invokes[0]!;

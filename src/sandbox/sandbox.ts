@@ -26,7 +26,7 @@ import type { HttpResponse } from "./http-response.js";
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from "./limits.js";
 import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-flags.js";
 import { RunnerPool, type RunnerHooks } from "./pool.js";
-import type { ComponentCall, DbSnapshot, RunnerCall } from "./protocol.js";
+import type { ComponentCall, DbSnapshot, RunnerCall, StepOutcome } from "./protocol.js";
 import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
 import type { CallOutcome, EmittedEvent, LogEntry } from "./call-collector.js";
 import { RunnerProcess, type SpawnCommand } from "./runner-process.js";
@@ -72,19 +72,25 @@ export interface InvokeRequest {
 }
 
 export interface InvokeCallbacks {
-  /** The component called respond() on an HTTP prop: the HTTP caller can be answered now, before run ends. */
+  /** The component called respond() on an HTTP prop, or $.respond() in a step: the HTTP caller can be answered now, before run ends. */
   onRespond?(response: HttpResponse): void;
 }
 
 export interface InvokeResult {
   ok: boolean;
-  /** What run, the hook, the options method or the method returned, as JSON. */
+  /** What run (of a source or a step), the hook, the options method or the method returned, as JSON. */
   value?: unknown;
   emits: EmittedEvent[];
   /** The store after the call when it changed, else null (also when the runner died: its writes are lost). */
   db: DbSnapshot | null;
   logs: LogEntry[];
   error?: SandboxError;
+  /**
+   * A step call's exports, summary, exit and sends; on an error too, with
+   * what the step recorded before it failed. Absent when the runner could not
+   * say (it died, or ran past its time or log limit).
+   */
+  step?: StepOutcome;
   durationMs: number;
 }
 
@@ -149,6 +155,7 @@ function toResult(outcome: CallOutcome, durationMs: number): InvokeResult {
   const result: InvokeResult = { ok: outcome.ok, emits: outcome.emits, db: outcome.db, logs: outcome.logs, durationMs };
   if (outcome.value !== undefined) result.value = outcome.value;
   if (outcome.error) result.error = outcome.error;
+  if (outcome.step) result.step = outcome.step;
   return result;
 }
 

@@ -1,13 +1,15 @@
 /**
  * The runner's side of one call: it streams logs, emits and the HTTP
- * response to the host as they happen, keeps the db, and ends the call once
- * (with a result or an error); whatever user code does after that is dropped.
+ * response to the host as they happen, keeps the db (and a step's record),
+ * and ends the call once (with a result or an error); whatever user code
+ * does after that is dropped.
  */
-import type { CallMessage, DbSnapshot, EmitMeta, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
+import type { CallMessage, DbSnapshot, EmitMeta, LogStream, RunnerMessage, StepOutcome, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { DbStore } from "./db-store.js";
 import { toJsonText } from "./json-check.js";
 import { toHttpResponse } from "./respond.js";
+import type { StepRecorder } from "./step-recorder.js";
 
 /** Events a call may emit, as JSON text: they stream to the host, whose memory this protects. */
 export const MAX_EMIT_BYTES = 32 * 1024 * 1024;
@@ -25,6 +27,8 @@ export interface ActiveCallOptions {
   db: DbSnapshot;
   maxLogBytes: number;
   maxLogEntries: number;
+  /** Set for a step call: what its `$` records, sent with the result or the error. */
+  step?: StepRecorder | undefined;
   send(message: RunnerMessage<WireResponse>): void;
 }
 
@@ -60,6 +64,7 @@ function readMeta(meta: unknown): EmitMeta {
 export class ActiveCall {
   readonly id: number;
   readonly db: DbStore;
+  readonly step: StepRecorder | undefined;
   private readonly options: ActiveCallOptions;
   private finished = false;
   private logBytes = 0;
@@ -74,6 +79,7 @@ export class ActiveCall {
     this.options = options;
     this.id = options.id;
     this.db = new DbStore(options.db);
+    this.step = options.step;
   }
 
   get ended(): boolean {
@@ -108,10 +114,11 @@ export class ActiveCall {
     this.queue({ type: "emit", id: this.id, event: text === undefined ? undefined : JSON.parse(text), meta: checkedMeta }, text?.length ?? 0);
   }
 
-  respond(input: unknown): void {
-    this.assertOpen("respond()");
-    if (this.responded) throw new Error("respond() was already called in this invocation; an HTTP request gets one response.");
-    const response = toHttpResponse(input);
+  /** `what` names the function user code called: respond() of an HTTP prop, or a step's $.respond(). */
+  respond(input: unknown, what = "respond()"): void {
+    this.assertOpen(what);
+    if (this.responded) throw new Error(`${what} was already called in this invocation; an HTTP request gets one response.`);
+    const response = toHttpResponse(input, what);
     this.responded = true;
     const body = response.body instanceof Uint8Array ? { base64: Buffer.from(response.body).toString("base64") } : response.body;
     this.queue({ type: "respond", id: this.id, response: { ...response, body } }, 0);
@@ -130,15 +137,22 @@ export class ActiveCall {
       return;
     }
     this.finished = true;
-    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false }, 0);
+    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false, ...this.closeStep() }, 0);
     this.flush();
   }
 
   fail(error: SandboxError, retire: boolean): void {
     if (this.finished) return;
     this.finished = true;
-    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire }, 0);
+    // A failed step still reports what it exported (and sent, and whether it exited) before the failure.
+    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire, ...this.closeStep() }, 0);
     this.flush();
+  }
+
+  private closeStep(): { step?: StepOutcome } {
+    if (!this.step) return {};
+    this.step.close();
+    return { step: this.step.outcome() };
   }
 
   private queue(message: CallMessage<WireResponse>, bytes: number): void {

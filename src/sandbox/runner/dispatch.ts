@@ -1,9 +1,16 @@
-/** Runs one call against a loaded component: run, a hook, an options method, a method, or inspect. */
+/** Runs one call against a loaded component: run, a step, a hook, an options method, a method, or inspect. */
 import type { RunnerCall } from "../protocol.js";
 import { InvalidComponentError, isAppDeclaration, type Component, type PropDeclaration } from "./component.js";
 import { buildAppInstance, buildInstance, type Instance, type InstanceContext } from "./instance.js";
 import { describeComponent, describeValue } from "./manifest.js";
 import { resolveProp } from "./prop-definition.js";
+import type { StepRecorder } from "./step-recorder.js";
+import { runStep } from "./step.js";
+
+export interface DispatchContext extends InstanceContext {
+  /** What a step call's `$` records into; the runner makes one for every step call. */
+  step?: StepRecorder | undefined;
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -42,13 +49,18 @@ async function callMethod(component: Component, instance: Instance, method: stri
   return fn.apply(instance, args);
 }
 
-export async function dispatch(component: Component, call: RunnerCall, context: InstanceContext): Promise<unknown> {
+export async function dispatch(component: Component, call: RunnerCall, context: DispatchContext): Promise<unknown> {
   if (call.kind === "inspect") return describeComponent(component);
   const instance = buildInstance(component, context);
   switch (call.kind) {
     case "run":
       if (!component.run) throw new InvalidComponentError("The component has no run method.");
       return component.run.call(instance, call.event);
+    case "step": {
+      const recorder = context.step;
+      if (!recorder) throw new Error("A step call needs a step recorder.");
+      return runStep(component, instance, call, { recorder, respond: (response, what) => context.respond(response, what) });
+    }
     case "hook": {
       const hook = component.hooks[call.hook];
       return hook ? hook.call(instance) : undefined;

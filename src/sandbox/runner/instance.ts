@@ -14,7 +14,8 @@ export interface InstanceContext {
   dbProps: string[];
   db: DbStore;
   emit(event: unknown, meta: unknown): void;
-  respond(response: unknown): void;
+  /** `what` names the caller in errors: respond() by default, $.respond() in a step. */
+  respond(response: unknown, what?: string): void;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

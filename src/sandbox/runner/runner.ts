@@ -9,6 +9,7 @@ import { ActiveCall } from "./active-call.js";
 import { InvalidComponentError, loadComponent, type Component } from "./component.js";
 import { describeThrown, trimStack } from "./describe-thrown.js";
 import { dispatch } from "./dispatch.js";
+import { StepRecorder } from "./step-recorder.js";
 
 export type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
 
@@ -53,7 +54,8 @@ export class Runner {
   }
 
   private async invoke(message: InvokeMessage): Promise<void> {
-    const call = new ActiveCall({ ...message, db: message.carryDb ? this.carried : message.db, send: this.options.send });
+    const step = message.call.kind === "step" ? new StepRecorder() : undefined;
+    const call = new ActiveCall({ ...message, db: message.carryDb ? this.carried : message.db, step, send: this.options.send });
     this.current = call;
     try {
       await this.run(call, message);
@@ -71,7 +73,8 @@ export class Runner {
         dbProps: message.dbProps,
         db: call.db,
         emit: (event, meta) => call.emit(event, meta),
-        respond: (response) => call.respond(response),
+        respond: (response, what) => call.respond(response, what),
+        step: call.step,
       });
       // One turn of the event loop, so that a promise the call left rejected fails this call.
       await nextTurn();
