@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ComponentManifest, PropManifest } from "./component-manifest.js";
 import { toConfigurableProps, validateComponent } from "./component-rules.js";
-import { ValidationError } from "./errors.js";
+import { validationFieldOf as fieldOf } from "../../test/helpers/validation.js";
 
 const manifest = (over: Partial<ComponentManifest> = {}): ComponentManifest => ({
   name: "New item",
@@ -15,16 +15,6 @@ const manifest = (over: Partial<ComponentManifest> = {}): ComponentManifest => (
 });
 const action = (over: Partial<ComponentManifest> = {}) => manifest({ type: "action", ...over });
 const timer = { type: "$.interface.timer", default: { intervalSeconds: 900 } };
-
-function fieldOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ValidationError) return error.field;
-    throw error;
-  }
-  throw new Error("expected a ValidationError");
-}
 
 const PASSING: Array<[string, ComponentManifest]> = [
   ["a minimal source", manifest()],

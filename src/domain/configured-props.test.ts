@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PropManifest } from "./component-manifest.js";
 import { validateComponent, type ValidatedComponent } from "./component-rules.js";
 import { MAX_PROP_VALUE_BYTES, validateConfiguredProps } from "./configured-props.js";
-import { ValidationError } from "./errors.js";
+import { validationFieldOf as fieldOf } from "../../test/helpers/validation.js";
 
 function component(props: Record<string, PropManifest>, over: { type?: string; hasAdditionalProps?: boolean } = {}): ValidatedComponent {
   return validateComponent({
@@ -17,16 +17,6 @@ function component(props: Record<string, PropManifest>, over: { type?: string; h
   });
 }
 const source = (props: Record<string, PropManifest>) => component(props, { type: "source" });
-
-function fieldOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ValidationError) return error.field;
-    throw error;
-  }
-  throw new Error("expected a ValidationError");
-}
 
 const timer = { type: "$.interface.timer", default: { intervalSeconds: 900 } };
 const abc = { type: "string", options: ["a", "b", "c"] };

@@ -1,19 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "./errors.js";
 import { validateProp } from "./prop-rules.js";
 import type { ComponentKind } from "./prop-types.js";
+import { validationFieldOf as fieldOf } from "../../test/helpers/validation.js";
 
 const fn = { $fn: true };
-
-function fieldOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ValidationError) return error.field;
-    throw error;
-  }
-  throw new Error("expected a ValidationError");
-}
 
 // [rule, declared prop, component kind]
 const PASSING: Array<[string, unknown, ComponentKind]> = [

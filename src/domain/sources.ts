@@ -79,4 +79,3 @@ export interface LogEntry {
 
 export const DEFAULT_EVENT_RETENTION = 100;
 export const LOG_RETENTION = 1_000;
-export const DB_LIMIT_BYTES = 60 * 1024;

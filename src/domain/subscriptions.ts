@@ -27,16 +27,9 @@ export interface Delivery {
   createdAt: number;
 }
 
-export const EMITTER_GLOBS = ["dc_*", "p_*"] as const;
-
 /** The glob that also matches `emitterId` (`dc_*` for a source), or null for other ids. */
 export function globFor(emitterId: string): string | null {
   if (emitterId.startsWith("dc_")) return "dc_*";
   if (emitterId.startsWith("p_")) return "p_*";
   return null;
-}
-
-/** Whether a subscription's emitter (an id or a glob) covers an emitter id. */
-export function emitterMatches(subscribed: string, emitterId: string): boolean {
-  return subscribed === emitterId || subscribed === globFor(emitterId);
 }

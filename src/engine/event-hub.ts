@@ -27,8 +27,4 @@ export class EventHub {
     this.emitter.on(emitterId, listener);
     return () => this.emitter.off(emitterId, listener);
   }
-
-  listenerCount(emitterId: string): number {
-    return this.emitter.listenerCount(emitterId);
-  }
 }

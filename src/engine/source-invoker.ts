@@ -11,6 +11,7 @@ import type { SandboxError } from "../sandbox/sandbox-error.js";
 import type { Store } from "../store/store.js";
 import type { ComponentLoader } from "./component-loader.js";
 import type { EventHub } from "./event-hub.js";
+import { ExpiringCache } from "./expiring-cache.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import type { SecretBox } from "./secrets.js";
 import { runtimeProps } from "./source-props.js";
@@ -83,7 +84,7 @@ const SOURCE_CACHE_MS = 1_000;
 export class SourceInvoker {
   private readonly mutex = new KeyedMutex();
   /** Per source: the commit chain's tail, how many commits are in it, and the store they will write. */
-  private readonly sources = new Map<string, { source: DeployedSource; until: number }>();
+  private readonly sources = new ExpiringCache<string, DeployedSource>({ ttlMs: SOURCE_CACHE_MS, maxEntries: 10_000 });
   private readonly commits = new Map<string, { tail: Promise<void>; count: number; db: Record<string, unknown> | null }>();
   private readonly queues = new Map<string, { ownerId: string; items: PendingCall[] }>();
   private readonly components = new Map<string, { saved: SavedComponent; validated: ValidatedComponent }>();
@@ -179,17 +180,14 @@ export class SourceInvoker {
    * process is seen within the second.
    */
   private async freshSource(ownerId: string, sourceId: string): Promise<DeployedSource> {
-    const now = Date.now();
     const cached = this.sources.get(sourceId);
-    if (cached && cached.until > now && cached.source.ownerId === ownerId) return cached.source;
+    if (cached?.ownerId === ownerId) return cached;
     const source = await this.options.store.findSource(ownerId, sourceId);
     if (!source) {
       this.sources.delete(sourceId);
       throw new NotFoundError("source", sourceId);
     }
-    if (this.sources.size >= 10_000) this.sources.clear();
-    this.sources.set(sourceId, { source, until: now + SOURCE_CACHE_MS });
-    return source;
+    return this.sources.set(sourceId, source);
   }
 
   /** Queues a commit behind the source's earlier ones; the store it will write is what later batches start from. */

@@ -110,7 +110,7 @@ export class SourceLifecycle {
         ...current,
         componentId: after.saved.id,
         name,
-        nameSlug: name === current.name ? current.nameSlug : await this.freeSlug(ownerId, name, current.id),
+        nameSlug: name === current.name ? current.nameSlug : await this.freeSlug(ownerId, name, current.nameSlug),
         active: input.active ?? current.active,
         retention: input.retention ?? current.retention,
         limits: limitsOf(input, current.limits),
@@ -202,13 +202,11 @@ export class SourceLifecycle {
     return { ...source, timer, nextTickAt };
   }
 
-  private async freeSlug(ownerId: string, name: string, selfId: string | null): Promise<string> {
+  /** A free slug for `name`; the source's own slug (`ownSlug`, on a rename) counts as free. */
+  private async freeSlug(ownerId: string, name: string, ownSlug: string | null): Promise<string> {
     const base = slugify(name);
     const taken = await this.options.store.takenSlugs(ownerId, base);
-    if (selfId) {
-      const self = await this.options.store.findSource(ownerId, selfId);
-      if (self) taken.delete(self.nameSlug);
-    }
+    if (ownSlug) taken.delete(ownSlug);
     return uniqueSlug(base, taken);
   }
 

@@ -6,6 +6,7 @@ import type { HttpResponse } from "../sandbox/http-response.js";
 import type { Store } from "../store/store.js";
 import type { ComponentInput, ComponentLoader } from "./component-loader.js";
 import type { EventHub, HubMessage } from "./event-hub.js";
+import { ExpiringCache } from "./expiring-cache.js";
 import { describeError, type InvocationResult, type SourceInvoker } from "./source-invoker.js";
 import type { DeployInput, SourceLifecycle, UpdateInput } from "./source-lifecycle.js";
 import { openSecrets } from "./source-props.js";
@@ -40,7 +41,7 @@ export interface SourcesServiceOptions {
 const ENDPOINT_CACHE_MS = 1_000;
 
 export class SourcesService {
-  private readonly endpoints = new Map<string, { source: DeployedSource; customResponse: boolean; until: number }>();
+  private readonly endpoints = new ExpiringCache<string, { source: DeployedSource; customResponse: boolean }>({ ttlMs: ENDPOINT_CACHE_MS, maxEntries: 10_000 });
 
   constructor(private readonly options: SourcesServiceOptions) {}
 
@@ -140,9 +141,8 @@ export class SourcesService {
   }
 
   private async endpoint(token: string): Promise<{ source: DeployedSource; customResponse: boolean }> {
-    const now = Date.now();
     const cached = this.endpoints.get(token);
-    if (cached && cached.until > now) return cached;
+    if (cached) return cached;
     const source = await this.options.store.findSourceByEndpoint(token);
     if (!source || !source.active) {
       this.endpoints.delete(token);
@@ -150,10 +150,7 @@ export class SourcesService {
     }
     const { validated } = await this.componentOf(source);
     const customResponse = Boolean(validated.props.find((prop) => prop.baseType === "$.interface.http")?.customResponse);
-    if (this.endpoints.size >= 10_000) this.endpoints.clear();
-    const entry = { source, customResponse, until: now + ENDPOINT_CACHE_MS };
-    this.endpoints.set(token, entry);
-    return entry;
+    return this.endpoints.set(token, { source, customResponse });
   }
 }
 

@@ -151,6 +151,9 @@ function spawnCommand(support: NodeFlagSupport, bwrap: string | null, entry: Run
 /** The descriptor after stdin, stdout, stderr and the IPC channel. */
 const BWRAP_INFO_FD = 4;
 
+/** A call as executeBatch takes it: an InvokeRequest, or the inspect call the sandbox makes itself. */
+type RunnerRequest = Omit<InvokeRequest, "call"> & { call: RunnerCall };
+
 function toResult(outcome: CallOutcome, durationMs: number): InvokeResult {
   const result: InvokeResult = { ok: outcome.ok, emits: outcome.emits, db: outcome.db, logs: outcome.logs, durationMs };
   if (outcome.value !== undefined) result.value = outcome.value;
@@ -209,7 +212,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }
   };
 
-  const executeBatch = async (requests: InvokeRequest[], callbacks: Array<InvokeCallbacks | undefined>): Promise<InvokeResult[]> => {
+  const executeBatch = async (requests: RunnerRequest[], callbacks: Array<InvokeCallbacks | undefined>): Promise<InvokeResult[]> => {
     const first = requests[0];
     if (!first) return [];
     const limits = resolveLimits(first.limits);
@@ -258,28 +261,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     return [...(outcomes.slice(0, stranded) as InvokeResult[]), ...rerun];
   };
 
-  const execute = async (bundle: ComponentBundle, call: RunnerCall, request: Omit<InvokeRequest, "bundle" | "call">, onRespond?: (response: HttpResponse) => void): Promise<InvokeResult> => {
-    const limits = resolveLimits(request.limits);
-    const runner = await acquire(bundle, limits);
-    if (!(runner instanceof RunnerProcess)) return { ok: false, emits: [], db: null, logs: [], error: runner, durationMs: 0 };
-    const started = performance.now();
-    try {
-      const outcome = await runner.call({ call, props: request.props, dbProps: request.dbProps, db: request.db, limits, onRespond });
-      return toResult(outcome, Math.round(performance.now() - started));
-    } finally {
-      pool.release(runner);
-    }
-  };
-
   return {
     isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null },
     async inspect(bundle, limits) {
-      const result = await execute(bundle, { kind: "inspect" }, { props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) });
-      if (result.ok) return { ok: true, manifest: result.value as ComponentManifest };
-      return { ok: false, error: result.error ?? { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner gave no answer." } };
+      const [result] = await executeBatch([{ bundle, call: { kind: "inspect" }, props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) }], []);
+      if (result?.ok) return { ok: true, manifest: result.value as ComponentManifest };
+      return { ok: false, error: result?.error ?? { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner gave no answer." } };
     },
     invoke(request, callbacks) {
-      return execute(request.bundle, request.call, request, callbacks?.onRespond?.bind(callbacks));
+      return executeBatch([request], [callbacks]).then(([result]) => result!);
     },
     invokeBatch(requests, callbacks = []) {
       return executeBatch(requests, callbacks);

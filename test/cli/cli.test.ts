@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/child.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { freePort } from "../helpers/ports.js";
 
 describe("the runnel CLI against a real server", () => {
   let server: TestServer;
@@ -110,15 +110,3 @@ describe("the runnel CLI against a real server", () => {
     }
   });
 });
-
-/** A port nothing listens on: bound by us for a moment, then released. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}

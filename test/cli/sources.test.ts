@@ -1,12 +1,13 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer as createHttpServer } from "node:http";
-import { createServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, type CliResult } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { ECHO_JS, FIXTURES, writeFixtures } from "./fixtures.js";
+import { freePort } from "../helpers/ports.js";
 
 describe("runnel source commands against a real server", () => {
   let server: TestServer;
@@ -201,15 +202,3 @@ describe("runnel source commands against a real server", () => {
     expect(await readFile(join(dir, "say-hi", "say-hi.mjs"), "utf8")).toContain('type: "action"');
   });
 });
-
-/** A port nothing listens on: bound for a moment, then released. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
