@@ -12,8 +12,12 @@ import { toHttpError } from "./error-mapping.js";
 import { apiKeysRoutes } from "./routes/api-keys.js";
 import { healthRoutes } from "./routes/health.js";
 import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
+import { outboxRoutes } from "./routes/outbox.js";
 import { usersRoutes } from "./routes/users.js";
+import { subscriptionsRoutes } from "./routes/subscriptions.js";
+import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
+import { registryRoutes } from "./routes/registry.js";
 import { sourcesRoutes } from "./routes/sources.js";
 import { sourceEventsRoutes } from "./routes/source-events.js";
 import { ENDPOINT_PREFIX, httpEndpointRoutes } from "./http-endpoint/routes.js";
@@ -105,8 +109,12 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(usersRoutes, { accounts: options.engine.accounts });
       await v1.register(apiKeysRoutes, { accounts: options.engine.accounts });
       await v1.register(componentsRoutes, { sources: options.engine.sources });
+      await v1.register(registryRoutes, { registry: options.engine.registry });
       await v1.register(sourcesRoutes, { sources: options.engine.sources, endpointUrl: options.engine.endpointUrl });
       await v1.register(sourceEventsRoutes, { sources: options.engine.sources, streams });
+      await v1.register(outboxRoutes, { store: options.store });
+      await v1.register(workflowsRoutes, { engine: options.engine, store: options.store, streams });
+      await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
     },
     { prefix: "/v1" },
   );

@@ -37,11 +37,17 @@ export async function saveTarget(client: ApiClient, target: ComponentTarget): Pr
     case "url":
       return client.saveComponent({ component_url: target.url });
     case "key":
+      // The newest published version first (the registry), as POST /v1/sources does with a key.
+      try {
+        return (await client.getPublished(target.key)).component;
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+      }
       try {
         return await client.getComponent(target.key);
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) {
-          throw new Error(`"${target.key}" is not a file here, nor the key of a component you saved. Give a path to a component file, an http(s) URL of its code, or a saved key.`);
+          throw new Error(`"${target.key}" is not a file here, nor the key of a component you published or saved. Give a path to a component file, an http(s) URL of its code, or a saved key.`);
         }
         throw error;
       }

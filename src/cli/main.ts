@@ -12,6 +12,8 @@ import { registerKeys } from "./commands/keys.js";
 import { registerList } from "./commands/list.js";
 import { registerLogin } from "./commands/login.js";
 import { registerLogs } from "./commands/logs.js";
+import { registerOutbox } from "./commands/outbox.js";
+import { registerPublish } from "./commands/publish.js";
 import { registerRun } from "./commands/run.js";
 import { registerServer } from "./commands/server.js";
 import { registerUpdate } from "./commands/update.js";
@@ -40,6 +42,7 @@ export function buildProgram(context: CommandContext): Command {
   registerUsers(program, context);
   registerInit(program, context);
   registerDeploy(program, context);
+  registerPublish(program, context);
   registerDev(program, context);
   registerUpdate(program, context);
   registerDelete(program, context);
@@ -48,6 +51,7 @@ export function buildProgram(context: CommandContext): Command {
   registerEvents(program, context);
   registerLogs(program, context);
   registerRun(program, context);
+  registerOutbox(program, context);
 
   return program;
 }

@@ -1,6 +1,8 @@
 import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
+import type { OutboxMailView } from "../api/schemas/outbox.js";
+import type { PublishedComponentView } from "../api/schemas/registry.js";
 import type {
   ComponentInputFields,
   ComponentView,
@@ -14,7 +16,9 @@ import type { Page } from "../domain/paging.js";
 import { SseParser, type SseMessage } from "./sse-parser.js";
 
 export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas/sources.js";
+export type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
 export type { SseMessage } from "./sse-parser.js";
+export type { OutboxMailView } from "../api/schemas/outbox.js";
 /** One entry of a component's `configurable_props` (the schema types them only as objects). */
 export type { ConfigurableProp } from "../domain/component-rules.js";
 export type LogView = Static<typeof LogSchema>;
@@ -107,12 +111,27 @@ export class ApiClient {
     await this.request("DELETE", `/v1/users/me/api_keys/${encodeURIComponent(id)}`);
   }
 
+  /** Your mails, newest first, with their delivery status. */
+  listOutbox(page: PageParams = {}): Promise<Page<OutboxMailView>> {
+    return this.request("GET", `/v1/outbox${queryString(page)}`);
+  }
+
   async saveComponent(input: ComponentInput): Promise<ComponentView> {
     return (await this.request<{ data: ComponentView }>("POST", "/v1/components", input)).data;
   }
 
   async getComponent(idOrKey: string): Promise<ComponentView> {
     return (await this.request<{ data: ComponentView }>("GET", `/v1/components/${encodeURIComponent(idOrKey)}`)).data;
+  }
+
+  /** Publishes to your registry (the code's key and semantic version); the same version with the same code again is no change. */
+  async publishComponent(input: ComponentInput): Promise<PublishedComponentView> {
+    return (await this.request<{ data: PublishedComponentView }>("POST", "/v1/components/registry", input)).data;
+  }
+
+  /** A published component: the given version, or the highest release. */
+  async getPublished(key: string, version?: string): Promise<PublishedComponentView> {
+    return (await this.request<{ data: PublishedComponentView }>("GET", `/v1/components/registry/${encodeURIComponent(key)}${queryString({ version })}`)).data;
   }
 
   async deploySource(input: DeployInput): Promise<SourceView> {

@@ -19,6 +19,8 @@ describe("loadConfig", () => {
       masterKey: null,
       limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256 },
       npmRegistry: null,
+      smtpUrl: null,
+      mailFrom: "Runnel <runnel@localhost>",
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -52,6 +54,31 @@ describe("loadConfig", () => {
     expect(loadConfig({ RUNNEL_NPM_REGISTRY: "https://npm.example.com/repo//" }, {}, context).npmRegistry).toBe("https://npm.example.com/repo/");
   });
 
+  it("reads the SMTP URL and the sender", () => {
+    const config = loadConfig({ RUNNEL_SMTP_URL: "smtp://user:p%40ss@mail.example.com:587", RUNNEL_MAIL_FROM: "Ops <ops@example.com>" }, {}, context);
+    expect(config.smtpUrl).toBe("smtp://user:p%40ss@mail.example.com:587");
+    expect(config.mailFrom).toBe("Ops <ops@example.com>");
+    expect(loadConfig({ RUNNEL_SMTP_URL: "smtps://mail.example.com" }, {}, context).smtpUrl).toBe("smtps://mail.example.com");
+  });
+
+  it.each([
+    ["http://user:hunter2@mail.example.com", /scheme "http:"/],
+    ["user:hunter2@mail.example.com:587", /scheme "user:"/],
+    ["smtp://hunter2 @ mail", /not a URL/],
+    ["smtp:hunter2", /names no host/],
+  ])("refuses the SMTP URL %s without showing its password", (value, reason) => {
+    try {
+      loadConfig({ RUNNEL_SMTP_URL: value }, {}, context);
+      expect.unreachable("loadConfig should have thrown");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variable).toBe("RUNNEL_SMTP_URL");
+      expect((error as ConfigError).message).toMatch(/^RUNNEL_SMTP_URL: expected an SMTP URL like smtp:\/\//);
+      expect((error as ConfigError).message).toMatch(reason);
+      expect((error as ConfigError).message).not.toContain("hunter2");
+    }
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ RUNNEL_PORT: " " }, {}, context).port).toBe(8080);
   });
@@ -71,6 +98,7 @@ describe("loadConfig", () => {
     [{ RUNNEL_MASTER_KEY: "too-short" }, {}, "RUNNEL_MASTER_KEY"],
     [{ RUNNEL_NPM_REGISTRY: "file:///srv/npm" }, {}, "RUNNEL_NPM_REGISTRY"],
     [{ RUNNEL_NPM_REGISTRY: "registry.npmjs.org" }, {}, "RUNNEL_NPM_REGISTRY"],
+    [{ RUNNEL_MAIL_FROM: "nobody" }, {}, "RUNNEL_MAIL_FROM"],
   ])("rejects %j %j naming %s", (env, overrides, variable) => {
     try {
       loadConfig(env, overrides, context);

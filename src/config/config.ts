@@ -25,6 +25,10 @@ export interface RunnelConfig {
   readonly limits: { readonly httpTimeoutMs: number; readonly runTimeoutMs: number; readonly memoryMb: number };
   /** npm registry that component imports are resolved from (ends with `/`); null: the one npm is configured with. */
   readonly npmRegistry: string | null;
+  /** `smtp://user:pass@host:587` or `smtps://…` to deliver mail; null: mails stay in the outbox. */
+  readonly smtpUrl: string | null;
+  /** The From of every mail Runnel sends. */
+  readonly mailFrom: string;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -82,6 +86,8 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
       memoryMb: parseInteger(raw("RUNNEL_MEMORY_MB"), 256, 32, 16_384),
     }),
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
+    smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),
+    mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),
   };
   return Object.freeze(config);
 }
@@ -173,4 +179,31 @@ function parseDatabaseUrl(raw: RawValue): string | null {
     "only PostgreSQL is supported (postgres://…); unset it to use the embedded SQLite store",
   );
   return url ? raw.value! : null;
+}
+
+/** An SMTP URL carries a password: errors name the variable and the problem, never the value. */
+function parseSmtpUrl({ variable, value }: RawValue): string | null {
+  if (value === undefined) return null;
+  const example = "smtp://user:password@smtp.example.com:587 (or smtps://… for TLS from the start)";
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(variable, `expected an SMTP URL like ${example}; the value is not a URL.`);
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") {
+    throw new ConfigError(variable, `expected an SMTP URL like ${example}, got the scheme "${url.protocol}".`);
+  }
+  if (!url.hostname) {
+    throw new ConfigError(variable, `expected an SMTP URL like ${example}; the URL names no host.`);
+  }
+  return value;
+}
+
+function parseMailFrom({ variable, value }: RawValue, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (!value.includes("@") || /[\r\n]/.test(value)) {
+    throw new ConfigError(variable, `expected a sender address like "Runnel <runnel@example.com>", got "${value}".`);
+  }
+  return value;
 }

@@ -20,6 +20,7 @@ const PASSING: Array<[string, ComponentManifest]> = [
   ["a minimal source", manifest()],
   ["type source", manifest({ type: "source" })],
   ["type action", action()],
+  ["an HTTP source without run (a plain endpoint)", manifest({ hasRun: false, props: { http: { type: "$.interface.http" } } })],
   ["a key", manifest({ key: "github-new-issue" })],
   ["a key with _ and digits", manifest({ key: "1x_y-2" })],
   ["a description", manifest({ description: "Emits new items" })],
@@ -53,7 +54,7 @@ const FAILING: Array<[string, ComponentManifest, string]> = [
   ["dedupe on an action", action({ dedupe: "unique" }), "dedupe"],
   ["hooks on an action", action({ hooks: ["activate"] }), "hooks"],
   ["an unknown hook", manifest({ hooks: ["onDeploy"] }), "hooks"],
-  ["a source without run or timer", manifest({ hasRun: false, props: { http: { type: "$.interface.http" } } }), "run"],
+  ["a source without run, timer or HTTP interface", manifest({ hasRun: false, props: { name: { type: "string" } } }), "run"],
   ["an action without run", action({ hasRun: false }), "run"],
   ["props that are not an object", manifest({ props: [] as unknown as ComponentManifest["props"] }), "props"],
   ["a prop named like a method", manifest({ props: { fetch: { type: "string" } }, methods: ["fetch"] }), "props.fetch"],
@@ -122,5 +123,16 @@ describe("toConfigurableProps", () => {
   ])("%s", (_title, declared, expected) => {
     const component = validateComponent(manifest({ props: { p: declared } }));
     expect(toConfigurableProps(component)).toEqual([expected]);
+  });
+});
+
+describe("validateComponent as a workflow step", () => {
+  it("takes a code step without name, version or type as an action", () => {
+    const step = validateComponent({ ...manifest(), name: undefined, version: undefined, type: undefined, props: { any: { type: "any" } } } as ComponentManifest, { asStep: true });
+    expect(step).toMatchObject({ kind: "action", name: "Code step", version: "0.0.0" });
+  });
+
+  it("refuses a step that says it is a source", () => {
+    expect(() => validateComponent(manifest({ type: "source" }), { asStep: true })).toThrow(/runs as an action/);
   });
 });

@@ -32,7 +32,20 @@ export interface ValidatedComponent {
   hasAdditionalProps: boolean;
 }
 
-export function validateComponent(manifest: ComponentManifest): ValidatedComponent {
+export interface ValidateOptions {
+  /**
+   * A workflow's code step: written as the hosted service's code steps are
+   * (`defineComponent({ props, run({ steps, $ }) })`), usually without name,
+   * version or type. It is an action whatever its type says, unless it says source.
+   */
+  asStep?: boolean;
+}
+
+export function validateComponent(manifest: ComponentManifest, options: ValidateOptions = {}): ValidatedComponent {
+  if (options.asStep) {
+    if (manifest.type === "source") throw new ValidationError("type", 'A step runs as an action; this code says type: "source". Remove the type, or make it "action".');
+    manifest = { ...manifest, name: manifest.name ?? "Code step", version: manifest.version ?? "0.0.0", type: "action" };
+  }
   const { name, version, type, key, description, dedupe } = manifest;
   if (typeof name !== "string" || name.trim() === "") {
     throw new ValidationError("name", `A component needs a name: a non-empty string (it names deployed instances); got ${describeValue(name)}.`);
@@ -60,12 +73,13 @@ export function validateComponent(manifest: ComponentManifest): ValidatedCompone
   const methods = manifest.methods.filter((method) => typeof method === "string");
   const props = checkProps(manifest.props, kind, methods);
   // A source with a timer and no run is a plain schedule: each tick emits the timer event (API-COMPAT).
-  const isSchedule = kind === "source" && props.some((prop) => prop.baseType === "$.interface.timer");
-  if (!manifest.hasRun && !isSchedule) {
+  // Likewise a plain endpoint: an HTTP source without run emits each request (a workflow's HTTP trigger).
+  const isPlain = kind === "source" && props.some((prop) => prop.baseType === "$.interface.timer" || prop.baseType === "$.interface.http");
+  if (!manifest.hasRun && !isPlain) {
     const message =
       kind === "action"
         ? "An action needs a run method."
-        : "A source needs a run method; only a source with a $.interface.timer prop (a plain schedule) may leave it out.";
+        : "A source needs a run method; only a source with a $.interface.timer or $.interface.http prop (it emits the tick or the request itself) may leave it out.";
     throw new ValidationError("run", message);
   }
   return {

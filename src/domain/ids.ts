@@ -9,6 +9,10 @@ export const ID_PREFIX = {
   workflow: "p_",
   subscription: "sub_",
   webhook: "wh_",
+  deployment: "d_",
+  cell: "c_",
+  run: "run_",
+  mail: "mail_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

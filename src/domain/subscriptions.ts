@@ -27,6 +27,9 @@ export interface Delivery {
   createdAt: number;
 }
 
+/** What names one delivery: one event of one emitter for one listener. */
+export type DeliveryKey = Pick<Delivery, "listenerId" | "emitterId" | "eventId">;
+
 /** The glob that also matches `emitterId` (`dc_*` for a source), or null for other ids. */
 export function globFor(emitterId: string): string | null {
   if (emitterId.startsWith("dc_")) return "dc_*";

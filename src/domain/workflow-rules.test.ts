@@ -40,9 +40,14 @@ describe("validateWorkflowInput", () => {
     expect(input.settings).toEqual({ errorNotifications: false, errorRetention: 500 });
   });
 
+  it("takes a workflow without trigger: it runs on what it subscribes to", () => {
+    expect(validateWorkflowInput({ ...valid, trigger: undefined }).trigger).toEqual({ kind: "none" });
+  });
+
   it.each([
     [{ ...valid, name: "" }, "name"],
-    [{ ...valid, trigger: undefined }, "trigger"],
+    [{ ...valid, trigger: "http" }, "trigger"],
+    [{ ...valid, trigger: undefined, respond: "workflow" }, "respond"],
     [{ ...valid, trigger: { type: "email" } }, "trigger.type"],
     [{ ...valid, trigger: { type: "timer", intervalSeconds: 0 } }, "trigger.intervalSeconds"],
     [{ ...valid, trigger: { type: "timer" } }, "trigger"],

@@ -16,13 +16,15 @@ export interface WorkflowInput {
 }
 
 export type TriggerInput =
+  /** No trigger: the workflow runs on what it subscribes to (the error workflow, `$errors` listeners). */
+  | { kind: "none" }
   | { kind: "http" }
   | { kind: "timer"; intervalSeconds: number }
   | { kind: "timer"; cron: string }
   | { kind: "source"; sourceId: string }
   | { kind: "component"; code?: string; url?: string; key?: string; configuredProps: Record<string, unknown> };
 
-export type StepInput = { name: string; props: Record<string, unknown> } & ({ code: string } | { key: string });
+export type StepInput = { name: string; props: Record<string, unknown> } & ({ code: string; filename?: string } | { key: string });
 
 export interface WorkflowSettings {
   /** Whether errors of this workflow go to the global error workflow (they are listed either way). */
@@ -48,7 +50,11 @@ export function validateWorkflowInput(body: unknown): WorkflowInput {
   if (respond !== "workflow" && respond !== "immediately") {
     throw new ValidationError("respond", `respond must be "workflow" (the HTTP caller waits for $.respond) or "immediately"; got ${describeValue(respond)}.`);
   }
-  return { name, trigger: validateTrigger(input.trigger), steps, respond, settings: validateSettings(input.settings) };
+  const trigger = input.trigger === undefined || input.trigger === null ? ({ kind: "none" } as const) : validateTrigger(input.trigger);
+  if (respond === "workflow" && trigger.kind !== "http" && trigger.kind !== "component" && trigger.kind !== "source") {
+    throw new ValidationError("respond", 'respond "workflow" needs a trigger that receives HTTP requests ({"type": "http"} or an HTTP source).');
+  }
+  return { name, trigger, steps, respond, settings: validateSettings(input.settings) };
 }
 
 function validateTrigger(value: unknown): TriggerInput {
@@ -95,7 +101,11 @@ function validateStep(value: unknown, field: string): StepInput {
   const hasCode = step.code !== undefined;
   const hasKey = step.key !== undefined;
   if (hasCode === hasKey) throw new ValidationError(field, `${field} needs either code (a code step) or key (a published action), not ${hasCode ? "both" : "neither"}.`);
-  if (hasCode) return { name, props, code: text(step.code, `${field}.code`) };
+  if (hasCode) {
+    // The file the code came from (the CLI sends it), so that TypeScript and ES modules are read as such.
+    const filename = optionalText(step.filename, `${field}.filename`);
+    return { name, props, code: text(step.code, `${field}.code`), ...(filename !== undefined ? { filename } : {}) };
+  }
   return { name, props, key: text(step.key, `${field}.key`) };
 }
 

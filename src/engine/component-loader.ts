@@ -34,6 +34,10 @@ export interface ComponentLoaderOptions {
 export interface SaveOptions {
   /** The component being replaced (an update): its package versions are kept where the new code asks the same. */
   previous?: SavedComponent | null | undefined;
+  /** A workflow's code step: validated as an action that may leave out name and version. */
+  asStep?: boolean;
+  /** Names the field errors point at (`steps[1].code`) instead of component_code / component_url. */
+  field?: string;
 }
 
 /**
@@ -59,7 +63,7 @@ export class ComponentLoader {
    * anything is stored, so a failed update leaves the source as it was.
    */
   async save(ownerId: string, input: ComponentInput, options: SaveOptions = {}): Promise<LoadedComponent> {
-    const field = input.component_code !== undefined ? "component_code" : "component_url";
+    const field = options.field ?? (input.component_code !== undefined ? "component_code" : "component_url");
     const code = input.component_code ?? (input.component_url !== undefined ? await fetchComponentCode(input.component_url) : undefined);
     if (code === undefined || code.trim() === "") {
       throw new ValidationError(field, "Give the component's code in component_code, or a URL to it in component_url.");
@@ -70,21 +74,22 @@ export class ComponentLoader {
     const same = await this.options.store.findComponentByCode(ownerId, codeHash);
     // The same code under the same name bundles, with the lock it saved, to the
     // same bytes: a redeploy this process has bundled before skips bundling.
-    if (same && this.bundledCache.get(recipe) === same.bundleHash) return { component: same, validated: this.validatedOf(same) };
+    const reusable = same && (same.kind === "action") === Boolean(options.asStep) ? same : null;
+    if (reusable && this.bundledCache.get(recipe) === reusable.bundleHash) return { component: reusable, validated: this.validatedOf(reusable) };
     const hints = [same?.lock, options.previous?.lock].filter((lock) => lock != null);
     const { bundle, lock } = await this.options.bundler.bundle({ source: { kind: "code", code, filename }, field, hints });
     if (this.bundledCache.size >= 10_000) this.bundledCache.clear();
     this.bundledCache.set(recipe, bundle.hash);
-    if (same && same.bundleHash === bundle.hash) {
+    if (reusable && reusable.bundleHash === bundle.hash) {
       // Saved before, byte for byte: the store would return that one anyway, so skip loading it in a runner again.
-      return { component: same, validated: this.validatedOf(same) };
+      return { component: reusable, validated: this.validatedOf(reusable) };
     }
     const file = await this.options.bundleFiles.fileFor(bundle.hash, () => bundle.code);
     const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file });
     if (!inspected.ok) {
       throw new ValidationError(field, `The component could not be loaded: ${inspected.error.message}`, { cause: inspected.error.code });
     }
-    const validated = validateComponent(inspected.manifest);
+    const validated = validateComponent(inspected.manifest, { asStep: Boolean(options.asStep) });
     const at = this.now();
     const component = await this.options.store.saveComponent({
       id: newId("savedComponent", at),
@@ -110,7 +115,8 @@ export class ComponentLoader {
   validatedOf(component: SavedComponent): ValidatedComponent {
     let validated = this.validatedCache.get(component.id);
     if (!validated) {
-      validated = validateComponent(component.manifest);
+      // Actions are validated as steps: a code step saved without name or version stays valid when read back.
+      validated = validateComponent(component.manifest, { asStep: component.kind === "action" });
       this.validatedCache.set(component.id, validated);
     }
     return validated;

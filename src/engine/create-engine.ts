@@ -11,11 +11,21 @@ import { Accounts } from "./accounts.js";
 import { BundleFiles } from "./bundle-files.js";
 import { ComponentLoader } from "./component-loader.js";
 import { EventHub } from "./event-hub.js";
+import type { Mailer } from "./mail/mailer.js";
+import { RegistryService } from "./registry-service.js";
 import { SecretBox } from "./secrets.js";
-import { SourceInvoker, type RunLimits } from "./source-invoker.js";
+import { DEFAULT_RUN_LIMITS, SourceInvoker, type RunLimits } from "./source-invoker.js";
 import { SourceLifecycle } from "./source-lifecycle.js";
 import { SourcesService } from "./sources-service.js";
 import { TimerScheduler } from "./timer-scheduler.js";
+import { AwaitedResponses } from "./workflows/awaited-responses.js";
+import { builtinActions } from "./workflows/builtin-actions.js";
+import { DeliveryWorker } from "./workflows/delivery-worker.js";
+import { createDestinations } from "./workflows/send-destinations.js";
+import { RunExecutor } from "./workflows/run-executor.js";
+import { SubscriptionsService } from "./workflows/subscriptions-service.js";
+import { WorkflowResponses } from "./workflows/workflow-responses.js";
+import { WorkflowsService } from "./workflows/workflows-service.js";
 
 export interface EngineOptions {
   store: Store;
@@ -26,12 +36,22 @@ export interface EngineOptions {
   limits?: RunLimits;
   /** The npm registry for component imports; null or absent: the one npm is configured with. */
   npmRegistry?: string | null;
+  /** The mail room (outbox, SMTP); absent in setups that send no mail. */
+  mailer?: Mailer;
 }
 
 export interface Engine {
   accounts: Accounts;
   sources: SourcesService;
+  /** The user's component registry: publish a component, resolve a key (and version) to a published one. */
+  registry: RegistryService;
   scheduler: TimerScheduler;
+  workflows: WorkflowsService;
+  subscriptions: SubscriptionsService;
+  /** Takes deliveries from the durable queue and runs workflows; started by the server. */
+  worker: DeliveryWorker;
+  /** The mail room, as handed in; null when none was. */
+  mailer: Mailer | null;
   /** The address endpoints are shown and reached at; known once the server listens. */
   setBaseUrl(url: string): void;
   endpointUrl(source: DeployedSource): string | null;
@@ -50,16 +70,56 @@ export function createEngine(options: EngineOptions): Engine {
   const registry = new RegistryClient({ registryUrl: registryLocator({ configured: options.npmRegistry ?? null }) });
   const cache = new PackageCache({ root: join(options.dataDir, "packages"), download: (key, tarball, integrity) => registry.tarball(key, tarball, integrity) });
   const bundler = new ComponentBundler({ cache, registry });
-  const loader = new ComponentLoader({ store, sandbox, bundler, bundleFiles: new BundleFiles(join(options.dataDir, "bundles")) });
-  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, ...(options.limits ? { limits: options.limits } : {}) });
+  const bundleFiles = new BundleFiles(join(options.dataDir, "bundles"));
+  const loader = new ComponentLoader({ store, sandbox, bundler, bundleFiles });
+  const limits = options.limits ?? DEFAULT_RUN_LIMITS;
+  // The worker is made below; events appended before then have nobody to wake.
+  let worker: DeliveryWorker | null = null;
+  const onAppended = () => worker?.wake();
+  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended });
   const scheduler = new TimerScheduler({ store, invoker, logger });
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, onTimersChanged: () => scheduler.wake() });
-  const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets });
+  const responses = new WorkflowResponses();
+  const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
+  const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, awaitWorkflow: (source, event) => awaited.await(source, event) });
+  const componentRegistry = new RegistryService({ store, loader });
+  const mailer = options.mailer ?? null;
+  const builtins = builtinActions({
+    claimDailyNotice: (ownerId, workflowId, code, day) => store.claimDailyNotice(ownerId, workflowId, code, day),
+    sendMail: async (mail) => {
+      if (!mailer) throw new Error("This server has no mail room; the error could not be mailed.");
+      const to = (await store.findUser(mail.ownerId))?.email ?? null;
+      return mailer.send({ ownerId: mail.ownerId, to, subject: mail.subject, text: mail.text, kind: "error-notification", workflowId: mail.workflowId });
+    },
+    baseUrl: () => baseUrl,
+  });
+  const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects") });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits });
+  worker = new DeliveryWorker({ store, executor, logger });
+  const changed = (workflowId: string) => {
+    worker?.forget(workflowId);
+    executor.forget(workflowId);
+    awaited.clear();
+  };
+  const workflows = new WorkflowsService({
+    store,
+    sources,
+    loader,
+    hub,
+    resolveAction: (ownerId, key) => componentRegistry.resolve(ownerId, key),
+    onChanged: changed,
+  });
+  const subscriptions = new SubscriptionsService({ store });
 
   return {
     accounts: new Accounts({ store }),
     sources,
+    registry: componentRegistry,
     scheduler,
+    workflows,
+    subscriptions,
+    worker,
+    mailer,
     setBaseUrl(url) {
       baseUrl = url.replace(/\/+$/, "");
     },
@@ -67,6 +127,7 @@ export function createEngine(options: EngineOptions): Engine {
     async stop() {
       await scheduler.stop();
       await invoker.drain();
+      await worker?.stop();
     },
   };
 }

@@ -53,6 +53,8 @@ export interface SourceInvokerOptions {
   logger: Logger;
   endpointUrl: (source: DeployedSource) => string | null;
   limits?: RunLimits;
+  /** Events were appended: deliveries for their listeners may be waiting. */
+  onAppended?: () => void;
   now?: () => number;
 }
 
@@ -306,6 +308,7 @@ export class SourceInvoker {
     problems.push(...appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`));
     await this.writeLogs(source, outcomes.map((outcome) => outcome.result), problems);
     for (const event of appended.events) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
+    if (appended.events.length > 0) this.options.onAppended?.();
     return byCall;
   }
 

@@ -172,7 +172,9 @@ export class SourceLifecycle {
     }
     const ref = input.component_id ?? input.key;
     if (ref === undefined || ref === current?.id) return null;
-    const saved = await this.options.store.findComponent(ownerId, ref);
+    // A key names the newest published version first (the registry), else the newest saved component with that key.
+    const published = input.component_id === undefined ? await this.options.store.findPublished(ownerId, ref) : null;
+    const saved = await this.options.store.findComponent(ownerId, published?.componentId ?? ref);
     if (!saved) throw new NotFoundError("component", ref);
     return this.asSource({ saved, validated: this.options.loader.validatedOf(saved) });
   }

@@ -12,6 +12,7 @@ import type { DeployInput, SourceLifecycle, UpdateInput } from "./source-lifecyc
 import { openSecrets } from "./source-props.js";
 import type { SecretBox } from "./secrets.js";
 import { timerEvent } from "./timer-schedule.js";
+import type { RunEnd } from "./workflows/workflow-responses.js";
 
 /** The HTTP request a source's endpoint received, as `run` sees it. */
 export interface HttpEvent {
@@ -23,7 +24,16 @@ export interface HttpEvent {
   body: unknown;
 }
 
+/** How a workflow answered (or failed to answer) the HTTP request whose event triggered it. */
+export type WorkflowEnd = RunEnd | { kind: "timeout"; seconds: number };
+
 export interface SourcesServiceOptions {
+  /**
+   * For a source whose events trigger a workflow that responds itself: waits
+   * for that workflow's answer to the request that made `event`; null when no
+   * such workflow listens.
+   */
+  awaitWorkflow?: (source: DeployedSource, event: StoredEvent) => Promise<WorkflowEnd | null>;
   store: Store;
   loader: ComponentLoader;
   invoker: SourceInvoker;
@@ -134,9 +144,23 @@ export class SourcesService {
    * events are durable; `respond` is called as soon as the component answers
    * itself (customResponse), which may be before.
    */
-  async handleHttp(token: string, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<{ customResponse: boolean; result: InvocationResult }> {
+  async handleHttp(
+    token: string,
+    request: HttpEvent,
+    respond: (response: HttpResponse) => void,
+  ): Promise<{ customResponse: boolean; result: InvocationResult; workflowEnd?: WorkflowEnd }> {
     const { source, customResponse } = await this.endpoint(token);
-    const result = await this.options.invoker.invoke(source, { kind: "run", event: request }, "http", customResponse ? respond : undefined);
+    let responded = false;
+    const answer = (response: HttpResponse) => {
+      responded = true;
+      respond(response);
+    };
+    const result = await this.options.invoker.invoke(source, { kind: "run", event: request }, "http", customResponse ? answer : undefined);
+    // The source left the answer to a workflow it triggers ($.respond), if one is set to respond itself.
+    if (customResponse && !responded && result.ok && result.events.length > 0 && this.options.awaitWorkflow) {
+      const workflowEnd = await this.options.awaitWorkflow(source, result.events[0]!);
+      if (workflowEnd) return { customResponse, result, workflowEnd };
+    }
     return { customResponse, result };
   }
 

@@ -21,7 +21,13 @@ export type ComponentCall =
   | { kind: "options"; prop: string; args: Record<string, unknown> }
   | { kind: "method"; method: string; args: unknown[] }
   /** A workflow code step or a published action: `run({ steps, $ })`; the result carries a StepOutcome. */
-  | { kind: "step"; steps: Record<string, unknown>; context: StepContext };
+  | {
+      kind: "step";
+      steps: Record<string, unknown>;
+      context: StepContext;
+      /** In a workflow bundle (one module holding every step of a workflow), which step runs. */
+      index?: number;
+    };
 
 /**
  * `$.context` of a step, passed through as the host sends it (JSON). The

@@ -6,6 +6,7 @@ import { createApp } from "../api/app.js";
 import type { RunnelConfig } from "../config/config.js";
 import { generateApiKeySecret } from "../domain/accounts.js";
 import { createEngine, type Engine } from "../engine/create-engine.js";
+import { Mailer } from "../engine/mail/mailer.js";
 import { loadOrCreateMasterKey } from "../engine/master-key.js";
 import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { openStore } from "../store/open-store.js";
@@ -34,11 +35,13 @@ export async function startServer({ config, logger, announce }: StartServerOptio
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   logger.info({ store: store.kind, dataDir: config.dataDir }, "store ready");
+  const mailer = new Mailer({ store, smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
+  logger.info({ smtp: config.smtpUrl ? new URL(config.smtpUrl).host : null }, config.smtpUrl ? "mail is delivered over SMTP" : "RUNNEL_SMTP_URL is not set: mails stay in the outbox");
 
   let sandbox: Sandbox | null = null;
   try {
     sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger });
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry, mailer });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute });
@@ -46,6 +49,8 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     const url = listeningUrl(app, config);
     engine.setBaseUrl(config.publicUrl ?? url);
     engine.scheduler.start();
+    // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
+    await engine.worker.start({ requeue: store.kind === "sqlite" });
     logger.info({ url, publicUrl: config.publicUrl ?? url }, `Runnel is listening on ${url}`);
 
     const openSandbox = sandbox;
@@ -59,6 +64,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
         closing ??= (async () => {
           await app.close();
           await engine.stop();
+          await mailer.close();
           await openSandbox.close();
           await store.close();
         })();
@@ -67,6 +73,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     };
   } catch (error) {
     await sandbox?.close().catch(() => undefined);
+    await mailer.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw error;
   }

@@ -65,9 +65,17 @@ export interface SubscriptionMatch {
 /** The delivery rows for the events each matching subscription wants (same channel). */
 export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscriptions: SubscriptionMatch[]) {
   const rows = [];
+  const deliverTo = batch.deliverTo ?? "all";
+  if (deliverTo === "none") return [];
+  const payloads = new Map<StoredEvent, string>();
   for (const subscription of subscriptions) {
+    // A workflow never listens to itself (the error workflow's own errors through `p_*`).
+    if (subscription.listener_id === batch.emitterId) continue;
+    if (deliverTo === "explicit" && subscription.emitter_id.endsWith("_*")) continue;
     for (const event of events) {
       if (event.channel !== subscription.event_name) continue;
+      let payload = payloads.get(event);
+      if (payload === undefined) payloads.set(event, (payload = JSON.stringify(event.event ?? null)));
       rows.push({
         listener_id: subscription.listener_id,
         emitter_id: batch.emitterId,
@@ -79,6 +87,9 @@ export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscrip
         attempts: 0,
         available_at: batch.now,
         created_at: batch.now,
+        // The event travels with its delivery: retention may trim it from the log before the listener runs.
+        payload,
+        indexed_at_ms: event.indexedAtMs,
       });
     }
   }

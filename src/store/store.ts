@@ -1,8 +1,11 @@
 import type { ApiKey, User } from "../domain/accounts.js";
 import type { DedupeStrategy, PendingEmit, Rejection } from "../domain/dedupe.js";
+import type { MailStatus, OutboxEntry } from "../domain/outbox.js";
 import type { PageRequest, PageSlice } from "../domain/paging.js";
+import type { RegistryEntry } from "../domain/registry.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
-import type { Delivery, Subscription } from "../domain/subscriptions.js";
+import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
+import type { Workflow, WorkflowRun } from "../domain/workflows.js";
 
 /**
  * The Store port. It speaks the domain, never SQL: every method is one
@@ -41,6 +44,22 @@ export interface Store {
   findComponentByCode(ownerId: string, codeHash: string): Promise<SavedComponent | null>;
   /** By id (`sc_…`), or the newest of the owner's components with that key. */
   findComponent(ownerId: string, idOrKey: string): Promise<SavedComponent | null>;
+
+  /**
+   * Publishes a version to the owner's registry. When (owner, key, version) is
+   * published already, returns that entry untouched with `created: false`
+   * (versions are immutable; the caller decides whether that is a conflict).
+   * Race-safe: of concurrent publishes of one version, exactly one creates it.
+   */
+  publish(entry: RegistryEntry): Promise<{ entry: RegistryEntry; created: boolean }>;
+  /**
+   * The owner's published `key` at `version`; without a version, the highest
+   * by semver precedence (a release before any pre-release), never by text.
+   * Null when the owner published no such key or version.
+   */
+  findPublished(ownerId: string, key: string, version?: string): Promise<RegistryEntry | null>;
+  /** Every version the owner published: keys alphabetically, each key's versions newest first. */
+  listPublished(ownerId: string): Promise<RegistryEntry[]>;
 
   /** Creates a source with its initial key-value store; Conflict when the slug is taken. */
   createSource(source: DeployedSource, db: Record<string, unknown>): Promise<DeployedSource>;
@@ -82,6 +101,58 @@ export interface Store {
   /** Deliveries waiting for a listener, oldest first (what the bus recorded with the events). */
   pendingDeliveries(listenerId: string, limit: number): Promise<Delivery[]>;
 
+  /**
+   * Takes up to `limit` deliveries that are due (pending, or running with an
+   * expired lease: their process died), oldest first, and leases them until
+   * `now + leaseMs`; another claimer does not get them meanwhile.
+   */
+  claimDeliveries(options: { now: number; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]>;
+  /** Puts leased deliveries back to wait until `availableAt` (the listener could not take them now). */
+  releaseDeliveries(keys: DeliveryKey[], availableAt: number): Promise<void>;
+  /** Every leased delivery becomes due at once (the embedded server starting: nobody else holds a lease). */
+  requeueDeliveries(now: number): Promise<number>;
+  /** Adds deliveries that no append records: a replay of an error's original event. */
+  enqueueDeliveries(deliveries: NewDelivery[]): Promise<void>;
+  /**
+   * In one transaction: records finished runs (a run whose key is recorded
+   * already is left as it was), removes their deliveries, appends the events
+   * the runs produced (`$errors`, `$.send.emit`), and trims old runs.
+   */
+  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[] }): Promise<AppendResult[]>;
+  /** Removes deliveries whose listener is gone. */
+  dropDeliveries(keys: DeliveryKey[]): Promise<void>;
+
+  /** Creates a workflow; Conflict when the slug is taken. */
+  createWorkflow(workflow: Workflow): Promise<Workflow>;
+  /** By id (`p_…`) or name slug. */
+  findWorkflow(ownerId: string, idOrSlug: string): Promise<Workflow | null>;
+  listWorkflows(ownerId: string, page: PageRequest): Promise<PageSlice<Workflow>>;
+  /** The owner's workflow slugs equal to `base` or starting with `base-`. */
+  takenWorkflowSlugs(ownerId: string, base: string): Promise<Set<string>>;
+  updateWorkflow(workflow: Workflow): Promise<void>;
+  /** Removes the workflow with its runs, events, pending deliveries and the subscriptions it is part of. */
+  deleteWorkflow(ownerId: string, workflowId: string): Promise<boolean>;
+  findErrorWorkflow(ownerId: string): Promise<Workflow | null>;
+  /** Workflows whose trigger is this source. */
+  workflowsTriggeredBy(ownerId: string, sourceId: string): Promise<Workflow[]>;
+  listRuns(ownerId: string, workflowId: string, page: PageRequest): Promise<PageSlice<WorkflowRun>>;
+  findRun(ownerId: string, runId: string): Promise<WorkflowRun | null>;
+  /** One stored event (a `$errors` event to replay), or null. */
+  findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;
+
+  /** Records a mail in the owner's outbox (before any delivery is tried); returns it as stored. */
+  addMail(entry: OutboxEntry): Promise<OutboxEntry>;
+  /** Sets a mail's delivery status; `error` and `sentAt` are cleared when not given. */
+  markMail(id: string, update: { status: MailStatus; error?: string | null; sentAt?: number | null }): Promise<void>;
+  /** The owner's mails, newest first, cursor-paged by id. */
+  listOutbox(ownerId: string, page: PageRequest): Promise<PageSlice<OutboxEntry>>;
+  /**
+   * Claims the error notice of (owner, workflow, error code, UTC day `YYYY-MM-DD`):
+   * true only for the first claim of that key, so a workflow's error mails go out
+   * once a day per code. Race-safe: of concurrent claims, exactly one gets true.
+   */
+  claimDailyNotice(ownerId: string, workflowId: string, code: string, day: string): Promise<boolean>;
+
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;
 }
@@ -97,7 +168,23 @@ export interface EventBatch {
   now: number;
   /** A source's key-value store after its invocation, written in the same transaction. */
   sourceDb?: Record<string, unknown> | null | undefined;
+  /**
+   * Which subscriptions get deliveries: "all" (the default); "explicit" leaves
+   * out glob subscriptions (`p_*`: the error workflow, for a workflow whose
+   * error notifications are off); "none" (an error raised while handling an error).
+   */
+  deliverTo?: "all" | "explicit" | "none" | undefined;
+  /** In finishRuns: the run these events come from; when that run was recorded before, they are not appended again. */
+  runId?: string | undefined;
 }
+
+/** A delivery as a claimer gets it: with the event it carries. */
+export interface ClaimedDelivery extends Delivery {
+  event: unknown;
+  indexedAtMs: number;
+}
+
+export type NewDelivery = Omit<Delivery, "status" | "attempts"> & { event: unknown; indexedAtMs: number };
 
 export interface AppendResult {
   events: StoredEvent[];

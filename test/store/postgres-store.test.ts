@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describeRegistryContract } from "./registry-contract.js";
+import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
@@ -30,3 +32,5 @@ const postgresBackend = async () => {
 
 describeStoreContract("postgres", postgresBackend);
 describeSourceContract("postgres", postgresBackend);
+describeRegistryContract("postgres", postgresBackend);
+describeOutboxContract("postgres", postgresBackend);

@@ -2,6 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { describeRegistryContract } from "./registry-contract.js";
+import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
@@ -19,3 +21,5 @@ const sqliteBackend = async () => {
 
 describeStoreContract("sqlite", sqliteBackend);
 describeSourceContract("sqlite", sqliteBackend);
+describeRegistryContract("sqlite", sqliteBackend);
+describeOutboxContract("sqlite", sqliteBackend);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { SourceFailedError } from "../../domain/errors.js";
 import { describeError } from "../../engine/source-invoker.js";
-import type { SourcesService } from "../../engine/sources-service.js";
+import type { SourcesService, WorkflowEnd } from "../../engine/sources-service.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import { parseBody } from "./parse-body.js";
 
@@ -35,8 +35,9 @@ export const httpEndpointRoutes: FastifyPluginAsync<{ sources: SourcesService }>
       reply.code(response.status).headers(response.headers);
       void reply.send(response.body === null ? "" : Buffer.isBuffer(response.body) || typeof response.body === "string" ? response.body : Buffer.from(response.body));
     };
-    const { customResponse, result } = await sources.handleHttp(request.params.token, event, respond);
+    const { customResponse, result, workflowEnd } = await sources.handleHttp(request.params.token, event, respond);
     if (reply.sent) return reply;
+    if (workflowEnd) return answerFromWorkflow(workflowEnd, respond, reply);
     if (!result.ok) {
       throw new SourceFailedError(`The source could not handle the request: ${result.error ? describeError(result.error).split("\n")[0] : "unknown error"}. Its owner can see why in its logs.`, {
         code: result.error?.code,
@@ -54,3 +55,15 @@ export const httpEndpointRoutes: FastifyPluginAsync<{ sources: SourcesService }>
   app.all("/:token", { schema: { hide: true } }, handle);
   app.all("/:token/*", { schema: { hide: true } }, handle);
 };
+
+/** The answer of a workflow that responds itself: its $.respond, or why there is none. */
+function answerFromWorkflow(end: WorkflowEnd, respond: (response: HttpResponse) => void, reply: FastifyReply) {
+  if (end.kind === "response") {
+    respond(end.response);
+    return reply;
+  }
+  if (end.kind === "timeout") throw new SourceFailedError(`The workflow did not call $.respond() within ${end.seconds} s; its runs show what it did.`);
+  throw new SourceFailedError(
+    end.status === "error" ? `${end.message}. Its owner can see why in its $errors.` : `${end.message} A workflow set to respond itself must call $.respond({ status, body }).`,
+  );
+}

@@ -179,7 +179,7 @@ export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesSer
   );
 };
 
-function checkCursor(value: string | undefined, field: string): void {
+export function checkCursor(value: string | undefined, field: string): void {
   if (value !== undefined && value !== "" && !parseEventId(value)) {
     throw new ValidationError(field, `${field} must be an event id like 1606511826306-0; got "${value}".`);
   }

@@ -99,14 +99,17 @@ export function toComponent(exported: unknown): Component {
 
 /** Requires the bundle; a throw at load (a missing package, an error in top-level code) becomes InvalidComponentError saying so. */
 export function loadComponent(file: string): Component {
-  let exported: unknown;
+  return toComponent(requireBundle(file));
+}
+
+/** Requires the bundle file; a throw at load becomes InvalidComponentError saying so, with the original stack. */
+export function requireBundle(file: string): unknown {
   try {
-    exported = createRequire(file)(file);
+    return createRequire(file)(file);
   } catch (thrown) {
     const detail = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
     const error = new InvalidComponentError(`The component module failed to load: ${detail}`);
     if (thrown instanceof Error && thrown.stack) error.stack = `${error.name}: ${error.message}\n${thrown.stack.split("\n").slice(1).join("\n")}`;
     throw error;
   }
-  return toComponent(exported);
 }

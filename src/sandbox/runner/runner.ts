@@ -6,7 +6,7 @@
 import type { DbSnapshot, HostMessage, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { ActiveCall } from "./active-call.js";
-import { InvalidComponentError, loadComponent, type Component } from "./component.js";
+import { InvalidComponentError, loadComponent, requireBundle, toComponent, type Component } from "./component.js";
 import { describeThrown, trimStack } from "./describe-thrown.js";
 import { dispatch } from "./dispatch.js";
 import { StepRecorder } from "./step-recorder.js";
@@ -14,6 +14,12 @@ import { StepRecorder } from "./step-recorder.js";
 export type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
 
 type Loaded = { component: Component } | { error: SandboxError };
+
+/**
+ * A workflow bundle: `module.exports = { [WORKFLOW_STEPS]: [() => exports of step 0, …] }`
+ * (see engine/workflows/workflow-bundle.ts). Each step loads on its first call.
+ */
+const WORKFLOW_STEPS = "__runnelWorkflowSteps";
 
 export interface RunnerOptions {
   send(message: RunnerMessage<WireResponse>): void;
@@ -29,6 +35,8 @@ export class Runner {
   private readonly options: RunnerOptions;
   private bundleFile: string | undefined;
   private loaded: Loaded | undefined;
+  /** A workflow bundle's steps, loaded one by one. */
+  private readonly loadedSteps = new Map<number, Loaded>();
   private current: ActiveCall | undefined;
   /** The store as the last call left it, for calls sent together (carryDb). */
   private carried: DbSnapshot = {};
@@ -66,7 +74,7 @@ export class Runner {
 
   private async run(call: ActiveCall, message: InvokeMessage): Promise<void> {
     try {
-      const target = this.load();
+      const target = message.call.kind === "step" && message.call.index !== undefined ? this.loadStep(message.call.index) : this.load();
       if ("error" in target) return call.fail(target.error, false);
       const value = await dispatch(target.component, message.call, {
         props: message.props,
@@ -101,6 +109,41 @@ export class Runner {
     return describeThrown(thrown, { runnerFile: this.options.runnerPath, ...options });
   }
 
+  private loadStep(index: number): Loaded {
+    const cached = this.loadedSteps.get(index);
+    if (cached) return cached;
+    const bundle = this.loadModule();
+    if ("error" in bundle) return bundle;
+    const factories = (bundle.exported as Record<string, unknown> | null)?.[WORKFLOW_STEPS];
+    const factory = Array.isArray(factories) ? factories[index] : undefined;
+    let loaded: Loaded;
+    if (typeof factory !== "function") {
+      loaded = { error: { code: "InvalidComponent", name: "InvalidComponent", message: `The workflow bundle has no step ${index}.` } };
+    } else {
+      try {
+        loaded = { component: toComponent(factory()) };
+      } catch (thrown) {
+        loaded = { error: this.describe(thrown instanceof InvalidComponentError ? thrown : new InvalidComponentError(`The step's code failed to load: ${describeLoadFailure(thrown)}`)) };
+      }
+    }
+    this.loadedSteps.set(index, loaded);
+    return loaded;
+  }
+
+  private module: { exported: unknown } | { error: SandboxError } | undefined;
+
+  /** The bundle's module as required once (a workflow bundle only defines its steps at load). */
+  private loadModule(): { exported: unknown } | { error: SandboxError } {
+    if (this.module) return this.module;
+    if (!this.bundleFile) return (this.module = { error: { code: "InvalidComponent", name: "InvalidComponent", message: "No component bundle was loaded." } });
+    try {
+      this.module = { exported: requireBundle(this.bundleFile) };
+    } catch (thrown) {
+      this.module = { error: this.describe(thrown) };
+    }
+    return this.module;
+  }
+
   private load(): Loaded {
     if (this.loaded) return this.loaded;
     if (!this.bundleFile) return { error: { code: "InvalidComponent", name: "InvalidComponent", message: "No component bundle was loaded." } };
@@ -112,4 +155,8 @@ export class Runner {
     }
     return this.loaded;
   }
+}
+
+function describeLoadFailure(thrown: unknown): string {
+  return thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
 }

@@ -19,6 +19,8 @@ export function componentQueries({ db }: QueryContext): ComponentQueries {
         .where("owner_id", "=", component.ownerId)
         .where("code_hash", "=", component.codeHash)
         .where("bundle_hash", "=", component.bundleHash)
+        // The same code saved as a source and as a step are two components (validated differently).
+        .where("kind", "=", component.kind)
         .orderBy("id", "desc")
         .executeTakeFirst();
       if (existing) return toComponent(existing);

@@ -1,50 +1,20 @@
-import { sql, type Kysely, type Selectable } from "kysely";
+import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, planAppend } from "../append-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
-import type { Store } from "../store.js";
+import type { AppendResult, EventBatch, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { fromJson, toJson } from "./json-columns.js";
 import type { Database, EventRow, LogRow } from "./schema.js";
 
-type EventQueries = Pick<Store, "appendEvents" | "listEvents" | "deleteEvents" | "appendLogs" | "listLogs">;
+type EventQueries = Pick<Store, "appendEvents" | "listEvents" | "findEvent" | "deleteEvents" | "appendLogs" | "listLogs">;
 
 /** Events and logs of every emitter, and the per-emitter state behind their ids and dedupe. */
 export function eventQueries({ db }: QueryContext): EventQueries {
   return {
     appendEvents(batch) {
-      return db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", batch.emitterId).executeTakeFirst();
-        const plan = planAppend(batch, emitterStateOf(row));
-        if (plan.events.length > 0) {
-          await trx.insertInto("events").values(plan.events.map((event) => toEventRow(event, batch.ownerId))).execute();
-          for (const channel of plan.channels) await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
-          const subscriptions = await trx
-            .selectFrom("subscriptions")
-            .select(["id", "emitter_id", "listener_id", "event_name"])
-            .where("owner_id", "=", batch.ownerId)
-            .where("emitter_id", "in", emitterKeys(batch.emitterId))
-            .execute();
-          const deliveries = deliveriesFor(batch, plan.events, subscriptions);
-          if (deliveries.length > 0) await trx.insertInto("deliveries").values(deliveries).onConflict((oc) => oc.doNothing()).execute();
-        }
-        const values = { last_ms: plan.state.lastMs, last_seq: plan.state.lastSeq, dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe) };
-        await trx
-          .insertInto("emitter_state")
-          .values({ emitter_id: batch.emitterId, owner_id: batch.ownerId, ...values })
-          .onConflict((oc) => oc.column("emitter_id").doUpdateSet(values))
-          .execute();
-        if (batch.sourceDb) {
-          await trx
-            .updateTable("sources")
-            .set({ db_state: toJson(batch.sourceDb) })
-            .where("id", "=", batch.emitterId)
-            .where("owner_id", "=", batch.ownerId)
-            .execute();
-        }
-        return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected };
-      });
+      return db.transaction().execute((trx) => appendWithin(trx, batch));
     },
 
     listEvents(ownerId, emitterId, { channel, page }) {
@@ -59,6 +29,20 @@ export function eventQueries({ db }: QueryContext): EventQueries {
         if (channel !== undefined && channel !== null) query = query.where("channel", "=", channel);
         return Number((await query.executeTakeFirstOrThrow()).count);
       });
+    },
+
+    async findEvent(ownerId, emitterId, eventId) {
+      const id = parseEventId(eventId);
+      if (!id) return null;
+      const row = await db
+        .selectFrom("events")
+        .selectAll()
+        .where("emitter_id", "=", emitterId)
+        .where("owner_id", "=", ownerId)
+        .where("ms", "=", id.ms)
+        .where("seq", "=", id.seq)
+        .executeTakeFirst();
+      return row ? toStoredEvent(row) : null;
     },
 
     async deleteEvents(ownerId, emitterId, range) {
@@ -179,4 +163,37 @@ function toLogRow(log: LogEntry, ownerId: string): LogRow {
 function toLogEntry(row: Selectable<LogRow>): LogEntry {
   const stream = row.stream === "stderr" || row.stream === "system" ? row.stream : "stdout";
   return { id: `${row.ms}-${row.seq}`, emitterId: row.emitter_id, stream, text: row.text, ts: Number(row.ms) };
+}
+
+/** appendEvents' work inside a transaction the caller holds (finishing runs appends in theirs). */
+export async function appendWithin(trx: Transaction<Database>, batch: EventBatch): Promise<AppendResult> {
+  const row = await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", batch.emitterId).executeTakeFirst();
+  const plan = planAppend(batch, emitterStateOf(row));
+  if (plan.events.length > 0) {
+    await trx.insertInto("events").values(plan.events.map((event) => toEventRow(event, batch.ownerId))).execute();
+    for (const channel of plan.channels) await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
+    const subscriptions = await trx
+      .selectFrom("subscriptions")
+      .select(["id", "emitter_id", "listener_id", "event_name"])
+      .where("owner_id", "=", batch.ownerId)
+      .where("emitter_id", "in", emitterKeys(batch.emitterId))
+      .execute();
+    const deliveries = deliveriesFor(batch, plan.events, subscriptions);
+    if (deliveries.length > 0) await trx.insertInto("deliveries").values(deliveries).onConflict((oc) => oc.doNothing()).execute();
+  }
+  const values = { last_ms: plan.state.lastMs, last_seq: plan.state.lastSeq, dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe) };
+  await trx
+    .insertInto("emitter_state")
+    .values({ emitter_id: batch.emitterId, owner_id: batch.ownerId, ...values })
+    .onConflict((oc) => oc.column("emitter_id").doUpdateSet(values))
+    .execute();
+  if (batch.sourceDb) {
+    await trx
+      .updateTable("sources")
+      .set({ db_state: toJson(batch.sourceDb) })
+      .where("id", "=", batch.emitterId)
+      .where("owner_id", "=", batch.ownerId)
+      .execute();
+  }
+  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected };
 }

@@ -4,8 +4,12 @@ import { componentQueries } from "./component-queries.js";
 import type { QueryContext } from "./context.js";
 import { eventQueries } from "./event-queries.js";
 import { migrateToLatest } from "./migrate.js";
+import { outboxQueries } from "./outbox-queries.js";
+import { registryQueries } from "./registry-queries.js";
 import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
+import { deliveryQueries } from "./delivery-queries.js";
+import { workflowQueries } from "./workflow-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
   kind: Store["kind"];
@@ -29,5 +33,9 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...sourceQueries(options),
     ...eventQueries(options),
     ...subscriptionQueries(options),
+    ...workflowQueries(options),
+    ...deliveryQueries(options),
+    ...registryQueries(options),
+    ...outboxQueries(options),
   };
 }

@@ -13,6 +13,11 @@ export interface Database {
   logs: LogRow;
   subscriptions: SubscriptionRow;
   deliveries: DeliveryRow;
+  workflows: WorkflowRow;
+  runs: RunRow;
+  registry: RegistryRow;
+  outbox: OutboxRow;
+  error_notices: ErrorNoticeRow;
 }
 
 export interface UserRow {
@@ -118,5 +123,78 @@ export interface DeliveryRow {
   status: string;
   attempts: number;
   available_at: number;
+  created_at: number;
+  /** The event's JSON, copied: retention may trim the event itself before the listener runs. */
+  payload: string | null;
+  indexed_at_ms: number | null;
+}
+
+export interface WorkflowRow {
+  id: string;
+  owner_id: string;
+  name: string;
+  name_slug: string;
+  active: number;
+  trigger_source_id: string | null;
+  trigger_owned: number;
+  trigger_kind: string;
+  steps: string;
+  respond: string;
+  settings: string;
+  is_error_workflow: number;
+  deployment_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RunRow {
+  id: string;
+  owner_id: string;
+  workflow_id: string;
+  emitter_id: string;
+  event_id: string;
+  status: string;
+  trigger_event: string;
+  steps: string;
+  error: string | null;
+  exit_reason: string | null;
+  replay_of: string | null;
+  started_at: number;
+  finished_at: number;
+  duration_ms: number;
+}
+
+/** One published version of a component: (owner, key, version) is the primary key. */
+export interface RegistryRow {
+  owner_id: string;
+  key: string;
+  version: string;
+  component_id: string;
+  kind: string;
+  published_at: number;
+}
+
+/** One mail: recorded before delivery, then marked sent or failed. */
+export interface OutboxRow {
+  id: string;
+  owner_id: string;
+  to_address: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  kind: string;
+  workflow_id: string | null;
+  status: string;
+  error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
+/** A claimed error notice: the primary key (owner, workflow, code, UTC day) allows one a day. */
+export interface ErrorNoticeRow {
+  owner_id: string;
+  workflow_id: string;
+  code: string;
+  day: string;
   created_at: number;
 }

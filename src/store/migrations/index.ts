@@ -4,6 +4,9 @@ import { sourcesMigration } from "./0002-sources.js";
 import { sourceLimitsMigration } from "./0003-source-limits.js";
 import { componentLockMigration } from "./0004-component-lock.js";
 import { subscriptionsMigration } from "./0005-subscriptions.js";
+import { workflowsMigration } from "./0006-workflows.js";
+import { outboxMigration } from "./0007-outbox.js";
+import { registryMigration } from "./0008-registry.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -15,6 +18,9 @@ const MIGRATIONS: Record<string, Migration> = {
   "0003-source-limits": sourceLimitsMigration,
   "0004-component-lock": componentLockMigration,
   "0005-subscriptions": subscriptionsMigration,
+  "0006-workflows": workflowsMigration,
+  "0007-outbox": outboxMigration,
+  "0008-registry": registryMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -29,8 +29,8 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
     "SELECT id, emitter_id, listener_id, event_name FROM subscriptions WHERE owner_id = ? AND emitter_id IN (?, ?)",
   );
   const insertDelivery = database.prepare(
-    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
 
   const append = database.transaction((batch: EventBatch): AppendResult => {
@@ -44,7 +44,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
       const [own, glob] = emitterKeys(batch.emitterId);
       const subscriptions = matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[];
       for (const row of deliveriesFor(batch, plan.events, subscriptions)) {
-        insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at);
+        insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms);
       }
     }
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);

@@ -1,0 +1,78 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import type { Subscription } from "../../domain/subscriptions.js";
+import type { SubscriptionsService } from "../../engine/workflows/subscriptions-service.js";
+import { principalOf } from "../request-context.js";
+import { DataSchema, errorResponses, toEpochSeconds } from "../schemas/common.js";
+import { SubscriptionSchema } from "../schemas/workflows.js";
+
+const KeyQuery = Type.Object(
+  {
+    emitter_id: Type.String({ description: "A workflow (p_…) or source (dc_…) of yours, or p_* / dc_* for all of them" }),
+    listener_id: Type.String({ description: "The workflow that runs on each event (p_…)" }),
+    event_name: Type.Optional(Type.String({ description: "A channel: $errors, $logs, a name, or empty for the default channel" })),
+  },
+  { additionalProperties: false },
+);
+
+function toView(subscription: Subscription) {
+  return {
+    id: subscription.id,
+    emitter_id: subscription.emitterId,
+    listener_id: subscription.listenerId,
+    event_name: subscription.eventName,
+    created_at: toEpochSeconds(subscription.createdAt),
+  };
+}
+
+/** Subscriptions: which of your workflows runs on which channel of which emitter. */
+export const subscriptionsRoutes: FastifyPluginAsyncTypebox<{ subscriptions: SubscriptionsService }> = async (app, { subscriptions }) => {
+  app.post(
+    "/subscriptions",
+    {
+      schema: {
+        tags: ["subscriptions"],
+        summary: "Subscribe a workflow to an emitter's channel ($errors: each error of the emitter triggers the listener)",
+        querystring: KeyQuery,
+        response: { 200: DataSchema(SubscriptionSchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { emitter_id, listener_id, event_name } = request.query;
+      const subscription = await subscriptions.subscribe(principalOf(request).user.id, { emitterId: emitter_id, listenerId: listener_id, eventName: event_name ?? "" });
+      return { data: toView(subscription) };
+    },
+  );
+
+  app.delete(
+    "/subscriptions",
+    { schema: { tags: ["subscriptions"], summary: "Remove a subscription", querystring: KeyQuery, response: { 204: Type.Null(), ...errorResponses } } },
+    async (request, reply) => {
+      const { emitter_id, listener_id, event_name } = request.query;
+      await subscriptions.unsubscribe(principalOf(request).user.id, { emitterId: emitter_id, listenerId: listener_id, eventName: event_name ?? "" });
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/users/me/subscriptions",
+    { schema: { tags: ["subscriptions"], summary: "Your subscriptions, triggers and $errors ones alike", response: { 200: DataSchema(Type.Array(SubscriptionSchema)), ...errorResponses } } },
+    async (request) => ({ data: (await subscriptions.list(principalOf(request).user.id)).map(toView) }),
+  );
+
+  app.post(
+    "/auto_subscriptions",
+    {
+      schema: {
+        tags: ["subscriptions"],
+        summary: "The listener gets this channel of every workflow and source, including those made later",
+        querystring: Type.Object({ listener_id: Type.String(), event_name: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        response: { 200: DataSchema(Type.Array(SubscriptionSchema)), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const made = await subscriptions.autoSubscribe(principalOf(request).user.id, request.query.listener_id, request.query.event_name ?? "");
+      return { data: made.map(toView) };
+    },
+  );
+};

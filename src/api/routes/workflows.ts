@@ -1,0 +1,224 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import { parsePageRequest, toPage } from "../../domain/paging.js";
+import type { LogEntry, StoredEvent } from "../../domain/sources.js";
+import type { Engine } from "../../engine/create-engine.js";
+import { replayErrors } from "../../engine/workflows/error-replay.js";
+import type { Store } from "../../store/store.js";
+import { principalOf } from "../request-context.js";
+import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
+import { EventSummarySchema, LogSchema, toEventSummary, toLogView } from "../schemas/sources.js";
+import { ErrorSummarySchema, RunSchema, toErrorSummary, toRunView, toWorkflowView, WorkflowBodySchema, WorkflowSchema } from "../schemas/workflows.js";
+import type { SseStream, SseStreams } from "../sse.js";
+import { checkCursor, STREAM_CLOSED_EVENT } from "./source-events.js";
+
+const IdParams = Type.Object({ id: Type.String() });
+const EventsQuery = Type.Object(
+  { ...PageQuerySchema.properties, expand: Type.Optional(Type.Literal("event", { description: "`event`: include each full event" })) },
+  { additionalProperties: false },
+);
+const ReplayedSchema = Type.Object({ error_id: Type.String(), event_id: Type.String() });
+
+/** Workflows: create, read, update, delete; their runs, errors (and replay), emitted events, logs and live stream. */
+export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store: Store; streams: SseStreams }> = async (app, { engine, store, streams }) => {
+  const { workflows } = engine;
+  const view = async (workflow: Parameters<typeof toWorkflowView>[0]) => {
+    const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
+    return toWorkflowView(workflow, source ? engine.endpointUrl(source) : null);
+  };
+
+  app.post(
+    "/workflows",
+    { schema: { tags: ["workflows"], summary: "Create a workflow: a trigger and steps", body: WorkflowBodySchema, response: { 200: DataSchema(WorkflowSchema), ...errorResponses } } },
+    async (request) => ({ data: await view(await workflows.create(principalOf(request).user.id, request.body)) }),
+  );
+
+  app.get(
+    "/workflows/:id",
+    { schema: { tags: ["workflows"], summary: "A workflow by id (p_…) or name slug", params: IdParams, response: { 200: DataSchema(WorkflowSchema), ...errorResponses } } },
+    async (request) => ({ data: await view(await workflows.get(principalOf(request).user.id, request.params.id)) }),
+  );
+
+  app.put(
+    "/workflows/:id",
+    {
+      schema: {
+        tags: ["workflows"],
+        summary: "Update a workflow; fields left out stay as they are (the trigger's endpoint stays the same)",
+        params: IdParams,
+        body: WorkflowBodySchema,
+        response: { 200: DataSchema(WorkflowSchema), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await view(await workflows.update(principalOf(request).user.id, request.params.id, request.body)) }),
+  );
+
+  app.delete(
+    "/workflows/:id",
+    { schema: { tags: ["workflows"], summary: "Delete a workflow with its inline trigger, runs and events", params: IdParams, response: { 204: Type.Null(), ...errorResponses } } },
+    async (request, reply) => {
+      await workflows.remove(principalOf(request).user.id, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/users/me/workflows",
+    { schema: { tags: ["workflows"], summary: "Your workflows, newest first", querystring: PageQuerySchema, response: { 200: PageSchema(WorkflowSchema), ...errorResponses } } },
+    async (request) => {
+      const slice = await workflows.list(principalOf(request).user.id, parsePageRequest(request.query));
+      const items = await Promise.all(slice.items.map(view));
+      return toPage({ items, totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+
+  app.get(
+    "/workflows/:id/runs",
+    { schema: { tags: ["runs"], summary: "The workflow's recorded runs, newest first", params: IdParams, querystring: PageQuerySchema, response: { 200: PageSchema(RunSchema), ...errorResponses } } },
+    async (request) => {
+      const slice = await workflows.runs(principalOf(request).user.id, request.params.id, parsePageRequest(request.query));
+      return toPage({ items: slice.items.map(toRunView), totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+
+  app.get(
+    "/runs/:id",
+    { schema: { tags: ["runs"], summary: "One run: status, trigger event, each step's result, exports, summary, logs and timing", params: IdParams, response: { 200: DataSchema(RunSchema), ...errorResponses } } },
+    async (request) => ({ data: toRunView(await workflows.run(principalOf(request).user.id, request.params.id)) }),
+  );
+
+  app.get(
+    "/workflows/:id/$errors/event_summaries",
+    {
+      schema: {
+        tags: ["errors"],
+        summary: "The workflow's most recent errors (100 kept by default), newest first",
+        params: IdParams,
+        querystring: EventsQuery,
+        response: { 200: PageSchema(ErrorSummarySchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { expand, ...paging } = request.query;
+      const page = parsePageRequest(paging);
+      checkCursor(page.before, "before");
+      checkCursor(page.after, "after");
+      const slice = await workflows.events(principalOf(request).user.id, request.params.id, "$errors", page);
+      return toPage({ items: slice.items.map((event) => toErrorSummary(event, expand === "event")), totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+
+  app.post(
+    "/workflows/:id/$errors/:eventId/replay",
+    {
+      schema: {
+        tags: ["errors"],
+        summary: "Run the workflow again on the error's original event; the run's replay_of names the error",
+        params: Type.Object({ id: Type.String(), eventId: Type.String() }),
+        response: { 202: DataSchema(ReplayedSchema), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const workflow = await workflows.get(principalOf(request).user.id, request.params.id);
+      const [replayed] = await replayErrors(store, workflow, { eventIds: [request.params.eventId] }, Date.now());
+      engine.worker.wake();
+      return reply.code(202).send({ data: replayed! });
+    },
+  );
+
+  app.post(
+    "/workflows/:id/$errors/replay",
+    {
+      schema: {
+        tags: ["errors"],
+        summary: "Replay many errors: the given ids, or every listed error, optionally only those of one code or step",
+        params: IdParams,
+        body: Type.Optional(
+          Type.Object(
+            { event_ids: Type.Optional(Type.Array(Type.String())), code: Type.Optional(Type.String()), step_id: Type.Optional(Type.String()) },
+            { additionalProperties: false },
+          ),
+        ),
+        response: { 202: DataSchema(Type.Object({ count: Type.Integer(), replayed: Type.Array(ReplayedSchema) })), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const workflow = await workflows.get(principalOf(request).user.id, request.params.id);
+      const body = request.body ?? {};
+      const replayed = await replayErrors(store, workflow, { eventIds: body.event_ids, code: body.code, stepId: body.step_id }, Date.now());
+      engine.worker.wake();
+      return reply.code(202).send({ data: { count: replayed.length, replayed } });
+    },
+  );
+
+  app.get(
+    "/workflows/:id/event_summaries",
+    {
+      schema: {
+        tags: ["events"],
+        summary: "What the workflow emitted with $.send.emit, newest first",
+        params: IdParams,
+        querystring: EventsQuery,
+        response: { 200: PageSchema(EventSummarySchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { expand, ...paging } = request.query;
+      const page = parsePageRequest(paging);
+      checkCursor(page.before, "before");
+      checkCursor(page.after, "after");
+      const slice = await workflows.events(principalOf(request).user.id, request.params.id, "", page);
+      return toPage({ items: slice.items.map((event) => toEventSummary(event, expand === "event")), totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+
+  app.get(
+    "/workflows/:id/logs",
+    {
+      schema: {
+        tags: ["events"],
+        summary: "What happened around the workflow's runs ($.send destinations), newest first",
+        params: IdParams,
+        querystring: PageQuerySchema,
+        response: { 200: PageSchema(LogSchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const workflow = await workflows.get(principalOf(request).user.id, request.params.id);
+      const page = parsePageRequest(request.query);
+      const slice = await store.listLogs(workflow.ownerId, workflow.id, page);
+      return toPage({ items: slice.items.map((log: LogEntry) => toLogView(log)), totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+
+  app.get(
+    "/workflows/:id/sse",
+    {
+      schema: {
+        tags: ["events"],
+        summary: "Server-sent events of a workflow: what it emits ($.send.emit, `event:` the channel), its errors (`$errors`) and $.send.sse payloads (`event:` their channel)",
+        params: IdParams,
+      },
+    },
+    async (request, reply) => {
+      let stream: SseStream | undefined;
+      const following = await workflows.follow(principalOf(request).user.id, request.params.id, (message) => {
+        if (!stream) return;
+        if (message.kind === "closed") {
+          stream.send({ reason: message.reason }, STREAM_CLOSED_EVENT);
+          stream.close();
+          return;
+        }
+        if (message.kind !== "event") return;
+        const item = message.item as StoredEvent | { id: string; payload: unknown };
+        if ("emitterId" in item) {
+          const summary = item.channel === "$errors" ? toErrorSummary(item, true) : toEventSummary(item, true);
+          stream.send(summary, message.channel || undefined, summary.id);
+        } else stream.send(item, message.channel || undefined);
+      });
+      stream = streams.start(request, reply);
+      await stream.closed;
+      following.stop();
+    },
+  );
+};

@@ -1,0 +1,196 @@
+import { Type, type Static } from "@sinclair/typebox";
+import type { StoredEvent } from "../../domain/sources.js";
+import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
+import { toEpochSeconds } from "./common.js";
+
+const Json = Type.Unknown();
+
+const TriggerBodySchema = Type.Object(
+  {
+    type: Type.Optional(Type.Union([Type.Literal("http"), Type.Literal("timer")])),
+    intervalSeconds: Type.Optional(Type.Unknown()),
+    cron: Type.Optional(Type.Unknown()),
+    source_id: Type.Optional(Type.String()),
+    component_code: Type.Optional(Type.String()),
+    component_url: Type.Optional(Type.String()),
+    key: Type.Optional(Type.String()),
+    configured_props: Type.Optional(Type.Record(Type.String(), Json)),
+  },
+  { additionalProperties: false, description: 'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, or a source component with configured_props.' },
+);
+
+const StepBodySchema = Type.Object(
+  {
+    name: Type.String({ description: "Unique in the workflow; later steps read steps.<name>." }),
+    code: Type.Optional(Type.String({ description: "A code step: component code whose run({ steps, $ }) runs." })),
+    filename: Type.Optional(Type.String({ description: "The file the code came from (.ts, .mjs…)." })),
+    key: Type.Optional(Type.String({ description: "A published action, by key." })),
+    props: Type.Optional(Type.Record(Type.String(), Json, { description: "Values; strings may hold {{steps.<name>.<path>}} expressions." })),
+  },
+  { additionalProperties: false },
+);
+
+const SettingsBodySchema = Type.Object(
+  {
+    error_notifications: Type.Optional(Type.Unknown({ description: "false: errors are listed but not sent to the global error workflow." })),
+    error_retention: Type.Optional(Type.Unknown({ description: "Errors kept in $errors (default 100)." })),
+  },
+  { additionalProperties: false },
+);
+
+/** POST and PUT bodies; the domain rules (workflow-rules.ts) check values and name the bad field. */
+export const WorkflowBodySchema = Type.Object(
+  {
+    name: Type.Optional(Type.Unknown()),
+    trigger: Type.Optional(TriggerBodySchema),
+    steps: Type.Optional(Type.Array(StepBodySchema)),
+    respond: Type.Optional(Type.Unknown({ description: '"workflow": an HTTP caller waits for $.respond; "immediately" (default): it gets 200 at once.' })),
+    settings: Type.Optional(SettingsBodySchema),
+    active: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+
+export const WorkflowSchema = Type.Object(
+  {
+    id: Type.String({ description: "p_…" }),
+    name: Type.String(),
+    name_slug: Type.String(),
+    active: Type.Boolean(),
+    trigger: Type.Object({
+      type: Type.String({ description: "none, http, timer, source or component" }),
+      source_id: Type.Union([Type.String(), Type.Null()]),
+      endpoint_url: Type.Optional(Type.String()),
+    }),
+    steps: Type.Array(
+      Type.Object({
+        id: Type.String({ description: "c_…: the cellId errors name" }),
+        name: Type.String(),
+        key: Type.Union([Type.String(), Type.Null()]),
+        component_id: Type.Union([Type.String(), Type.Null()]),
+        props: Type.Record(Type.String(), Json),
+      }),
+    ),
+    respond: Type.String(),
+    settings: Type.Object({ error_notifications: Type.Boolean(), error_retention: Type.Integer() }),
+    is_error_workflow: Type.Boolean(),
+    deployment_id: Type.String(),
+    created_at: Type.Integer(),
+    updated_at: Type.Integer(),
+  },
+  { title: "Workflow" },
+);
+export type WorkflowView = Static<typeof WorkflowSchema>;
+
+export function toWorkflowView(workflow: Workflow, endpointUrl: string | null): WorkflowView {
+  return {
+    id: workflow.id,
+    name: workflow.name,
+    name_slug: workflow.nameSlug,
+    active: workflow.active,
+    trigger: { type: workflow.triggerKind, source_id: workflow.triggerSourceId, ...(endpointUrl ? { endpoint_url: endpointUrl } : {}) },
+    steps: workflow.steps.map((step) => ({ id: step.id, name: step.name, key: step.key, component_id: step.componentId, props: step.props })),
+    respond: workflow.respond,
+    settings: { error_notifications: workflow.settings.errorNotifications, error_retention: workflow.settings.errorRetention },
+    is_error_workflow: workflow.isErrorWorkflow,
+    deployment_id: workflow.deploymentId,
+    created_at: toEpochSeconds(workflow.createdAt),
+    updated_at: toEpochSeconds(workflow.updatedAt),
+  };
+}
+
+const RunErrorSchema = Type.Object({ code: Type.String(), msg: Type.String(), name: Type.String(), cellId: Type.String(), ts: Type.String(), stack: Type.String() });
+
+export const RunSchema = Type.Object(
+  {
+    id: Type.String({ description: "run_…" }),
+    workflow_id: Type.String(),
+    status: Type.String({ description: "success, error or exited ($.flow.exit)" }),
+    trigger: Type.Object({ emitter_id: Type.String(), event_id: Type.String(), event: Json }),
+    steps: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        status: Type.String({ description: "success, error, exited or skipped" }),
+        $return_value: Json,
+        exports: Type.Record(Type.String(), Json),
+        summary: Type.Union([Type.String(), Type.Null()]),
+        logs: Type.Array(Type.Object({ stream: Type.String(), text: Type.String(), ts: Type.Integer() })),
+        started_at_ms: Type.Union([Type.Integer(), Type.Null()]),
+        duration_ms: Type.Number(),
+      }),
+    ),
+    error: Type.Union([RunErrorSchema, Type.Null()]),
+    exit_reason: Type.Union([Type.String(), Type.Null()]),
+    replay_of: Type.Union([Type.String(), Type.Null()], { description: "The $errors event this run replays." }),
+    started_at_ms: Type.Integer(),
+    finished_at_ms: Type.Integer(),
+    duration_ms: Type.Integer(),
+  },
+  { title: "WorkflowRun" },
+);
+export type RunView = Static<typeof RunSchema>;
+
+export function toRunView(run: WorkflowRun): RunView {
+  return {
+    id: run.id,
+    workflow_id: run.workflowId,
+    status: run.status,
+    trigger: { emitter_id: run.emitterId, event_id: run.eventId, event: run.triggerEvent },
+    steps: run.steps.map((step) => ({
+      id: step.id,
+      name: step.name,
+      status: step.status,
+      $return_value: step.returnValue,
+      exports: step.exports,
+      summary: step.summary,
+      logs: step.logs,
+      started_at_ms: step.startedAt,
+      duration_ms: step.durationMs,
+    })),
+    error: run.error,
+    exit_reason: run.exitReason,
+    replay_of: run.replayOf,
+    started_at_ms: run.startedAt,
+    finished_at_ms: run.finishedAt,
+    duration_ms: run.durationMs,
+  };
+}
+
+/** An item of `$errors/event_summaries`, exactly the seed's: `event` only with expand=event. */
+export const ErrorSummarySchema = Type.Object(
+  {
+    id: Type.String(),
+    indexed_at_ms: Type.Integer(),
+    event: Type.Optional(
+      Type.Object({
+        original_event: Json,
+        original_context: Type.Object({
+          id: Type.String(),
+          ts: Type.String(),
+          workflow_id: Type.String(),
+          deployment_id: Type.String(),
+          source_type: Type.String(),
+          verified: Type.Boolean(),
+          owner_id: Type.String(),
+          platform_version: Type.String(),
+        }),
+        error: Type.Object({ code: Type.String(), msg: Type.String(), cellId: Type.String(), ts: Type.String(), stack: Type.String() }),
+      }),
+    ),
+    metadata: Type.Object({ emitter_id: Type.String(), emit_id: Type.String(), name: Type.String() }),
+  },
+  { title: "ErrorEventSummary" },
+);
+export type ErrorSummaryView = Static<typeof ErrorSummarySchema>;
+
+export function toErrorSummary(event: StoredEvent, expand: boolean): ErrorSummaryView {
+  const view: ErrorSummaryView = { id: event.id, indexed_at_ms: event.indexedAtMs, metadata: { emitter_id: event.emitterId, emit_id: event.emitId ?? "", name: event.channel } };
+  if (expand) view.event = event.event as ErrorSummaryView["event"];
+  return view;
+}
+
+export const SubscriptionSchema = Type.Object(
+  { id: Type.String(), emitter_id: Type.String(), listener_id: Type.String(), event_name: Type.String(), created_at: Type.Integer() },
+  { title: "Subscription" },
+);

@@ -1,0 +1,78 @@
+import semver from "semver";
+import { ValidationError } from "./errors.js";
+import { slugify } from "./slug.js";
+
+/**
+ * The user's component registry (SEED "Component", "Versioning"; API-COMPAT
+ * "The registry"): published actions and sources, by key and semantic
+ * version, in the publishing user's namespace. A version, once published,
+ * never changes.
+ */
+export interface RegistryEntry {
+  ownerId: string;
+  key: string;
+  version: string;
+  /** The saved component (`sc_…`) this version is. */
+  componentId: string;
+  kind: "source" | "action";
+  publishedAt: number;
+}
+
+/** `<app_name_slug>-<slugified-component-name>` is one of these; any lower-case slug is accepted. */
+const REGISTRY_KEY = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+export const MAX_REGISTRY_KEY_LENGTH = 100;
+export const MAX_REGISTRY_VERSION_LENGTH = 100;
+
+/**
+ * A registry key: lower-case letters and digits in words joined by single
+ * "-" (no "_", spaces, capitals or other punctuation). `name` is the
+ * component's name, to suggest a key when there is none.
+ */
+export function checkRegistryKey(key: string | null | undefined, name?: string): string {
+  if (key === null || key === undefined || key === "") {
+    const hint = name ? ` such as "${slugify(name)}"` : "";
+    throw new ValidationError("key", `A published component needs a key: add key${hint} (lower-case words joined by "-", by convention "<app>-<component-name>") to the component.`);
+  }
+  if (key.length > MAX_REGISTRY_KEY_LENGTH || !REGISTRY_KEY.test(key)) {
+    throw new ValidationError(
+      "key",
+      `A published component's key must be lower-case letters and digits in words joined by single "-", at most ${MAX_REGISTRY_KEY_LENGTH} characters, such as "github-new-issue"; got ${JSON.stringify(key)}.`,
+    );
+  }
+  return key;
+}
+
+/**
+ * A semantic version as written in canonical form (`1.2.3`, `1.0.0-beta.1`):
+ * no `v` prefix, no spaces, no build metadata (`+…` does not order versions,
+ * so two versions differing only by it could not be told apart).
+ */
+export function checkRegistryVersion(version: string | null | undefined): string {
+  if (typeof version !== "string" || version.length > MAX_REGISTRY_VERSION_LENGTH || semver.valid(version) !== version) {
+    throw new ValidationError(
+      "version",
+      `A published component's version must be a semantic version such as "1.0.0" or "1.1.0-beta.1" (no "v", no build metadata); got ${JSON.stringify(version) ?? String(version)}.`,
+    );
+  }
+  return version;
+}
+
+/** Newest first by semantic version precedence (never by text: 1.10.0 is newer than 1.9.0). */
+export function compareVersionsNewestFirst(a: string, b: string): number {
+  return semver.rcompare(a, b);
+}
+
+/**
+ * The version a key without a version resolves to: the highest release;
+ * pre-releases (`2.0.0-beta.1`) only when the key has no release at all, as
+ * npm's range `*` would choose.
+ */
+export function newestEntry<T extends Pick<RegistryEntry, "version">>(entries: readonly T[]): T | null {
+  const sorted = [...entries].sort((a, b) => compareVersionsNewestFirst(a.version, b.version));
+  return sorted.find((entry) => semver.prerelease(entry.version) === null) ?? sorted[0] ?? null;
+}
+
+/** Listing order: keys alphabetically, each key's versions newest first. */
+export function sortEntries<T extends Pick<RegistryEntry, "key" | "version">>(entries: readonly T[]): T[] {
+  return [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : compareVersionsNewestFirst(a.version, b.version)));
+}

@@ -1,0 +1,130 @@
+import type { WorkflowSettings } from "./workflow-rules.js";
+
+/**
+ * A workflow: a trigger (a subscription to a source's default channel) and
+ * ordered steps. It is an emitter too (`p_…`): `$errors` carries its
+ * failures, the default channel what `$.send.emit` sends.
+ */
+export interface Workflow {
+  id: string; // p_…
+  ownerId: string;
+  name: string;
+  nameSlug: string;
+  active: boolean;
+  /** The source whose default channel triggers runs; null for a workflow run only by subscriptions (the error workflow). */
+  triggerSourceId: string | null;
+  /** The trigger source was declared inline and belongs to the workflow: it is deleted with it. */
+  triggerOwned: boolean;
+  /** How the trigger was declared. */
+  triggerKind: TriggerKind;
+  steps: WorkflowStep[];
+  respond: "workflow" | "immediately";
+  settings: WorkflowSettings;
+  /** The owner's global error workflow (a listener of `p_*` / `$errors`). */
+  isErrorWorkflow: boolean;
+  /** `d_…`, new on every update: what `original_context.deployment_id` names. */
+  deploymentId: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export const TRIGGER_KINDS = ["none", "http", "timer", "source", "component"] as const;
+export type TriggerKind = (typeof TRIGGER_KINDS)[number];
+
+/** One step: code (a saved action component), a published action by key, or an action built into Runnel. */
+export interface WorkflowStep {
+  /** `c_…`: the cellId that errors name. */
+  id: string;
+  name: string;
+  /** The saved component that runs; null for a built-in action. */
+  componentId: string | null;
+  /** Set when the step names a published action (or a built-in one: `runnel-…`). */
+  key: string | null;
+  /** Configured props; strings may hold `{{steps.…}}` expressions, evaluated at run time. */
+  props: Record<string, unknown>;
+}
+
+export type RunStatus = "success" | "error" | "exited";
+
+/** What a run recorded of one step. */
+export interface StepRecord {
+  id: string;
+  name: string;
+  status: "success" | "error" | "exited" | "skipped";
+  returnValue: unknown;
+  exports: Record<string, unknown>;
+  summary: string | null;
+  logs: Array<{ stream: "stdout" | "stderr"; text: string; ts: number }>;
+  startedAt: number | null;
+  durationMs: number;
+}
+
+/** The error of a failed run, as the `$errors` event carries it. */
+export interface RunError {
+  code: RunErrorCode;
+  msg: string;
+  name: string;
+  /** The failed step's id (`c_…`). */
+  cellId: string;
+  ts: string;
+  stack: string;
+}
+
+/** A finished run of a workflow, keyed by (workflow, emitter, event): a redelivery never runs it twice. */
+export interface WorkflowRun {
+  id: string; // run_…
+  ownerId: string;
+  workflowId: string;
+  emitterId: string;
+  eventId: string;
+  status: RunStatus;
+  triggerEvent: unknown;
+  steps: StepRecord[];
+  error: RunError | null;
+  exitReason: string | null;
+  /** The `$errors` event this run replays, when it is a replay. */
+  replayOf: string | null;
+  startedAt: number;
+  finishedAt: number;
+  durationMs: number;
+}
+
+/**
+ * The catalogue of `error.code` values (docs/workflows.md lists them with what to do).
+ * `InternalFailure` is the hosted service's code for a failure of the platform itself.
+ */
+export const RUN_ERROR_CODES = {
+  /** The step threw an Error (or rejected). */
+  UserError: "A step threw an error.",
+  /** The step threw something that is not an Error (a string, an object). */
+  NonErrorThrown: "A step threw a value that is not an Error.",
+  /** The step ran past the workflow's time limit. */
+  Timeout: "A step ran past its time limit.",
+  /** The step's runner ran out of memory. */
+  OutOfMemory: "A step ran out of memory.",
+  /** The step called process.exit(). */
+  ProcessExit: "A step called process.exit().",
+  /** A promise the step started was rejected and nobody caught it. */
+  UnhandledRejection: "A step left a promise rejected without a handler.",
+  /** The step printed past the log limit. */
+  OutputFlood: "A step printed more than the log limit.",
+  /** The step's code could not be loaded (a syntax error, a missing export, a failing import). */
+  InvalidComponent: "A step's code could not be loaded.",
+  /** A prop's expression could not be evaluated, or a step's configuration is wrong. */
+  ConfigurationError: "A step's props could not be evaluated.",
+  /** A `$.send.*` call could not be carried out after the run. */
+  DestinationFailed: "A $.send destination could not be reached.",
+  /** The runner process died for another reason, or Runnel itself failed. */
+  InternalFailure: "The platform failed while running the step.",
+} as const;
+
+export type RunErrorCode = keyof typeof RUN_ERROR_CODES;
+
+/** A sandbox error code as a run error code (the two catalogues share most names). */
+export function runErrorCodeOf(sandboxCode: string): RunErrorCode {
+  if (sandboxCode === "RunnerCrashed") return "InternalFailure";
+  return sandboxCode in RUN_ERROR_CODES ? (sandboxCode as RunErrorCode) : "InternalFailure";
+}
+
+/** Runs kept per workflow; older ones are trimmed as new ones are recorded. */
+export const RUN_RETENTION = 1_000;

@@ -1,0 +1,78 @@
+import { randomInt } from "node:crypto";
+import type { ErrorEventBody } from "../../domain/error-events.js";
+import { NotFoundError, ValidationError } from "../../domain/errors.js";
+import type { StoredEvent } from "../../domain/sources.js";
+import type { Workflow } from "../../domain/workflows.js";
+import type { NewDelivery, Store } from "../../store/store.js";
+
+export interface ReplayFilter {
+  /** These errors; absent: every listed error that passes the other filters. */
+  eventIds?: string[] | undefined;
+  /** Only errors with this `error.code`. */
+  code?: string | undefined;
+  /** Only errors of this step (`error.cellId`). */
+  stepId?: string | undefined;
+}
+
+export interface Replayed {
+  error_id: string;
+  /** The id the replay run is keyed by (its trigger event id); the run's `replay_of` is `error_id`. */
+  event_id: string;
+}
+
+/**
+ * Replays errors of a workflow: each error's `original_event` runs the
+ * workflow again, as a durable delivery like any other (channel `$replay`,
+ * carrying the event and the error it replays).
+ */
+export async function replayErrors(store: Store, workflow: Workflow, filter: ReplayFilter, now: number): Promise<Replayed[]> {
+  const errors = await errorsToReplay(store, workflow, filter);
+  const deliveries: NewDelivery[] = errors.map((error, index) => {
+    const body = error.event as ErrorEventBody;
+    return {
+      listenerId: workflow.id,
+      emitterId: workflow.id,
+      // Unique per replay: the same error replayed twice runs twice.
+      eventId: `${now}-${randomInt(1_000_000, 2 ** 47) + index}`,
+      ownerId: workflow.ownerId,
+      subscriptionId: "replay",
+      channel: "$replay",
+      availableAt: now,
+      createdAt: now,
+      event: { original_event: body.original_event ?? null, replay_of: error.id, source_type: body.original_context?.source_type ?? "REPLAY" },
+      indexedAtMs: now,
+    };
+  });
+  await store.enqueueDeliveries(deliveries);
+  return deliveries.map((delivery, index) => ({ error_id: errors[index]!.id, event_id: delivery.eventId }));
+}
+
+async function errorsToReplay(store: Store, workflow: Workflow, filter: ReplayFilter): Promise<StoredEvent[]> {
+  let errors: StoredEvent[];
+  if (filter.eventIds) {
+    if (filter.eventIds.length === 0) throw new ValidationError("event_ids", "event_ids is empty; give the ids of the errors to replay, or leave it out to replay them all.");
+    errors = [];
+    for (const id of filter.eventIds) {
+      const event = await store.findEvent(workflow.ownerId, workflow.id, id);
+      if (!event || event.channel !== "$errors") throw new NotFoundError("error event", id);
+      errors.push(event);
+    }
+  } else {
+    errors = [];
+    let after: string | undefined;
+    // Every listed error, oldest first (the listing keeps the most recent ones: at most the retention).
+    for (;;) {
+      const page = await store.listEvents(workflow.ownerId, workflow.id, { channel: "$errors", page: { limit: 100, after } });
+      errors.push(...page.items);
+      if (page.items.length < 100) break;
+      after = page.items[page.items.length - 1]!.id;
+    }
+    errors.reverse();
+  }
+  return errors.filter((error) => {
+    const body = error.event as Partial<ErrorEventBody> | null;
+    if (filter.code !== undefined && body?.error?.code !== filter.code) return false;
+    if (filter.stepId !== undefined && body?.error?.cellId !== filter.stepId) return false;
+    return true;
+  });
+}

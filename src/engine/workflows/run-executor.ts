@@ -1,0 +1,239 @@
+import type { Logger } from "pino";
+import { ValidationError } from "../../domain/errors.js";
+import { evaluateProp } from "../../domain/expressions.js";
+import type { ValidatedComponent } from "../../domain/component-rules.js";
+import type { SavedComponent } from "../../domain/sources.js";
+import { runErrorCodeOf, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
+import type { ComponentBundle, InvokeRequest, InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
+import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
+import type { BundleFiles } from "../bundle-files.js";
+import type { ComponentLoader } from "../component-loader.js";
+import type { EventHub } from "../event-hub.js";
+import type { RunLimits } from "../source-invoker.js";
+import type { BuiltinActions } from "./builtin-actions.js";
+import type { Destinations } from "./destinations.js";
+import { emitAppend, errorAppend, failRun, finishedRun, fromSandboxError, recordStep, skipRest, startRun, type RunState } from "./run-state.js";
+import { workflowBundle } from "./workflow-bundle.js";
+import type { WorkflowResponses } from "./workflow-responses.js";
+
+export interface RunExecutorOptions {
+  store: Store;
+  sandbox: Sandbox;
+  loader: ComponentLoader;
+  bundleFiles: BundleFiles;
+  hub: EventHub;
+  responses: WorkflowResponses;
+  builtins: BuiltinActions;
+  destinations: Destinations;
+  logger: Logger;
+  limits: RunLimits;
+  now?: () => number;
+}
+
+/** A workflow ready to run: its steps' components and the one bundle of its sandboxed steps. */
+interface PreparedWorkflow {
+  components: Array<{ saved: SavedComponent; validated: ValidatedComponent; bundleIndex: number } | null>;
+  bundle: ComponentBundle | null;
+}
+
+const MAX_LOG_ENTRIES_PER_STEP = 200;
+
+/**
+ * Runs a batch of deliveries of one workflow: step by step, the runs that are
+ * still going send their step to the sandbox together (one runner, one
+ * message), so a busy workflow pays for a round trip per step and batch, not
+ * per step and run. Then one transaction records the runs, removes their
+ * deliveries and appends what they emitted (`$errors`, `$.send.emit`).
+ */
+export class RunExecutor {
+  private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: RunExecutorOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<void> {
+    const runs = deliveries.map((delivery) => startRun(workflow, delivery, triggerKind, this.now()));
+    let prepared: PreparedWorkflow | Error;
+    try {
+      prepared = await this.prepare(workflow);
+    } catch (error) {
+      prepared = error as Error;
+    }
+    for (const [index, step] of workflow.steps.entries()) {
+      const active = runs.filter((run) => run.status === "running");
+      if (active.length === 0) break;
+      if (prepared instanceof Error) {
+        for (const run of active) failRun(run, step, { code: "InvalidComponent", name: "InvalidComponent", message: prepared.message }, this.now());
+        break;
+      }
+      await this.runStep(workflow, prepared, index, active);
+    }
+    for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
+    await this.commit(workflow, runs);
+  }
+
+  /** Forgets what was prepared for a workflow (it changed or went away). */
+  forget(workflowId: string): void {
+    for (const key of this.prepared.keys()) if (key.startsWith(`${workflowId} `)) this.prepared.delete(key);
+  }
+
+  private prepare(workflow: Workflow): Promise<PreparedWorkflow> {
+    const key = `${workflow.id} ${workflow.deploymentId}`;
+    let prepared = this.prepared.get(key);
+    if (!prepared) {
+      this.forget(workflow.id);
+      prepared = this.load(workflow);
+      prepared.catch(() => this.prepared.delete(key));
+      this.prepared.set(key, prepared);
+    }
+    return prepared;
+  }
+
+  private async load(workflow: Workflow): Promise<PreparedWorkflow> {
+    const { store, loader } = this.options;
+    const sandboxed: SavedComponent[] = [];
+    const components: PreparedWorkflow["components"] = [];
+    for (const step of workflow.steps) {
+      if (step.componentId === null) {
+        components.push(null);
+        continue;
+      }
+      const saved = await store.findComponent(workflow.ownerId, step.componentId);
+      if (!saved) throw new Error(`The code of step "${step.name}" (${step.componentId}) is missing; update the workflow to save it again.`);
+      components.push({ saved, validated: loader.validatedOf(saved), bundleIndex: sandboxed.length });
+      sandboxed.push(saved);
+    }
+    const bundle = sandboxed.length > 0 ? await workflowBundle(this.options.bundleFiles, workflow.ownerId, sandboxed) : null;
+    return { components, bundle };
+  }
+
+  private async runStep(workflow: Workflow, prepared: PreparedWorkflow, index: number, runs: RunState[]): Promise<void> {
+    const step = workflow.steps[index]!;
+    const component = prepared.components[index] ?? null;
+    const ready: Array<{ run: RunState; props: Record<string, unknown> }> = [];
+    for (const run of runs) {
+      try {
+        ready.push({ run, props: this.propsFor(step, index, component?.validated ?? null, run) });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        failRun(run, step, { code: "ConfigurationError", name: "ConfigurationError", message }, this.now());
+        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt: this.now(), durationMs: 0 });
+      }
+    }
+    if (ready.length === 0) return;
+    if (!component) {
+      await this.runBuiltin(workflow, step, ready);
+      return;
+    }
+    const startedAt = this.now();
+    const timeoutMs = this.options.limits.httpTimeoutMs;
+    const requests: InvokeRequest[] = ready.map(({ run, props }) => ({
+      bundle: prepared.bundle!,
+      call: {
+        kind: "step",
+        index: component.bundleIndex,
+        steps: run.scope,
+        context: { deadline: startedAt + timeoutMs, run: { runs: 1 }, workflowId: workflow.id, stepId: step.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
+      },
+      props,
+      dbProps: [],
+      db: {},
+      limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
+    }));
+    const results = await this.options.sandbox.invokeBatch(
+      requests,
+      ready.map(({ run }) => ({ onRespond: (response) => this.respond(workflow, run, response) })),
+    );
+    results.forEach((result, position) => this.applyResult(step, ready[position]!.run, result, startedAt));
+  }
+
+  /** Configured props with their expressions evaluated against what the run has so far; declared defaults fill the gaps. */
+  private propsFor(step: WorkflowStep, index: number, validated: ValidatedComponent | null, run: RunState): Record<string, unknown> {
+    const props: Record<string, unknown> = {};
+    for (const prop of validated?.props ?? []) if (prop.default !== undefined) props[prop.name] = prop.default;
+    const scope = { steps: run.scope };
+    for (const [name, value] of Object.entries(step.props)) {
+      try {
+        props[name] = evaluateProp(value, scope, `steps[${index}].props.${name}`);
+      } catch (error) {
+        if (error instanceof ValidationError) throw new Error(`Step "${step.name}": ${error.message}`);
+        throw error;
+      }
+    }
+    return props;
+  }
+
+  private applyResult(step: WorkflowStep, run: RunState, result: InvokeResult, startedAt: number): void {
+    const logs = result.logs.slice(0, MAX_LOG_ENTRIES_PER_STEP).map((log) => ({ stream: log.stream, text: log.text, ts: log.ts }));
+    const outcome = result.step;
+    const exit = outcome?.exit ?? null;
+    const status = result.error ? "error" : exit ? "exited" : "success";
+    recordStep(run, step, {
+      status,
+      returnValue: result.value ?? null,
+      exports: outcome?.exports ?? {},
+      summary: outcome?.summary ?? null,
+      logs,
+      startedAt,
+      durationMs: result.durationMs,
+    });
+    if (result.error) {
+      failRun(run, step, { code: runErrorCodeOf(result.error.code), ...fromSandboxError(result.error) }, this.now());
+      return;
+    }
+    if (outcome) run.sends.push(...outcome.sends);
+    if (exit) {
+      run.status = "exited";
+      run.exitReason = exit.reason;
+    }
+  }
+
+  private async runBuiltin(workflow: Workflow, step: WorkflowStep, ready: Array<{ run: RunState; props: Record<string, unknown> }>): Promise<void> {
+    for (const { run, props } of ready) {
+      const startedAt = this.now();
+      try {
+        const result = await this.options.builtins.run(step.key ?? "", { workflow, step, props, steps: run.scope, runId: run.id });
+        recordStep(run, step, { status: "success", returnValue: result.value ?? null, exports: result.exports ?? {}, summary: result.summary ?? null, logs: [], startedAt, durationMs: this.now() - startedAt });
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt, durationMs: this.now() - startedAt });
+        failRun(run, step, { code: "InternalFailure", name: failure.name, message: failure.message, stack: failure.stack }, this.now());
+      }
+    }
+  }
+
+  private respond(workflow: Workflow, run: RunState, response: Parameters<NonNullable<import("../../sandbox/sandbox.js").InvokeCallbacks["onRespond"]>>[0]): void {
+    if (run.responded) return;
+    run.responded = true;
+    if (workflow.respond === "workflow") this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
+  }
+
+  private async commit(workflow: Workflow, runs: RunState[]): Promise<void> {
+    const { store, hub, logger } = this.options;
+    const now = this.now();
+    const appends: EventBatch[] = [];
+    for (const run of runs) {
+      if (run.status === "error") appends.push(errorAppend(workflow, run, now));
+      else {
+        const emitted = emitAppend(workflow, run, now);
+        if (emitted) appends.push(emitted);
+      }
+    }
+    const finished = runs.map((run) => finishedRun(workflow, run, now));
+    const keys = runs.map((run) => ({ listenerId: run.delivery.listenerId, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId }));
+    const appended = await store.finishRuns({ runs: finished, deliveries: keys, appends });
+    for (const result of appended) for (const event of result.events) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
+    for (const run of runs) {
+      if (workflow.respond === "workflow" && !run.responded) {
+        const message =
+          run.status === "error" ? `The workflow failed in step ${run.error?.cellId}: ${run.error?.msg}` : "The workflow finished without calling $.respond().";
+        this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status: run.status === "running" ? "success" : run.status, message });
+      }
+      if (run.status !== "error" && run.sends.length > 0) {
+        this.options.destinations.carryOut(workflow, run.id, run.sends).catch((error) => logger.error({ err: error, workflowId: workflow.id, runId: run.id }, "could not carry out a run's $.send calls"));
+      }
+    }
+  }
+}

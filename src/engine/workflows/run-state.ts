@@ -1,0 +1,145 @@
+import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } from "../../domain/error-events.js";
+import { newId } from "../../domain/ids.js";
+import type { RunError, RunErrorCode, StepRecord, Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
+import type { StepSend } from "../../sandbox/protocol.js";
+import type { SandboxError } from "../../sandbox/sandbox-error.js";
+import type { EventBatch, ClaimedDelivery } from "../../store/store.js";
+import { RUNNEL_VERSION } from "../../version.js";
+
+/** A run in progress: what its steps see (`steps`) and what it records. */
+export interface RunState {
+  id: string;
+  delivery: ClaimedDelivery;
+  startedAt: number;
+  triggerEvent: unknown;
+  replayOf: string | null;
+  sourceType: SourceType;
+  /** `steps` as the next step sees it: `trigger` and each finished step's return value and exports. */
+  scope: Record<string, unknown>;
+  records: StepRecord[];
+  status: "running" | WorkflowRun["status"];
+  error: RunError | null;
+  exitReason: string | null;
+  sends: StepSend[];
+  responded: boolean;
+}
+
+/** Starts a run of `workflow` for a delivery; a replay's delivery carries the original event and the error it replays. */
+export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerKind: "http" | "timer" | "other", now: number): RunState {
+  const replay = delivery.channel === "$replay" ? (delivery.event as { original_event?: unknown; replay_of?: unknown; source_type?: unknown }) : null;
+  const triggerEvent = replay ? (replay.original_event ?? null) : delivery.event;
+  const sourceType = replay && typeof replay.source_type === "string" ? (replay.source_type as SourceType) : sourceTypeOf(delivery.emitterId, delivery.channel, triggerKind);
+  const context: OriginalContext & { emitter_id: string } = {
+    id: delivery.eventId,
+    ts: new Date(delivery.indexedAtMs).toISOString(),
+    workflow_id: workflow.id,
+    deployment_id: workflow.deploymentId,
+    source_type: sourceType,
+    verified: false,
+    owner_id: workflow.ownerId,
+    platform_version: RUNNEL_VERSION,
+    emitter_id: delivery.emitterId,
+  };
+  return {
+    id: newId("run", now),
+    delivery,
+    startedAt: now,
+    triggerEvent,
+    replayOf: replay && typeof replay.replay_of === "string" ? replay.replay_of : null,
+    sourceType,
+    scope: { trigger: { event: triggerEvent, context } },
+    records: [],
+    status: "running",
+    error: null,
+    exitReason: null,
+    sends: [],
+    responded: false,
+  };
+}
+
+/** A step's outcome, recorded; `$return_value` and the exports become visible to later steps. */
+export function recordStep(run: RunState, step: WorkflowStep, record: Omit<StepRecord, "id" | "name">): void {
+  run.records.push({ id: step.id, name: step.name, ...record });
+  const visible: Record<string, unknown> = { ...record.exports, $return_value: record.returnValue };
+  if (record.summary !== null) visible.$summary = record.summary;
+  run.scope[step.name] = visible;
+}
+
+export function failRun(run: RunState, step: WorkflowStep, error: { code: RunErrorCode; name: string; message: string; stack?: string | undefined }, at: number): void {
+  run.status = "error";
+  run.error = {
+    code: error.code,
+    msg: error.message,
+    name: error.name,
+    cellId: step.id,
+    ts: new Date(at).toISOString(),
+    stack: error.stack ?? `${error.name}: ${error.message}`,
+  };
+}
+
+/** A sandbox error as the run's error fields. */
+export function fromSandboxError(error: SandboxError): { name: string; message: string; stack?: string | undefined } {
+  return { name: error.name, message: error.message, stack: error.stack };
+}
+
+/** The steps that never ran, after the run ended early. */
+export function skipRest(run: RunState, steps: WorkflowStep[]): void {
+  for (const step of steps.slice(run.records.length)) {
+    run.records.push({ id: step.id, name: step.name, status: "skipped", returnValue: null, exports: {}, summary: null, logs: [], startedAt: null, durationMs: 0 });
+  }
+}
+
+export function finishedRun(workflow: Workflow, run: RunState, now: number): WorkflowRun {
+  return {
+    id: run.id,
+    ownerId: workflow.ownerId,
+    workflowId: workflow.id,
+    emitterId: run.delivery.emitterId,
+    eventId: run.delivery.eventId,
+    status: run.status === "running" ? "success" : run.status,
+    triggerEvent: run.triggerEvent,
+    steps: run.records,
+    error: run.error,
+    exitReason: run.exitReason,
+    replayOf: run.replayOf,
+    startedAt: run.startedAt,
+    finishedAt: now,
+    durationMs: Math.max(0, now - run.startedAt),
+  };
+}
+
+/**
+ * The `$errors` event of a failed run. Its routing: the global error workflow
+ * (through `p_*`) unless the workflow turned notifications off; nowhere when
+ * the run was itself handling an error (no loops, ever).
+ */
+export function errorAppend(workflow: Workflow, run: RunState, now: number): EventBatch {
+  const error = run.error!;
+  const body = errorEventBody({
+    workflow,
+    originalEvent: run.triggerEvent,
+    originalEventId: run.delivery.eventId,
+    originalEventAtMs: run.delivery.indexedAtMs,
+    sourceType: run.sourceType,
+    error,
+    platformVersion: RUNNEL_VERSION,
+  });
+  const handlingAnError = run.delivery.channel === "$errors";
+  return {
+    ownerId: workflow.ownerId,
+    emitterId: workflow.id,
+    emits: [{ event: body, name: "$errors", id: run.id, summary: `${error.code}: ${error.msg}`.slice(0, 200) }],
+    dedupe: null,
+    retention: workflow.settings.errorRetention,
+    now,
+    deliverTo: handlingAnError ? "none" : workflow.settings.errorNotifications ? "all" : "explicit",
+    runId: run.id,
+  };
+}
+
+/** What `$.send.emit` calls of a run append to the workflow's default channel. */
+export function emitAppend(workflow: Workflow, run: RunState, now: number): EventBatch | null {
+  const emits = run.sends.filter((send) => send.type === "emit").map((send) => ({ event: (send.payload as { raw_event?: unknown }).raw_event ?? null }));
+  if (emits.length === 0) return null;
+  return { ownerId: workflow.ownerId, emitterId: workflow.id, emits, dedupe: null, retention: 100, now, runId: run.id };
+}

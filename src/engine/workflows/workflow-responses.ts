@@ -1,0 +1,58 @@
+import type { HttpResponse } from "../../sandbox/http-response.js";
+
+/** How a run that an HTTP caller waits on ended, when it did not respond. */
+export type RunEnd = { kind: "response"; response: HttpResponse } | { kind: "ended"; status: "success" | "exited" | "error"; message: string };
+
+interface Slot {
+  settle?: (end: RunEnd) => void;
+  early?: RunEnd;
+  timer: NodeJS.Timeout;
+}
+
+/** How long an answer waits for its caller (or a caller for its answer) before it is dropped. */
+const HOLD_MS = 120_000;
+
+/**
+ * Meets an HTTP caller and the workflow run its request triggered: the run
+ * calls `$.respond` (or ends) in the worker, the caller waits in the endpoint.
+ * Either may come first, so an early answer is held until the caller asks.
+ * Keyed by the trigger event (emitter, event id). In-process: a scale-out
+ * cluster would carry answers over pub/sub.
+ */
+export class WorkflowResponses {
+  private readonly slots = new Map<string, Slot>();
+
+  /** The run's answer; the first one for an event wins, later ones are ignored. */
+  settle(emitterId: string, eventId: string, end: RunEnd): void {
+    const key = `${emitterId} ${eventId}`;
+    const slot = this.slots.get(key);
+    if (slot?.settle) {
+      this.slots.delete(key);
+      clearTimeout(slot.timer);
+      slot.settle(end);
+    } else if (!slot) {
+      const timer = setTimeout(() => this.slots.delete(key), HOLD_MS);
+      timer.unref();
+      this.slots.set(key, { early: end, timer });
+    }
+  }
+
+  /** Waits for the answer to the run of this event, at most `timeoutMs`. */
+  wait(emitterId: string, eventId: string, timeoutMs: number): Promise<RunEnd | null> {
+    const key = `${emitterId} ${eventId}`;
+    const slot = this.slots.get(key);
+    if (slot?.early) {
+      this.slots.delete(key);
+      clearTimeout(slot.timer);
+      return Promise.resolve(slot.early);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.slots.delete(key);
+        resolve(null);
+      }, timeoutMs);
+      timer.unref();
+      this.slots.set(key, { settle: resolve, timer });
+    });
+  }
+}

@@ -1,0 +1,294 @@
+import { NotFoundError, ValidationError } from "../../domain/errors.js";
+import { newId } from "../../domain/ids.js";
+import type { PageRequest, PageSlice } from "../../domain/paging.js";
+import { slugify, uniqueSlug } from "../../domain/slug.js";
+import type { StoredEvent } from "../../domain/sources.js";
+import { validateWorkflowInput, type StepInput, type WorkflowInput } from "../../domain/workflow-rules.js";
+import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
+import type { Store } from "../../store/store.js";
+import type { ComponentLoader, LoadedComponent } from "../component-loader.js";
+import type { EventHub, HubMessage } from "../event-hub.js";
+import type { SourcesService } from "../sources-service.js";
+import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
+import { placeTrigger, type ResolvedTrigger } from "./workflow-triggers.js";
+
+export interface WorkflowsServiceOptions {
+  store: Store;
+  sources: SourcesService;
+  loader: ComponentLoader;
+  hub: EventHub;
+  /** A published action by key (the user's registry). */
+  resolveAction(ownerId: string, key: string): Promise<LoadedComponent>;
+  /** Something about a workflow changed here: caches of it go. */
+  onChanged(workflowId: string): void;
+  now?: () => number;
+}
+
+/** A request body: the workflow fields, each optional on update (absent: kept). */
+export type WorkflowBody = Record<string, unknown>;
+
+/** Built-in actions a step may name by key. */
+const BUILTIN_KEYS = new Set([ERROR_MAIL_ACTION]);
+
+/**
+ * Workflows as the API and CLI see them: create (steps saved, trigger
+ * placed, subscription made), update, delete, read; their runs, errors and
+ * emitted events. Every change is checked completely before anything is
+ * stored, and what a failed change created is removed again.
+ */
+export class WorkflowsService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: WorkflowsServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async create(ownerId: string, body: WorkflowBody): Promise<Workflow> {
+    const input = validateWorkflowInput(body);
+    const active = readActive(body);
+    const steps = await this.saveSteps(ownerId, input.steps, []);
+    const trigger = await placeTrigger(this.options.sources, ownerId, input.trigger, { workflowName: input.name, respondsItself: input.respond === "workflow", ownedSourceId: null });
+    const at = this.now();
+    const workflow: Workflow = {
+      id: newId("workflow", at),
+      ownerId,
+      name: input.name,
+      nameSlug: await this.freeSlug(ownerId, input.name, null),
+      active,
+      triggerSourceId: trigger.sourceId,
+      triggerOwned: trigger.owned,
+      triggerKind: trigger.kind,
+      steps,
+      respond: input.respond,
+      settings: input.settings,
+      isErrorWorkflow: false,
+      deploymentId: newId("deployment", at),
+      createdAt: at,
+      updatedAt: at,
+    };
+    try {
+      await this.options.store.createWorkflow(workflow);
+      await this.subscribeTrigger(workflow, null);
+    } catch (error) {
+      await this.undo(ownerId, trigger, workflow.id);
+      throw error;
+    }
+    await this.ensureErrorWorkflow(ownerId);
+    return workflow;
+  }
+
+  async update(ownerId: string, idOrSlug: string, body: WorkflowBody): Promise<Workflow> {
+    const current = await this.get(ownerId, idOrSlug);
+    const merged = await this.mergedInput(current, body);
+    const input = validateWorkflowInput(merged);
+    const steps = await this.saveSteps(ownerId, input.steps, current.steps);
+    const keepTrigger = body.trigger === undefined && (input.respond === current.respond || current.triggerKind !== "http");
+    const trigger: ResolvedTrigger = keepTrigger
+      ? { kind: current.triggerKind, sourceId: current.triggerSourceId, owned: current.triggerOwned, created: null }
+      : await this.replaceTrigger(current, input);
+    const at = this.now();
+    const updated: Workflow = {
+      ...current,
+      name: input.name,
+      nameSlug: input.name === current.name ? current.nameSlug : await this.freeSlug(ownerId, input.name, current.nameSlug),
+      active: body.active === undefined ? current.active : readActive(body),
+      triggerSourceId: trigger.sourceId,
+      triggerOwned: trigger.owned,
+      triggerKind: trigger.kind,
+      steps,
+      respond: input.respond,
+      settings: input.settings,
+      deploymentId: newId("deployment", at),
+      updatedAt: at,
+    };
+    try {
+      await this.options.store.updateWorkflow(updated);
+      await this.subscribeTrigger(updated, current);
+    } catch (error) {
+      await this.undo(ownerId, trigger, null);
+      throw error;
+    }
+    if (current.triggerOwned && current.triggerSourceId && current.triggerSourceId !== updated.triggerSourceId) {
+      await this.options.sources.remove(ownerId, current.triggerSourceId).catch(() => undefined);
+    }
+    this.options.onChanged(updated.id);
+    return updated;
+  }
+
+  async remove(ownerId: string, idOrSlug: string): Promise<void> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    if (workflow.triggerOwned && workflow.triggerSourceId) {
+      await this.options.sources.remove(ownerId, workflow.triggerSourceId).catch((error) => {
+        if (!(error instanceof NotFoundError)) throw error;
+      });
+    }
+    await this.options.store.deleteWorkflow(ownerId, workflow.id);
+    this.options.hub.publish(workflow.id, { kind: "closed", reason: "The workflow was deleted." });
+    this.options.onChanged(workflow.id);
+  }
+
+  async get(ownerId: string, idOrSlug: string): Promise<Workflow> {
+    const workflow = await this.options.store.findWorkflow(ownerId, idOrSlug);
+    if (!workflow) throw new NotFoundError("workflow", idOrSlug);
+    return workflow;
+  }
+
+  list(ownerId: string, page: PageRequest): Promise<PageSlice<Workflow>> {
+    return this.options.store.listWorkflows(ownerId, page);
+  }
+
+  async runs(ownerId: string, idOrSlug: string, page: PageRequest): Promise<PageSlice<WorkflowRun>> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    return this.options.store.listRuns(ownerId, workflow.id, page);
+  }
+
+  async run(ownerId: string, runId: string): Promise<WorkflowRun> {
+    const run = await this.options.store.findRun(ownerId, runId);
+    if (!run) throw new NotFoundError("run", runId);
+    return run;
+  }
+
+  /** A channel of the workflow: `$errors`, or "" for what `$.send.emit` sent. */
+  async events(ownerId: string, idOrSlug: string, channel: string, page: PageRequest): Promise<PageSlice<StoredEvent>> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    return this.options.store.listEvents(ownerId, workflow.id, { channel, page });
+  }
+
+  /** Follows a workflow's live events (emits, errors, `$.send.sse`); call `stop` to end. */
+  async follow(ownerId: string, idOrSlug: string, listener: (message: HubMessage) => void): Promise<{ workflow: Workflow; stop: () => void }> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    return { workflow, stop: this.options.hub.subscribe(workflow.id, listener) };
+  }
+
+  /** The owner's global error workflow, created on first use: a listener of `p_*` / `$errors` that mails a summary. */
+  async ensureErrorWorkflow(ownerId: string): Promise<Workflow> {
+    const existing = await this.options.store.findErrorWorkflow(ownerId);
+    if (existing) return existing;
+    const at = this.now();
+    const workflow: Workflow = {
+      id: newId("workflow", at),
+      ownerId,
+      name: "Global error workflow",
+      nameSlug: await this.freeSlug(ownerId, "Global error workflow", null),
+      active: true,
+      triggerSourceId: null,
+      triggerOwned: false,
+      triggerKind: "none",
+      steps: [{ id: newId("cell", at), name: "notify", componentId: null, key: ERROR_MAIL_ACTION, props: {} }],
+      respond: "immediately",
+      // Its own errors are listed but never routed (to itself or anywhere).
+      settings: { errorNotifications: false, errorRetention: 100 },
+      isErrorWorkflow: true,
+      deploymentId: newId("deployment", at),
+      createdAt: at,
+      updatedAt: at,
+    };
+    await this.options.store.createWorkflow(workflow);
+    await this.options.store.subscribe({ id: newId("subscription", at), ownerId, emitterId: "p_*", listenerId: workflow.id, eventName: "$errors", createdAt: at });
+    // Two first uses at once: one error workflow stands (the oldest), the other goes.
+    const winner = await this.options.store.findErrorWorkflow(ownerId);
+    if (winner && winner.id !== workflow.id) {
+      await this.options.store.deleteWorkflow(ownerId, workflow.id);
+      return winner;
+    }
+    return workflow;
+  }
+
+  /** Saves each step's code (or resolves its key) before anything is stored; step ids stay with their names. */
+  private async saveSteps(ownerId: string, inputs: StepInput[], current: WorkflowStep[]): Promise<WorkflowStep[]> {
+    const idsByName = new Map(current.map((step) => [step.name, step.id]));
+    const at = this.now();
+    const steps: WorkflowStep[] = [];
+    for (const [index, input] of inputs.entries()) {
+      const id = idsByName.get(input.name) ?? newId("cell", at);
+      if ("key" in input) {
+        if (BUILTIN_KEYS.has(input.key)) {
+          steps.push({ id, name: input.name, componentId: null, key: input.key, props: input.props });
+          continue;
+        }
+        const action = await this.resolveKey(ownerId, input.key, index);
+        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: input.props });
+        continue;
+      }
+      const loaded = await this.options.loader.save(ownerId, { component_code: input.code, filename: input.filename }, { asStep: true, field: `steps[${index}].code` });
+      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: input.props });
+    }
+    return steps;
+  }
+
+  private async resolveKey(ownerId: string, key: string, index: number): Promise<LoadedComponent> {
+    let action: LoadedComponent;
+    try {
+      action = await this.options.resolveAction(ownerId, key);
+    } catch (error) {
+      if (error instanceof NotFoundError) throw new ValidationError(`steps[${index}].key`, `There is no published action "${key}". Publish it first: runnel publish <file>.`);
+      throw error;
+    }
+    if (action.validated.kind !== "action") throw new ValidationError(`steps[${index}].key`, `"${key}" is a source, not an action; a step needs an action.`);
+    return action;
+  }
+
+  private async replaceTrigger(current: Workflow, input: WorkflowInput): Promise<ResolvedTrigger> {
+    // An inline trigger replaced by another inline one is updated in place (same id, same endpoint).
+    const inline = input.trigger.kind === "http" || input.trigger.kind === "timer" || input.trigger.kind === "component";
+    const ownedSourceId = inline && current.triggerOwned ? current.triggerSourceId : null;
+    return placeTrigger(this.options.sources, current.ownerId, input.trigger, { workflowName: input.name, respondsItself: input.respond === "workflow", ownedSourceId });
+  }
+
+  /** The trigger is a subscription to the source's default channel; the old one goes when the source changes. */
+  private async subscribeTrigger(workflow: Workflow, previous: Workflow | null): Promise<void> {
+    const { store } = this.options;
+    if (previous?.triggerSourceId && previous.triggerSourceId !== workflow.triggerSourceId) {
+      await store.unsubscribe(workflow.ownerId, { emitterId: previous.triggerSourceId, listenerId: workflow.id, eventName: "" });
+    }
+    if (workflow.triggerSourceId) {
+      await store.subscribe({ id: newId("subscription", this.now()), ownerId: workflow.ownerId, emitterId: workflow.triggerSourceId, listenerId: workflow.id, eventName: "", createdAt: this.now() });
+    }
+  }
+
+  /** Removes what a failed change created. */
+  private async undo(ownerId: string, trigger: ResolvedTrigger, workflowId: string | null): Promise<void> {
+    if (trigger.created) await this.options.sources.remove(ownerId, trigger.created.id).catch(() => undefined);
+    if (workflowId) await this.options.store.deleteWorkflow(ownerId, workflowId).catch(() => undefined);
+  }
+
+  /** An update's body over the current workflow: what it leaves out stays. */
+  private async mergedInput(current: Workflow, body: WorkflowBody): Promise<Record<string, unknown>> {
+    const steps = body.steps ?? (await this.currentSteps(current));
+    const settings = { error_notifications: current.settings.errorNotifications, error_retention: current.settings.errorRetention, ...(isRecord(body.settings) ? body.settings : {}) };
+    // The trigger is checked only when given; otherwise the current one stays (see update).
+    const trigger = body.trigger ?? (current.triggerKind === "none" ? undefined : current.triggerKind === "http" ? { type: "http" } : { source_id: current.triggerSourceId });
+    return { name: body.name ?? current.name, trigger, steps, respond: body.respond ?? current.respond, settings };
+  }
+
+  private async currentSteps(current: Workflow): Promise<StepInput[]> {
+    const steps: StepInput[] = [];
+    for (const step of current.steps) {
+      if (step.componentId === null || step.key !== null) {
+        steps.push({ name: step.name, key: step.key ?? "", props: step.props });
+        continue;
+      }
+      const component = await this.options.store.findComponent(current.ownerId, step.componentId);
+      if (!component) throw new ValidationError("steps", `The code of step "${step.name}" is missing; give the steps again.`);
+      steps.push({ name: step.name, code: component.code, props: step.props });
+    }
+    return steps;
+  }
+
+  private async freeSlug(ownerId: string, name: string, ownSlug: string | null): Promise<string> {
+    const base = slugify(name);
+    const taken = await this.options.store.takenWorkflowSlugs(ownerId, base);
+    if (ownSlug) taken.delete(ownSlug);
+    return uniqueSlug(base, taken);
+  }
+}
+
+function readActive(body: WorkflowBody): boolean {
+  if (body.active === undefined) return true;
+  if (typeof body.active !== "boolean") throw new ValidationError("active", "active must be true or false.");
+  return body.active;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

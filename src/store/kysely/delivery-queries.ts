@@ -1,0 +1,153 @@
+import { sql, SqliteAdapter, type Kysely } from "kysely";
+import type { DeliveryKey } from "../../domain/subscriptions.js";
+import { RUN_RETENTION } from "../../domain/workflows.js";
+import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
+import type { QueryContext } from "./context.js";
+import { appendWithin } from "./event-queries.js";
+import { toJson } from "./json-columns.js";
+import type { Database, DeliveryRow } from "./schema.js";
+import { toRunRow } from "./workflow-queries.js";
+
+type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries">;
+
+/**
+ * The durable queue of the embedded server: deliveries are leased by a
+ * claimer, and removed in the transaction that records their runs. A lease
+ * that expires (its process died) makes the delivery due again: at least
+ * once, with runs keyed so that a second delivery records nothing twice.
+ */
+export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  // PostgreSQL: claimers in several processes skip each other's rows rather than wait on them.
+  const lockClause = sqlite ? sql`` : sql`FOR UPDATE SKIP LOCKED`;
+
+  return {
+    async claimDeliveries({ now, leaseMs, limit }) {
+      const result = await sql<DeliveryRow>`
+        UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ${now + leaseMs}
+        WHERE (listener_id, emitter_id, event_id) IN (
+          SELECT listener_id, emitter_id, event_id FROM deliveries
+          WHERE available_at <= ${now} AND status IN ('pending', 'running')
+          ORDER BY created_at, event_id LIMIT ${limit} ${lockClause})
+        RETURNING *`.execute(db);
+      return result.rows.map(toClaimed).sort((a, b) => a.createdAt - b.createdAt || compareEventIds(a.eventId, b.eventId));
+    },
+
+    async releaseDeliveries(keys, availableAt) {
+      await eachKey(db, keys, (trx, key) =>
+        trx.updateTable("deliveries").set({ status: "pending", available_at: availableAt }).where(...keyFilter(key)).execute(),
+      );
+    },
+
+    async requeueDeliveries(now) {
+      const result = await db.updateTable("deliveries").set({ status: "pending", available_at: now }).where("status", "=", "running").executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async enqueueDeliveries(deliveries) {
+      if (deliveries.length === 0) return;
+      await db
+        .insertInto("deliveries")
+        .values(
+          deliveries.map((delivery) => ({
+            listener_id: delivery.listenerId,
+            emitter_id: delivery.emitterId,
+            event_id: delivery.eventId,
+            owner_id: delivery.ownerId,
+            subscription_id: delivery.subscriptionId,
+            channel: delivery.channel,
+            status: "pending",
+            attempts: 0,
+            available_at: delivery.availableAt,
+            created_at: delivery.createdAt,
+            payload: toJson(delivery.event),
+            indexed_at_ms: delivery.indexedAtMs,
+          })),
+        )
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    },
+
+    finishRuns({ runs, deliveries, appends }) {
+      return db.transaction().execute(async (trx) => {
+        const recorded = new Set<string>();
+        if (runs.length > 0) {
+          const inserted = await trx
+            .insertInto("runs")
+            .values(runs.map(toRunRow))
+            .onConflict((oc) => oc.columns(["workflow_id", "emitter_id", "event_id"]).doNothing())
+            .returning("id")
+            .execute();
+          for (const row of inserted) recorded.add(row.id);
+        }
+        for (const key of deliveries) await trx.deleteFrom("deliveries").where(...keyFilter(key)).execute();
+        // A run recorded before (a redelivery after a crash) appends nothing again.
+        const runIds = new Set(runs.map((run) => run.id));
+        const results: AppendResult[] = [];
+        for (const batch of appends) {
+          const fromRun = batch.runId;
+          if (fromRun !== undefined && runIds.has(fromRun) && !recorded.has(fromRun)) {
+            results.push({ events: [], accepted: [], rejected: [] });
+            continue;
+          }
+          results.push(await appendWithin(trx, batch));
+        }
+        for (const workflowId of new Set(runs.map((run) => run.workflowId))) await trimRuns(trx, workflowId);
+        return results;
+      });
+    },
+
+    async dropDeliveries(keys) {
+      await eachKey(db, keys, (trx, key) => trx.deleteFrom("deliveries").where(...keyFilter(key)).execute());
+    },
+  };
+}
+
+function keyFilter(key: DeliveryKey) {
+  return [
+    (eb: any) => eb.and([eb("listener_id", "=", key.listenerId), eb("emitter_id", "=", key.emitterId), eb("event_id", "=", key.eventId)]),
+  ] as const;
+}
+
+async function eachKey(db: Kysely<Database>, keys: DeliveryKey[], action: (trx: Kysely<Database>, key: DeliveryKey) => Promise<unknown>): Promise<void> {
+  if (keys.length === 0) return;
+  await db.transaction().execute(async (trx) => {
+    for (const key of keys) await action(trx, key);
+  });
+}
+
+async function trimRuns(trx: Kysely<Database>, workflowId: string): Promise<void> {
+  const oldestKept = await trx
+    .selectFrom("runs")
+    .select("id")
+    .where("workflow_id", "=", workflowId)
+    .orderBy("id", "desc")
+    .limit(1)
+    .offset(RUN_RETENTION - 1)
+    .executeTakeFirst();
+  if (oldestKept) await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("id", "<", oldestKept.id).execute();
+}
+
+function toClaimed(row: DeliveryRow): ClaimedDelivery {
+  return {
+    listenerId: row.listener_id,
+    emitterId: row.emitter_id,
+    eventId: row.event_id,
+    ownerId: row.owner_id,
+    subscriptionId: row.subscription_id,
+    channel: row.channel,
+    status: "running",
+    attempts: Number(row.attempts),
+    availableAt: Number(row.available_at),
+    createdAt: Number(row.created_at),
+    event: row.payload === null ? null : JSON.parse(row.payload),
+    indexedAtMs: Number(row.indexed_at_ms ?? row.created_at),
+  };
+}
+
+/** Event ids `<ms>-<seq>` (and replay ids) in time order. */
+function compareEventIds(a: string, b: string): number {
+  const [msA = 0, seqA = 0] = a.split("-").map(Number);
+  const [msB = 0, seqB = 0] = b.split("-").map(Number);
+  return msA - msB || seqA - seqB || (a < b ? -1 : a > b ? 1 : 0);
+}

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
+
+let server: TestServer;
+let key: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  key = (await createUser(server, "alice")).key;
+});
+afterAll(() => server.close());
+
+describe("smoke", () => {
+  it("runs an HTTP workflow of three steps whose last responds", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Greeter",
+      trigger: { type: "http" },
+      respond: "workflow",
+      steps: [
+        { name: "parse", code: "export default defineComponent({ async run({ steps }) { return steps.trigger.event.body.name; } })" },
+        { name: "shout", code: "export default defineComponent({ props: { who: { type: 'string' } }, async run({ $ }) { $.export('$summary', 'shouted'); return this.who.toUpperCase(); } })", props: { who: "{{steps.parse.$return_value}}" } },
+        { name: "reply", code: "export default defineComponent({ async run({ steps, $ }) { await $.respond({ status: 201, body: { hello: steps.shout.$return_value } }); } })" },
+      ],
+    });
+    expect(workflow.id).toMatch(/^p_/);
+    const answer = await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "bob" }) });
+    expect(answer.status).toBe(201);
+    expect(await answer.json()).toEqual({ hello: "BOB" });
+    const runs = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.length === 1, "the run");
+    expect(runs[0]).toMatchObject({ status: "success", steps: [{ name: "parse", $return_value: "bob" }, { name: "shout", summary: "shouted", $return_value: "BOB" }, { name: "reply" }] });
+  });
+
+  it("lists an error and mails it to the outbox", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Failing",
+      trigger: { type: "http" },
+      steps: [{ name: "boom", code: "export default defineComponent({ async run() { throw new Error('kaput'); } })" }],
+    });
+    const answer = await fetch(workflow.trigger.endpoint_url, { method: "POST", body: "x" });
+    expect(answer.status).toBe(200);
+    const errors = await waitFor(() => errorsOf(server, key, workflow.id), (body) => body.data.length === 1, "the error");
+    expect(errors.data[0].event.error).toMatchObject({ code: "UserError", msg: "kaput", cellId: workflow.steps[0].id });
+    const outbox = await waitFor(() => call(server.url, "GET", "/v1/outbox", { key }), (res) => res.body.data?.length === 1, "the mail");
+    expect(outbox.body.data[0].subject).toContain("kaput");
+  });
+});
