@@ -2,6 +2,7 @@ import { benchApi, benchCliStart } from "./api-bench.js";
 import { benchPackageDeploys } from "./package-bench.js";
 import { benchDeployToFirstEvent, benchHttpSource, benchWarmInvocation } from "./source-bench.js";
 import { printTable, type BenchRow } from "./table.js";
+import { benchWorkflows } from "./workflow-bench.js";
 
 /**
  * `npm run bench`: one table of the figures the issues ask for. Run it on an
@@ -12,6 +13,7 @@ const suites: Record<string, () => Promise<BenchRow[]>> = {
   api: async () => [...(await benchApi("sqlite")), ...(await benchApi("postgres")), await benchCliStart()],
   sources: async () => [...(await benchHttpSource()), await benchWarmInvocation(), await benchDeployToFirstEvent()],
   packages: benchPackageDeploys,
+  workflows: benchWorkflows,
 };
 
 const rows: BenchRow[] = [];

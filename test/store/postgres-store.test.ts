@@ -5,6 +5,7 @@ import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describeRegistryContract } from "./registry-contract.js";
 import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
+import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 await requirePostgres();
@@ -32,5 +33,6 @@ const postgresBackend = async () => {
 
 describeStoreContract("postgres", postgresBackend);
 describeSourceContract("postgres", postgresBackend);
+describeWorkflowContract("postgres", postgresBackend);
 describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);

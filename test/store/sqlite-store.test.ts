@@ -5,6 +5,7 @@ import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { describeRegistryContract } from "./registry-contract.js";
 import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
+import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 const sqliteBackend = async () => {
@@ -21,5 +22,6 @@ const sqliteBackend = async () => {
 
 describeStoreContract("sqlite", sqliteBackend);
 describeSourceContract("sqlite", sqliteBackend);
+describeWorkflowContract("sqlite", sqliteBackend);
 describeRegistryContract("sqlite", sqliteBackend);
 describeOutboxContract("sqlite", sqliteBackend);

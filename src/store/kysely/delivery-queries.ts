@@ -128,7 +128,7 @@ async function trimRuns(trx: Kysely<Database>, workflowId: string): Promise<void
   if (oldestKept) await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("id", "<", oldestKept.id).execute();
 }
 
-function toClaimed(row: DeliveryRow): ClaimedDelivery {
+export function toClaimed(row: DeliveryRow): ClaimedDelivery {
   return {
     listenerId: row.listener_id,
     emitterId: row.emitter_id,

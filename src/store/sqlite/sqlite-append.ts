@@ -11,7 +11,14 @@ import type { AppendResult, EventBatch } from "../store.js";
  * these statements. Same tables, same plan (append-plan.ts), same contract
  * tests as the Kysely version that PostgreSQL uses.
  */
-export function createSqliteAppender(database: SqliteDatabase.Database, kysely: Kysely<any>): (batch: EventBatch) => Promise<AppendResult> {
+export interface SqliteAppender {
+  /** appendEvents itself. */
+  append(batch: EventBatch): Promise<AppendResult>;
+  /** The same work, synchronous, inside a transaction the caller holds (better-sqlite3 nests it as a savepoint). */
+  appendInTransaction(batch: EventBatch): AppendResult;
+}
+
+export function createSqliteAppender(database: SqliteDatabase.Database, kysely: Kysely<any>): SqliteAppender {
   const readState = database.prepare("SELECT last_ms, last_seq, dedupe_state FROM emitter_state WHERE emitter_id = ?");
   const insertEvent = database.prepare(
     "INSERT INTO events (emitter_id, ms, seq, owner_id, channel, summary, emit_id, event, indexed_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -54,5 +61,5 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
   });
 
   // Through Kysely's connection, so the transaction never lands inside one of Kysely's own.
-  return (batch) => kysely.connection().execute(async () => append(batch));
+  return { append: (batch) => kysely.connection().execute(async () => append(batch)), appendInTransaction: (batch) => append(batch) };
 }

@@ -6,6 +6,7 @@ import { createKyselyStore } from "../kysely/kysely-store.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 import { createSqliteAppender } from "./sqlite-append.js";
+import { createSqliteRuns } from "./sqlite-runs.js";
 
 export interface SqliteStoreOptions {
   /** Path of the database file; its folder is created when missing. */
@@ -26,15 +27,22 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const store = createKyselyStore({ kind: "sqlite", db, isUniqueViolation });
   // Prepared once migrations have made the tables; see sqlite-append.ts for why it bypasses Kysely.
-  let appendEvents: Store["appendEvents"] | null = null;
+  let fast: (Pick<Store, "appendEvents" | "claimDeliveries" | "finishRuns">) | null = null;
   return {
     ...store,
     async migrate() {
       await store.migrate();
-      appendEvents = createSqliteAppender(database, db);
+      const appender = createSqliteAppender(database, db);
+      fast = { appendEvents: appender.append, ...createSqliteRuns(database, db, appender.appendInTransaction) };
     },
     appendEvents(batch) {
-      return appendEvents ? appendEvents(batch) : store.appendEvents(batch);
+      return fast ? fast.appendEvents(batch) : store.appendEvents(batch);
+    },
+    claimDeliveries(options) {
+      return fast ? fast.claimDeliveries(options) : store.claimDeliveries(options);
+    },
+    finishRuns(input) {
+      return fast ? fast.finishRuns(input) : store.finishRuns(input);
     },
   };
 }

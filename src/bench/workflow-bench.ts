@@ -1,0 +1,83 @@
+import { autocannon } from "./autocannon.js";
+import { startBenchServer, type BenchServer } from "./bench-server.js";
+import { quantile, type BenchRow } from "./table.js";
+
+const SECONDS = Number(process.env.RUNNEL_BENCH_SECONDS ?? 8);
+const CONNECTIONS = 32;
+const BODY = JSON.stringify({ id: 1, message: "hello" });
+
+const PASS_ON = "export default defineComponent({ props: { value: { type: 'any' } }, async run() { return this.value; } })";
+const RESPOND = "export default defineComponent({ async run({ steps, $ }) { await $.respond({ status: 200, body: { ok: true } }); } })";
+
+/** An HTTP-triggered workflow of `steps` code steps: each passes the body on, the last responds. */
+function workflowBody(name: string, steps: number) {
+  const list: Array<Record<string, unknown>> = [];
+  for (let i = 0; i < steps - 1; i++) {
+    const previous = i === 0 ? "{{steps.trigger.event.body}}" : `{{steps.s${i - 1}.$return_value}}`;
+    list.push({ name: `s${i}`, code: PASS_ON, props: { value: previous } });
+  }
+  list.push({ name: "reply", code: RESPOND });
+  return { name, trigger: { type: "http" }, respond: "workflow", steps: list };
+}
+
+async function deployWorkflow(bench: BenchServer, name: string, steps: number): Promise<string> {
+  const created = await fetch(`${bench.server.url}/v1/workflows`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${bench.key}`, "content-type": "application/json" },
+    body: JSON.stringify(workflowBody(name, steps)),
+  });
+  const body = (await created.json()) as { data?: { trigger: { endpoint_url: string } }; error?: unknown };
+  if (!body.data) throw new Error(`the bench workflow could not be created: ${JSON.stringify(body.error)}`);
+  const endpoint = body.data.trigger.endpoint_url;
+  // Warm: the runner loads the workflow bundle on the first run.
+  for (let i = 0; i < 50; i++) {
+    const answer = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
+    if (answer.status !== 200) throw new Error(`the bench workflow answered ${answer.status}: ${await answer.text()}`);
+  }
+  return endpoint;
+}
+
+/**
+ * Workflows end to end: an HTTP request, its event, the durable delivery, the
+ * run of three code steps in the sandbox, `$.respond` back to the caller, and
+ * the run recorded. Peak rate, latency at half of it, and the cost of a step.
+ */
+export async function benchWorkflows(): Promise<BenchRow[]> {
+  const bench = await startBenchServer("sqlite");
+  try {
+    const three = await deployWorkflow(bench, "three steps", 3);
+    const peak = await autocannon(three, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+    const half = await autocannon(three, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY, rate: peak.perSecond / 2 });
+    const one = await deployWorkflow(bench, "one step", 1);
+    const eleven = await deployWorkflow(bench, "eleven steps", 11);
+    const oneAlone = await sequential(one, 1_000);
+    const elevenAlone = await sequential(eleven, 1_000);
+    const perStepMs = (elevenAlone.p50Ms - oneAlone.p50Ms) / 10;
+    const flags = (figures: { errors: number; non2xx: number }) => `errors ${figures.errors}, non-2xx ${figures.non2xx}`;
+    return [
+      { benchmark: `workflow, 3 code steps, last responds: peak, ${CONNECTIONS} connections`, ...peak, note: `runs/s; target >= 1000; ${flags(peak)}` },
+      { benchmark: `same at half the peak rate (${Math.round(peak.perSecond / 2)}/s)`, ...half, note: `target p50 < 5 ms; ${flags(half)}` },
+      { benchmark: "workflow of 1 step, one request at a time", ...oneAlone, note: "1000 requests, timed in the process" },
+      { benchmark: "workflow of 11 steps, one request at a time", ...elevenAlone, note: "1000 requests, timed in the process" },
+      { benchmark: "per-step overhead (p50 of 11 steps - p50 of 1 step) / 10", p50Ms: perStepMs, note: "target < 0.5 ms" },
+    ];
+  } finally {
+    await bench.close();
+  }
+}
+
+/** One request at a time, each timed to the microsecond (autocannon reports whole milliseconds). */
+async function sequential(endpoint: string, count: number): Promise<{ perSecond: number; p50Ms: number; p99Ms: number }> {
+  const times: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const begin = performance.now();
+    const answer = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
+    await answer.arrayBuffer();
+    if (answer.status !== 200) throw new Error(`the bench workflow answered ${answer.status}`);
+    times.push(performance.now() - begin);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  return { perSecond: count / seconds, p50Ms: quantile(times, 0.5), p99Ms: quantile(times, 0.99) };
+}

@@ -1,0 +1,72 @@
+import type SqliteDatabase from "better-sqlite3";
+import type { Kysely } from "kysely";
+import { RUN_RETENTION } from "../../domain/workflows.js";
+import { toRunRow } from "../kysely/workflow-queries.js";
+import type { DeliveryRow } from "../kysely/schema.js";
+import { toClaimed } from "../kysely/delivery-queries.js";
+import type { AppendResult, ClaimedDelivery, EventBatch, Store } from "../store.js";
+
+/** How many runs a workflow records between two trims of its oldest ones: the listing keeps about RUN_RETENTION. */
+const TRIM_EVERY = 200;
+
+/**
+ * Claiming deliveries and recording runs for SQLite, against better-sqlite3
+ * directly: with appendEvents, the writes every workflow run makes (see
+ * sqlite-append.ts for why Kysely is bypassed here). Same tables and
+ * contract tests as the Kysely versions PostgreSQL uses.
+ */
+export function createSqliteRuns(
+  database: SqliteDatabase.Database,
+  kysely: Kysely<any>,
+  appendInTransaction: (batch: EventBatch) => AppendResult,
+): Pick<Store, "claimDeliveries" | "finishRuns"> {
+  const claim = database.prepare(
+    `UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ?
+     WHERE (listener_id, emitter_id, event_id) IN (
+       SELECT listener_id, emitter_id, event_id FROM deliveries
+       WHERE available_at <= ? AND status IN ('pending', 'running')
+       ORDER BY created_at, event_id LIMIT ?)
+     RETURNING *`,
+  );
+  const insertRun = database.prepare(
+    `INSERT INTO runs (id, owner_id, workflow_id, emitter_id, event_id, status, trigger_event, steps, error, exit_reason, replay_of, started_at, finished_at, duration_ms)
+     VALUES (@id, @owner_id, @workflow_id, @emitter_id, @event_id, @status, @trigger_event, @steps, @error, @exit_reason, @replay_of, @started_at, @finished_at, @duration_ms)
+     ON CONFLICT (workflow_id, emitter_id, event_id) DO NOTHING`,
+  );
+  const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
+  const oldestKept = database.prepare("SELECT id FROM runs WHERE workflow_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?").pluck();
+  const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ?");
+  const sinceTrim = new Map<string, number>();
+
+  const finish = database.transaction((input: Parameters<Store["finishRuns"]>[0]): AppendResult[] => {
+    const recorded = new Set<string>();
+    for (const run of input.runs) if (insertRun.run(toRunRow(run)).changes > 0) recorded.add(run.id);
+    for (const key of input.deliveries) deleteDelivery.run(key.listenerId, key.emitterId, key.eventId);
+    const runIds = new Set(input.runs.map((run) => run.id));
+    // A run recorded before (a redelivery after a crash) appends nothing again.
+    const results = input.appends.map((batch) =>
+      batch.runId !== undefined && runIds.has(batch.runId) && !recorded.has(batch.runId) ? { events: [], accepted: [], rejected: [] } : appendInTransaction(batch),
+    );
+    for (const run of input.runs) {
+      const count = (sinceTrim.get(run.workflowId) ?? 0) + 1;
+      if (count < TRIM_EVERY) {
+        sinceTrim.set(run.workflowId, count);
+        continue;
+      }
+      sinceTrim.set(run.workflowId, 0);
+      const oldest = oldestKept.get(run.workflowId, RUN_RETENTION - 1) as string | undefined;
+      if (oldest) trim.run(run.workflowId, oldest);
+    }
+    return results;
+  });
+
+  return {
+    claimDeliveries: ({ now, leaseMs, limit }) =>
+      kysely.connection().execute(async (): Promise<ClaimedDelivery[]> => {
+        const rows = claim.all(now + leaseMs, now, limit) as DeliveryRow[];
+        return rows.map(toClaimed).sort((a, b) => a.createdAt - b.createdAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+      }),
+    finishRuns: (input) => kysely.connection().execute(async () => finish(input)),
+  };
+}
+

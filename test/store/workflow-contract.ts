@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConflictError } from "../../src/domain/errors.js";
+import { newId } from "../../src/domain/ids.js";
+import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
+import type { EventBatch, Store } from "../../src/store/store.js";
+import { newUserInput, type StoreBackend } from "./store-contract.js";
+
+function workflowFor(ownerId: string, slug: string, overrides: Partial<Workflow> = {}): Workflow {
+  const at = Date.now();
+  return {
+    id: newId("workflow", at),
+    ownerId,
+    name: slug,
+    nameSlug: slug,
+    active: true,
+    triggerSourceId: null,
+    triggerOwned: false,
+    triggerKind: "none",
+    steps: [{ id: newId("cell", at), name: "a", componentId: null, key: "$runnel/error-mail", props: { x: "{{steps.trigger.event}}" } }],
+    respond: "immediately",
+    settings: { errorNotifications: true, errorRetention: 100 },
+    isErrorWorkflow: false,
+    deploymentId: newId("deployment", at),
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+  };
+}
+
+function runFor(workflow: Workflow, emitterId: string, eventId: string): WorkflowRun {
+  const at = Date.now();
+  return {
+    id: newId("run", at),
+    ownerId: workflow.ownerId,
+    workflowId: workflow.id,
+    emitterId,
+    eventId,
+    status: "success",
+    triggerEvent: { n: eventId },
+    steps: [{ id: "c_1", name: "a", status: "success", returnValue: 1, exports: { e: 2 }, summary: "did", logs: [{ stream: "stdout", text: "hi", ts: at }], startedAt: at, durationMs: 1 }],
+    error: null,
+    exitReason: null,
+    replayOf: null,
+    startedAt: at,
+    finishedAt: at,
+    durationMs: 0,
+  };
+}
+
+function emitBatch(ownerId: string, emitterId: string, events: unknown[], overrides: Partial<EventBatch> = {}): EventBatch {
+  return { ownerId, emitterId, emits: events.map((event) => ({ event })), dedupe: null, retention: 100, now: Date.now(), ...overrides };
+}
+
+/** The workflows half of the Store contract: workflows, the durable delivery queue, runs. */
+export function describeWorkflowContract(name: string, makeBackend: () => Promise<StoreBackend>): void {
+  describe(`Store contract, workflows and deliveries: ${name}`, () => {
+    let backend: StoreBackend;
+    let store: Store;
+    let ownerId: string;
+    let otherId: string;
+    let listener: Workflow;
+    const emitter = "p_emitter0000000000000000000";
+
+    beforeEach(async () => {
+      backend = await makeBackend();
+      store = await backend.open();
+      ownerId = (await store.createUser(newUserInput())).id;
+      otherId = (await store.createUser(newUserInput())).id;
+      listener = await store.createWorkflow(workflowFor(ownerId, "listener"));
+      await store.subscribe({ id: newId("subscription"), ownerId, emitterId: emitter, listenerId: listener.id, eventName: "", createdAt: Date.now() });
+    });
+    afterEach(async () => {
+      await store.close();
+      await backend.dispose();
+    });
+
+    it("creates, finds, lists, updates and deletes workflows for their owner only", async () => {
+      expect(await store.findWorkflow(ownerId, listener.id)).toEqual(listener);
+      expect(await store.findWorkflow(ownerId, "listener")).toEqual(listener);
+      expect(await store.findWorkflow(otherId, listener.id)).toBeNull();
+      await expect(store.createWorkflow(workflowFor(ownerId, "listener"))).rejects.toBeInstanceOf(ConflictError);
+      const errorWorkflow = await store.createWorkflow(workflowFor(ownerId, "errors", { isErrorWorkflow: true }));
+      expect((await store.findErrorWorkflow(ownerId))?.id).toBe(errorWorkflow.id);
+      expect(await store.findErrorWorkflow(otherId)).toBeNull();
+      const page = await store.listWorkflows(ownerId, { limit: 1 });
+      expect(page).toMatchObject({ totalCount: 2, items: [{ id: errorWorkflow.id }] });
+      expect([...(await store.takenWorkflowSlugs(ownerId, "listener"))]).toEqual(["listener"]);
+      await store.updateWorkflow({ ...listener, name: "renamed", triggerSourceId: "dc_x", active: false });
+      expect(await store.findWorkflow(ownerId, listener.id)).toMatchObject({ name: "renamed", triggerSourceId: "dc_x", active: false });
+      expect((await store.workflowsTriggeredBy(ownerId, "dc_x")).map((w) => w.id)).toEqual([listener.id]);
+      expect(await store.deleteWorkflow(otherId, listener.id)).toBe(false);
+      expect(await store.deleteWorkflow(ownerId, listener.id)).toBe(true);
+      expect(await store.findWorkflow(ownerId, listener.id)).toBeNull();
+      expect((await store.listSubscriptions(ownerId)).filter((s) => s.listenerId === listener.id)).toEqual([]);
+    });
+
+    it("records a delivery with its event, leases it to one claimer, and gives it again when the lease expires", async () => {
+      const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
+      const eventId = appended.events[0]!.id;
+      const now = Date.now();
+      const claimed = await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10 });
+      expect(claimed).toMatchObject([{ listenerId: listener.id, emitterId: emitter, eventId, event: { a: 1 }, attempts: 1, status: "running" }]);
+      expect(await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10 })).toEqual([]);
+      const again = await store.claimDeliveries({ now: now + 60_001, leaseMs: 60_000, limit: 10 });
+      expect(again).toMatchObject([{ eventId, attempts: 2 }]);
+      expect(await store.requeueDeliveries(now)).toBe(1);
+      expect(await store.claimDeliveries({ now, leaseMs: 1, limit: 10 })).toHaveLength(1);
+    });
+
+    it("keeps the event with its delivery when retention trims it from the log", async () => {
+      await store.appendEvents(emitBatch(ownerId, emitter, [{ n: 1 }, { n: 2 }, { n: 3 }], { retention: 1 }));
+      const claimed = await store.claimDeliveries({ now: Date.now(), leaseMs: 60_000, limit: 10 });
+      expect(claimed.map((delivery) => delivery.event)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    });
+
+    it("records a run once per (workflow, emitter, event), removes its delivery, and appends its events only the first time", async () => {
+      const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
+      const eventId = appended.events[0]!.id;
+      const [delivery] = await store.claimDeliveries({ now: Date.now(), leaseMs: 60_000, limit: 10 });
+      const run = runFor(listener, emitter, eventId);
+      const errors = (runId: string): EventBatch => ({ ...emitBatch(ownerId, listener.id, [{ failed: true }]), emits: [{ event: { failed: true }, name: "$errors", id: runId }], runId });
+      const first = await store.finishRuns({ runs: [run], deliveries: [delivery!], appends: [errors(run.id)] });
+      expect(first[0]!.events).toHaveLength(1);
+      // A redelivery after a crash runs again, but records nothing twice.
+      const rerun = { ...run, id: newId("run") };
+      const second = await store.finishRuns({ runs: [rerun], deliveries: [delivery!], appends: [errors(rerun.id)] });
+      expect(second[0]!.events).toEqual([]);
+      const runs = await store.listRuns(ownerId, listener.id, { limit: 10 });
+      expect(runs.totalCount).toBe(1);
+      expect(runs.items[0]).toEqual(run);
+      expect(await store.findRun(ownerId, run.id)).toEqual(run);
+      expect(await store.findRun(otherId, run.id)).toBeNull();
+      expect(await store.claimDeliveries({ now: Date.now() + 120_000, leaseMs: 1, limit: 10 })).toEqual([]);
+      const listed = await store.listEvents(ownerId, listener.id, { channel: "$errors", page: { limit: 10 } });
+      expect(listed.items.map((event) => event.emitId)).toEqual([run.id]);
+      expect(await store.findEvent(ownerId, listener.id, listed.items[0]!.id)).toMatchObject({ channel: "$errors", event: { failed: true } });
+      expect(await store.findEvent(otherId, listener.id, listed.items[0]!.id)).toBeNull();
+    });
+
+    it("routes deliveries: never to the emitter itself, glob ones left out for 'explicit', none for 'none'", async () => {
+      const errorWorkflow = await store.createWorkflow(workflowFor(ownerId, "errors", { isErrorWorkflow: true }));
+      await store.subscribe({ id: newId("subscription"), ownerId, emitterId: "p_*", listenerId: errorWorkflow.id, eventName: "$errors", createdAt: Date.now() });
+      await store.subscribe({ id: newId("subscription"), ownerId, emitterId: errorWorkflow.id, listenerId: listener.id, eventName: "$errors", createdAt: Date.now() });
+      const emit = (emitterId: string, deliverTo?: EventBatch["deliverTo"]) =>
+        store.appendEvents({ ...emitBatch(ownerId, emitterId, []), emits: [{ event: {}, name: "$errors" }], deliverTo });
+      const listenersOf = async () => {
+        const claimed = await store.claimDeliveries({ now: Date.now() + 1_000_000, leaseMs: 1, limit: 100 });
+        await store.dropDeliveries(claimed);
+        return claimed.map((d) => `${d.emitterId}>${d.listenerId}`).sort();
+      };
+      await emit(errorWorkflow.id);
+      expect(await listenersOf()).toEqual([`${errorWorkflow.id}>${listener.id}`]);
+      await emit(emitter, "explicit");
+      expect(await listenersOf()).toEqual([]);
+      await emit(emitter, "all");
+      expect(await listenersOf()).toEqual([`${emitter}>${errorWorkflow.id}`]);
+      await emit(errorWorkflow.id, "none");
+      expect(await listenersOf()).toEqual([]);
+    });
+
+    it("enqueues, releases and drops deliveries", async () => {
+      const at = Date.now();
+      await store.enqueueDeliveries([
+        { listenerId: listener.id, emitterId: listener.id, eventId: `${at}-7`, ownerId, subscriptionId: "replay", channel: "$replay", availableAt: at, createdAt: at, event: { original_event: 1 }, indexedAtMs: at },
+      ]);
+      const [claimed] = await store.claimDeliveries({ now: at, leaseMs: 60_000, limit: 10 });
+      expect(claimed).toMatchObject({ channel: "$replay", event: { original_event: 1 } });
+      await store.releaseDeliveries([claimed!], at + 5_000);
+      expect(await store.claimDeliveries({ now: at + 4_999, leaseMs: 1, limit: 10 })).toEqual([]);
+      const [back] = await store.claimDeliveries({ now: at + 5_000, leaseMs: 60_000, limit: 10 });
+      await store.dropDeliveries([back!]);
+      expect(await store.claimDeliveries({ now: at + 1_000_000, leaseMs: 1, limit: 10 })).toEqual([]);
+    });
+  });
+}
