@@ -81,6 +81,10 @@ export class WorkflowsService {
     const current = await this.get(ownerId, idOrSlug);
     const merged = await this.mergedInput(current, body);
     const input = validateWorkflowInput(merged);
+    // A kept timer is checked as its source (mergedInput), which may respond; a timer never gets an HTTP request to answer.
+    if (body.trigger === undefined && current.triggerKind === "timer" && input.respond === "workflow") {
+      throw new ValidationError("respond", 'respond "workflow" needs a trigger that receives HTTP requests; this workflow\'s trigger is a timer.');
+    }
     const steps = await this.saveSteps(ownerId, input.steps, current.steps);
     const keepTrigger = body.trigger === undefined && (input.respond === current.respond || current.triggerKind !== "http");
     const trigger: ResolvedTrigger = keepTrigger
@@ -110,6 +114,10 @@ export class WorkflowsService {
     }
     if (current.triggerOwned && current.triggerSourceId && current.triggerSourceId !== updated.triggerSourceId) {
       await this.options.sources.remove(ownerId, current.triggerSourceId).catch(() => undefined);
+    }
+    // A paused workflow's own trigger pauses too: its endpoint answers 404 and its timer stops, rather than taking events nobody runs.
+    if (updated.triggerOwned && updated.triggerSourceId && updated.active !== current.active) {
+      await this.options.sources.update(ownerId, updated.triggerSourceId, { active: updated.active });
     }
     this.options.onChanged(updated.id);
     return updated;
