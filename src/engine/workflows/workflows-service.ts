@@ -69,6 +69,7 @@ export class WorkflowsService {
     try {
       await this.options.store.createWorkflow(workflow);
       await this.subscribeTrigger(workflow, null);
+      if (!active && trigger.owned && trigger.sourceId) await this.options.sources.update(ownerId, trigger.sourceId, { active: false });
     } catch (error) {
       await this.undo(ownerId, trigger, workflow.id);
       throw error;
