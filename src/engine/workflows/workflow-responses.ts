@@ -9,8 +9,14 @@ interface Slot {
   timer: NodeJS.Timeout;
 }
 
-/** How long an answer waits for its caller (or a caller for its answer) before it is dropped. */
-const HOLD_MS = 120_000;
+/**
+ * How long an answer that came before its caller is kept. The caller asks
+ * right after its event is stored, so seconds are plenty; answers of runs
+ * that nobody waits for (a source that answers its callers itself) must not
+ * pile up. At most MAX_EARLY are kept at once.
+ */
+const HOLD_MS = 10_000;
+const MAX_EARLY = 10_000;
 
 /**
  * Meets an HTTP caller and the workflow run its request triggered: the run
@@ -21,6 +27,7 @@ const HOLD_MS = 120_000;
  */
 export class WorkflowResponses {
   private readonly slots = new Map<string, Slot>();
+  private early = 0;
 
   /** The run's answer; the first one for an event wins, later ones are ignored. */
   settle(emitterId: string, eventId: string, end: RunEnd): void {
@@ -30,8 +37,12 @@ export class WorkflowResponses {
       this.slots.delete(key);
       clearTimeout(slot.timer);
       slot.settle(end);
-    } else if (!slot) {
-      const timer = setTimeout(() => this.slots.delete(key), HOLD_MS);
+    } else if (!slot && this.early < MAX_EARLY) {
+      this.early += 1;
+      const timer = setTimeout(() => {
+        if (this.slots.get(key)?.early) this.early -= 1;
+        this.slots.delete(key);
+      }, HOLD_MS);
       timer.unref();
       this.slots.set(key, { early: end, timer });
     }
@@ -42,6 +53,7 @@ export class WorkflowResponses {
     const key = `${emitterId} ${eventId}`;
     const slot = this.slots.get(key);
     if (slot?.early) {
+      this.early -= 1;
       this.slots.delete(key);
       clearTimeout(slot.timer);
       return Promise.resolve(slot.early);

@@ -79,7 +79,8 @@ export async function placeTrigger(
   }
   const input = triggerDeployInput(trigger, context.workflowName, context.respondsItself)!;
   if (context.ownedSourceId) {
-    const updated = await sources.update(ownerId, context.ownedSourceId, { ...input, name: undefined });
+    // The trigger's props replace the old ones (none for HTTP): kept, a timer's props would be refused by the HTTP code that replaces it.
+    const updated = await sources.update(ownerId, context.ownedSourceId, { ...input, configured_props: input.configured_props ?? {}, name: undefined });
     return { kind: trigger.kind, sourceId: updated.id, owned: true, created: null };
   }
   const created = await sources.deploy(ownerId, input);
