@@ -1,7 +1,8 @@
 import swagger from "@fastify/swagger";
 import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { OptionalKind } from "@sinclair/typebox";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { NotFoundError, RateLimitedError } from "../domain/errors.js";
 import type { Engine } from "../engine/create-engine.js";
@@ -93,6 +94,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(
     async (v1) => {
       addBearerAuth(v1, { accounts: options.engine.accounts, publicPaths: new Set([OPENAPI_PATH]) });
+      acceptMissingOptionalBodies(v1);
       if (options.rateLimitPerMinute > 0) {
         await v1.register(rateLimit, {
           hook: "preHandler",
@@ -122,4 +124,29 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(httpEndpointRoutes, { prefix: ENDPOINT_PREFIX, sources: options.engine.sources });
 
   return app;
+}
+
+/**
+ * Routes whose body is optional (or that take none) accept a request without
+ * one, also when it says Content-Type: application/json with nothing after it,
+ * as the seed's own subscription request does. The optional body is then
+ * validated as `{}`. A route that needs a body still answers an empty one
+ * with MalformedBody.
+ */
+function acceptMissingOptionalBodies(scope: FastifyInstance): void {
+  const parseJson = scope.getDefaultJsonParser("error", "error");
+  scope.removeContentTypeParser("application/json");
+  scope.addContentTypeParser("application/json", { parseAs: "string" }, (request, body: string, done) => {
+    if (body === "" && !needsBody(request)) return done(null, undefined);
+    parseJson(request, body, done);
+  });
+  scope.addHook("preValidation", async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body !== undefined && !needsBody(request)) request.body = {};
+  });
+}
+
+/** Whether the route declares a body that is not `Type.Optional`. */
+function needsBody(request: FastifyRequest): boolean {
+  const schema = request.routeOptions.schema?.body as { [OptionalKind]?: unknown } | undefined;
+  return schema !== undefined && schema[OptionalKind] !== "Optional";
 }

@@ -6,6 +6,7 @@ import { registerDelete } from "./commands/delete.js";
 import { registerDeploy } from "./commands/deploy.js";
 import { registerDescribe } from "./commands/describe.js";
 import { registerDev } from "./commands/dev.js";
+import { registerErrors } from "./commands/errors.js";
 import { registerEvents } from "./commands/events.js";
 import { registerInit } from "./commands/init.js";
 import { registerKeys } from "./commands/keys.js";
@@ -15,7 +16,9 @@ import { registerLogs } from "./commands/logs.js";
 import { registerOutbox } from "./commands/outbox.js";
 import { registerPublish } from "./commands/publish.js";
 import { registerRun } from "./commands/run.js";
+import { registerRuns } from "./commands/runs.js";
 import { registerServer } from "./commands/server.js";
+import { registerSubscriptions } from "./commands/subscriptions.js";
 import { registerUpdate } from "./commands/update.js";
 import { registerUsers } from "./commands/users.js";
 import { registerWhoami } from "./commands/whoami.js";
@@ -52,6 +55,9 @@ export function buildProgram(context: CommandContext): Command {
   registerLogs(program, context);
   registerRun(program, context);
   registerOutbox(program, context);
+  registerRuns(program, context);
+  registerErrors(program, context);
+  registerSubscriptions(program, context);
 
   return program;
 }

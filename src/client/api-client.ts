@@ -3,6 +3,7 @@ import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
 import type { PublishedComponentView } from "../api/schemas/registry.js";
+import type { ErrorSummaryView, RunView, SubscriptionSchema, WorkflowBodySchema, WorkflowView } from "../api/schemas/workflows.js";
 import type {
   ComponentInputFields,
   ComponentView,
@@ -19,6 +20,20 @@ export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas
 export type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
 export type { SseMessage } from "./sse-parser.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
+export type { ErrorSummaryView, RunView, WorkflowView } from "../api/schemas/workflows.js";
+export type WorkflowBody = Static<typeof WorkflowBodySchema>;
+export type SubscriptionView = Static<typeof SubscriptionSchema>;
+/** A subscription's key: the emitter (an id, or `p_*` / `dc_*`), the listening workflow, and a channel ("" is the default one). */
+export interface SubscriptionKey {
+  emitterId: string;
+  listenerId: string;
+  eventName?: string | undefined;
+}
+/** An error replayed: the `$errors` event and the original event the new run gets. */
+export interface ReplayedView {
+  error_id: string;
+  event_id: string;
+}
 /** One entry of a component's `configurable_props` (the schema types them only as objects). */
 export type { ConfigurableProp } from "../domain/component-rules.js";
 export type LogView = Static<typeof LogSchema>;
@@ -175,6 +190,65 @@ export class ApiClient {
     return (await this.request<{ data: PropOptionsView }>("POST", path, args)).data;
   }
 
+  async createWorkflow(body: WorkflowBody): Promise<WorkflowView> {
+    return (await this.request<{ data: WorkflowView }>("POST", "/v1/workflows", body)).data;
+  }
+
+  async getWorkflow(idOrSlug: string): Promise<WorkflowView> {
+    return (await this.request<{ data: WorkflowView }>("GET", workflowPath(idOrSlug))).data;
+  }
+
+  /** Fields left out stay as they are; an inline trigger keeps its id and endpoint. */
+  async updateWorkflow(idOrSlug: string, body: WorkflowBody): Promise<WorkflowView> {
+    return (await this.request<{ data: WorkflowView }>("PUT", workflowPath(idOrSlug), body)).data;
+  }
+
+  async deleteWorkflow(idOrSlug: string): Promise<void> {
+    await this.request("DELETE", workflowPath(idOrSlug));
+  }
+
+  listWorkflows(page: PageParams = {}): Promise<Page<WorkflowView>> {
+    return this.request("GET", `/v1/users/me/workflows${queryString(page)}`);
+  }
+
+  /** The workflow's runs, newest first. */
+  listRuns(idOrSlug: string, page: PageParams = {}): Promise<Page<RunView>> {
+    return this.request("GET", `${workflowPath(idOrSlug)}/runs${queryString(page)}`);
+  }
+
+  async getRun(runId: string): Promise<RunView> {
+    return (await this.request<{ data: RunView }>("GET", `/v1/runs/${encodeURIComponent(runId)}`)).data;
+  }
+
+  /** The workflow's `$errors`, newest first; `expand` includes each error and its original event. */
+  listErrors(idOrSlug: string, query: PageParams & { expand?: boolean } = {}): Promise<Page<ErrorSummaryView>> {
+    const { expand, ...page } = query;
+    return this.request("GET", `${workflowPath(idOrSlug)}/$errors/event_summaries${queryString({ ...page, expand: expand ? "event" : undefined })}`);
+  }
+
+  /** Runs the workflow again on the error's original event; the run's replay_of names the error. */
+  async replayError(idOrSlug: string, errorId: string): Promise<ReplayedView> {
+    return (await this.request<{ data: ReplayedView }>("POST", `${workflowPath(idOrSlug)}/$errors/${encodeURIComponent(errorId)}/replay`)).data;
+  }
+
+  /** Replays the given errors, or every listed one (of one code, one step id). */
+  async replayErrors(idOrSlug: string, filter: { eventIds?: string[]; code?: string; stepId?: string } = {}): Promise<{ count: number; replayed: ReplayedView[] }> {
+    const body = { event_ids: filter.eventIds, code: filter.code, step_id: filter.stepId };
+    return (await this.request<{ data: { count: number; replayed: ReplayedView[] } }>("POST", `${workflowPath(idOrSlug)}/$errors/replay`, body)).data;
+  }
+
+  async listSubscriptions(): Promise<SubscriptionView[]> {
+    return (await this.request<{ data: SubscriptionView[] }>("GET", "/v1/users/me/subscriptions")).data;
+  }
+
+  async subscribe(key: SubscriptionKey): Promise<SubscriptionView> {
+    return (await this.request<{ data: SubscriptionView }>("POST", `/v1/subscriptions${subscriptionQuery(key)}`)).data;
+  }
+
+  async unsubscribe(key: SubscriptionKey): Promise<void> {
+    await this.request("DELETE", `/v1/subscriptions${subscriptionQuery(key)}`);
+  }
+
   /**
    * Follows a source's emitted events. Resolves once the server is listening,
    * so nothing emitted after that is missed; then iterate. Ends when `signal`
@@ -254,6 +328,14 @@ export class ApiClient {
 
 function sourcePath(idOrSlug: string): string {
   return `/v1/sources/${encodeURIComponent(idOrSlug)}`;
+}
+
+function workflowPath(idOrSlug: string): string {
+  return `/v1/workflows/${encodeURIComponent(idOrSlug)}`;
+}
+
+function subscriptionQuery(key: SubscriptionKey): string {
+  return queryString({ emitter_id: key.emitterId, listener_id: key.listenerId, event_name: key.eventName });
 }
 
 async function* emptyStream(): AsyncGenerator<SseMessage> {}

@@ -69,7 +69,8 @@ export function parseTemplate(value: string): ParsedTemplate {
 
 /** Whether a prop value holds any expression (anywhere inside it). */
 export function hasExpressions(value: unknown): boolean {
-  if (typeof value === "string") return /\{\{.*?\}\}/.test(value);
+  // The pattern evaluation uses (`{{` and a newline count): anything it would evaluate is checked on save.
+  if (typeof value === "string") return new RegExp(EXPRESSION.source).test(value);
   if (Array.isArray(value)) return value.some(hasExpressions);
   if (value && typeof value === "object") return Object.values(value).some(hasExpressions);
   return false;

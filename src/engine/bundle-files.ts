@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -19,7 +20,8 @@ export class BundleFiles {
       await stat(file);
     } catch {
       await mkdir(folder, { recursive: true, mode: 0o755 });
-      const pending = `${file}.${process.pid}.tmp`;
+      // Unique per write: two saves of the same code at once must not share (and steal) one temporary file.
+      const pending = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
       await writeFile(pending, await code(), { mode: 0o644 });
       await rename(pending, file);
     }

@@ -2,20 +2,27 @@ import type { Command } from "commander";
 import { globalOptions, type CommandContext } from "../command-context.js";
 import { classifyTarget } from "../component-code.js";
 import { deploySource } from "../deploy-source.js";
+import { deployWorkflow, isWorkflowFile, loadWorkflowFile } from "../deploy-workflow.js";
 import { printJson, printLines } from "../output.js";
 import { collectProp } from "../props.js";
 import { openSession } from "../session.js";
 import { sourceLines } from "../source-output.js";
+import { WorkflowFileError } from "../workflow-file.js";
+import { workflowLines } from "../workflow-output.js";
 
 export function registerDeploy(program: Command, context: CommandContext): void {
   program
     .command("deploy <file|url|key>")
-    .description("Deploy a source from a component file (its relative imports travel with it), an http(s) URL of its code, or a saved component's key")
+    .description(
+      "Deploy a source from a component file (its relative imports travel with it), an http(s) URL of its code, or a saved component's key; " +
+        "or a workflow from a .yaml file (created, or updated when one has its name or the file's id)",
+    )
     .option("--name <name>", "a name for the deployed source (default: the component's name)")
     .option("--prop <key=value>", "a prop value; repeat for more (JSON when it parses, else text)", collectProp)
     .option("--json", "print JSON")
-    .addHelpText("after", "\nRequired props left out are asked for; without a terminal the deploy fails and names them.")
+    .addHelpText("after", "\nRequired props left out are asked for; without a terminal the deploy fails and names them.\nWorkflow files: see docs/workflows.md, \"Workflow files\".")
     .action(async (argument: string, options: { name?: string; prop?: string[]; json?: boolean }, command: Command) => {
+      if (isWorkflowFile(argument)) return deployWorkflowFile(context, command, argument, options);
       const { client } = await openSession(context.env, globalOptions(command).profile);
       const source = await deploySource(client, context.io, await classifyTarget(argument), { name: options.name, propFlags: options.prop ?? [] });
       if (options.json) return printJson(context.io, source);
@@ -25,4 +32,27 @@ export function registerDeploy(program: Command, context: CommandContext): void 
         : `Run it now with \`runnel run ${source.name_slug}\`.`;
       context.io.stderr.write(`${hint}\nWatch its events with \`runnel events ${source.name_slug} -f\`.\n`);
     });
+}
+
+/** `runnel deploy workflow.yaml`: problems in the file are printed as `file:line: field: message`, one per line. */
+async function deployWorkflowFile(context: CommandContext, command: Command, path: string, options: { name?: string; prop?: string[]; json?: boolean }): Promise<void> {
+  if (options.name || options.prop) throw new Error("--name and --prop are for sources: a workflow file holds its name and its steps' props.");
+  let deployed;
+  try {
+    // The file first: its problems need no server.
+    const loaded = await loadWorkflowFile(path, path);
+    const { client } = await openSession(context.env, globalOptions(command).profile);
+    deployed = await deployWorkflow(client, loaded);
+  } catch (error) {
+    if (!(error instanceof WorkflowFileError)) throw error;
+    context.io.stderr.write(`${error.message}\n`);
+    return context.setExitCode(1);
+  }
+  const { workflow, created } = deployed;
+  if (options.json) return printJson(context.io, workflow);
+  printLines(context.io, [`${created ? "Created" : "Updated"} workflow ${workflowLines(workflow).join("\n")}`]);
+  const hint = workflow.trigger.endpoint_url
+    ? `Send it a request: curl -d '{"hello":"world"}' -H 'content-type: application/json' ${workflow.trigger.endpoint_url}\n`
+    : "";
+  context.io.stderr.write(`${hint}See its runs with \`runnel runs ${workflow.name_slug}\`, its errors with \`runnel errors ${workflow.name_slug}\`.\n`);
 }

@@ -1,21 +1,24 @@
 import type { Command } from "commander";
-import type { ApiClient, SourceView } from "../../client/api-client.js";
+import type { ApiClient, SourceView, WorkflowView } from "../../client/api-client.js";
 import { globalOptions, type CommandContext } from "../command-context.js";
 import { formatTime, printJson, printTable } from "../output.js";
 import { openSession } from "../session.js";
 import { triggerOf } from "../source-output.js";
 
-const KINDS = ["sources", "components"] as const;
+const KINDS = ["sources", "components", "workflows"] as const;
 
 export function registerList(program: Command, context: CommandContext): void {
   program
-    .command("list <sources|components>")
+    .command("list <sources|components|workflows>")
     .alias("ls")
-    .description("List your deployed sources, or the components behind them")
+    .description("List your deployed sources, the components behind them, or your workflows")
     .option("--json", "print JSON")
     .action(async (kind: string, options: { json?: boolean }, command: Command) => {
-      if (!(KINDS as readonly string[]).includes(kind)) throw new Error(`Nothing called "${kind}" to list: try \`runnel list sources\` or \`runnel list components\`.`);
+      if (!(KINDS as readonly string[]).includes(kind)) {
+        throw new Error(`Nothing called "${kind}" to list: try \`runnel list sources\`, \`runnel list components\` or \`runnel list workflows\`.`);
+      }
       const { client } = await openSession(context.env, globalOptions(command).profile);
+      if (kind === "workflows") return listWorkflows(client, context, Boolean(options.json));
       const sources = await allSources(client);
       if (kind === "sources") {
         if (options.json) return printJson(context.io, sources);
@@ -41,6 +44,24 @@ async function allSources(client: ApiClient): Promise<SourceView[]> {
     if (page.data.length < 100 || !page.page_info.end_cursor) return sources;
     after = page.page_info.end_cursor;
   }
+}
+
+async function listWorkflows(client: ApiClient, context: CommandContext, json: boolean): Promise<void> {
+  const workflows: WorkflowView[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await client.listWorkflows({ limit: 100, ...(after ? { after } : {}) });
+    workflows.push(...page.data);
+    if (page.data.length < 100 || !page.page_info.end_cursor) break;
+    after = page.page_info.end_cursor;
+  }
+  if (json) return printJson(context.io, workflows);
+  if (workflows.length === 0) return void context.io.stderr.write("No workflows yet. Deploy one with `runnel deploy workflow.yaml`.\n");
+  printTable(
+    context.io,
+    ["id", "name", "trigger", "active", "steps"],
+    workflows.map((workflow) => [workflow.id, workflow.name_slug, workflow.trigger.type, workflow.active ? "yes" : "no", String(workflow.steps.length)]),
+  );
 }
 
 /** The API has no list of saved components yet: this lists those your sources run, each once. */

@@ -1,0 +1,30 @@
+import type { Command } from "commander";
+import { parseCount } from "../arguments.js";
+import { globalOptions, type CommandContext } from "../command-context.js";
+import { findWorkflow } from "../named-target.js";
+import { printJson, printLines, printTable } from "../output.js";
+import { openSession } from "../session.js";
+import { RUN_HEAD, runLines, runRow } from "../workflow-output.js";
+
+export function registerRuns(program: Command, context: CommandContext): void {
+  program
+    .command("runs <workflow-or-run>")
+    .description("A workflow's latest runs, newest first (by its id or name); or one run in detail (by its run_… id): each step's status, time, return value, exports, logs and error")
+    .option("-n, --count <count>", "how many of the latest runs (1 to 100)", "20")
+    .option("--json", "print JSON")
+    .action(async (target: string, options: { count: string; json?: boolean }, command: Command) => {
+      const limit = parseCount(options.count, "-n");
+      const { client } = await openSession(context.env, globalOptions(command).profile);
+      if (target.startsWith("run_")) {
+        const run = await client.getRun(target);
+        if (options.json) return printJson(context.io, run);
+        return printLines(context.io, runLines(run));
+      }
+      const workflow = await findWorkflow(client, target);
+      const page = await client.listRuns(workflow.id, { limit });
+      if (options.json) return printJson(context.io, page.data);
+      if (page.data.length === 0) return void context.io.stderr.write(`No runs of ${workflow.name_slug} yet.\n`);
+      printTable(context.io, RUN_HEAD, page.data.map(runRow));
+      context.io.stderr.write(`See one in detail with \`runnel runs <run id>\`.\n`);
+    });
+}

@@ -1,0 +1,81 @@
+import { readFile, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { ApiError, type ApiClient, type WorkflowBody, type WorkflowView } from "../client/api-client.js";
+import { slugify } from "../domain/slug.js";
+import { bundleFile } from "./component-code.js";
+import { asUpdateBody, parseWorkflowFile, problemOfApiError, withCode, WorkflowFileError, type WorkflowFile } from "./workflow-file.js";
+
+/** `.yaml` / `.yml`: what `runnel deploy` reads as a workflow file. */
+export function isWorkflowFile(argument: string): boolean {
+  return /\.ya?ml$/i.test(argument);
+}
+
+/**
+ * Reads a workflow file and the code files it names, each bundled with its
+ * relative imports as `runnel deploy <file>` bundles a source. Problems are
+ * WorkflowFileErrors at their line. `shownAs` is the file's name in messages.
+ */
+export async function loadWorkflowFile(path: string, shownAs: string): Promise<{ file: WorkflowFile; body: Record<string, unknown> }> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(code === "ENOENT" ? `No such file: ${shownAs}.` : `Cannot read ${shownAs}: ${(error as Error).message}`);
+  }
+  const file = parseWorkflowFile(text, shownAs);
+  let body = file.body;
+  for (const ref of file.codeFiles) {
+    const codePath = resolve(dirname(path), ref.path);
+    const problem = (message: string) => new WorkflowFileError([{ file: shownAs, line: ref.line, field: ref.field, message }]);
+    if (!(await isFile(codePath))) throw problem(`no such file: ${ref.path} (paths are relative to ${shownAs}).`);
+    let bundled;
+    try {
+      bundled = await bundleFile(codePath);
+    } catch (error) {
+      throw problem((error as Error).message);
+    }
+    body = withCode(body, ref, { code: bundled.input.component_code, filename: bundled.input.filename });
+  }
+  return { file, body };
+}
+
+/**
+ * Creates the workflow, or updates the one the file pins (`id`) or the one
+ * with the same name slug. A 400 naming a field becomes a WorkflowFileError
+ * at that field's line.
+ */
+export async function deployWorkflow(client: ApiClient, loaded: { file: WorkflowFile; body: Record<string, unknown> }): Promise<{ workflow: WorkflowView; created: boolean }> {
+  const { file, body } = loaded;
+  try {
+    const existing = file.id ?? (typeof body.name === "string" && body.name.trim() !== "" ? await findId(client, slugify(body.name)) : null);
+    if (existing) return { workflow: await client.updateWorkflow(existing, asUpdateBody(body) as WorkflowBody), created: false };
+    return { workflow: await client.createWorkflow(body as WorkflowBody), created: true };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) {
+      const problem = problemOfApiError(file, error);
+      if (problem) throw new WorkflowFileError([problem]);
+    }
+    if (error instanceof ApiError && error.status === 404 && file.id) {
+      throw new WorkflowFileError([{ file: file.file, line: file.locate("id").line, field: "id", message: `no workflow of yours has the id ${file.id}; remove the id to create the workflow.` }]);
+    }
+    throw error;
+  }
+}
+
+async function findId(client: ApiClient, slug: string): Promise<string | null> {
+  try {
+    return (await client.getWorkflow(slug)).id;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}

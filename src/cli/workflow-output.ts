@@ -1,0 +1,108 @@
+import type { ErrorSummaryView, RunView, WorkflowView } from "../client/api-client.js";
+import { formatTime } from "./output.js";
+
+/** A workflow as a short block: the first line names it, then its trigger and steps with their ids. */
+export function workflowLines(workflow: WorkflowView, options: { detail?: boolean } = {}): string[] {
+  const lines = [`${workflow.name_slug} (${workflow.id})`];
+  if (options.detail) lines.push(`  name:     ${workflow.name}`);
+  lines.push(`  active:   ${workflow.active ? "yes" : "no (its trigger does not run it)"}`);
+  lines.push(`  trigger:  ${triggerText(workflow)}`);
+  if (workflow.trigger.endpoint_url) lines.push(`  endpoint: ${workflow.trigger.endpoint_url}`);
+  if (options.detail) {
+    lines.push(`  respond:  ${workflow.respond === "workflow" ? "workflow (HTTP callers wait for $.respond)" : "immediately"}`);
+    lines.push(`  errors:   ${workflow.settings.error_notifications ? "sent to the global error workflow" : "listed only (error_notifications: false)"}, ${workflow.settings.error_retention} kept`);
+  }
+  if (workflow.steps.length === 0) lines.push("  steps:    none");
+  else {
+    lines.push("  steps:");
+    workflow.steps.forEach((step, index) => {
+      const what = step.key ? `  key ${step.key}` : "";
+      lines.push(`    ${index + 1}. ${step.name} (${step.id})${what}`);
+      if (options.detail) for (const [name, value] of Object.entries(step.props)) lines.push(`         ${name} = ${JSON.stringify(value)}`);
+    });
+  }
+  if (options.detail) lines.push(`  updated:  ${formatTime(workflow.updated_at)}`);
+  return lines;
+}
+
+/** The trigger in a few words: `http`, `timer (dc_…)`, `source dc_…`, `none (runs on subscriptions)`. */
+export function triggerText(workflow: WorkflowView): string {
+  const { type, source_id: sourceId } = workflow.trigger;
+  if (type === "none") return "none (runs on what it subscribes to)";
+  if (type === "source") return `source ${sourceId ?? "-"}`;
+  return sourceId ? `${type} (${sourceId})` : type;
+}
+
+export function runRow(run: RunView): string[] {
+  return [run.id, formatMs(run.started_at_ms), run.status, formatDuration(run.duration_ms), run.error?.code ?? run.exit_reason ?? "-", run.replay_of ?? "-"];
+}
+
+export const RUN_HEAD = ["run", "time", "status", "duration", "error / exit", "replay of"];
+
+/** One run in detail: each step's status and time, summary, return value (cut), exports, logs, and the error with the head of its stack. */
+export function runLines(run: RunView, options: { valueChars?: number; stackLines?: number } = {}): string[] {
+  const valueChars = options.valueChars ?? 300;
+  const stackLines = options.stackLines ?? 6;
+  const lines = [
+    `${run.id}  ${run.status}  ${formatDuration(run.duration_ms)}`,
+    `  workflow:  ${run.workflow_id}`,
+    `  started:   ${formatMs(run.started_at_ms)}`,
+    `  trigger:   event ${run.trigger.event_id} from ${run.trigger.emitter_id}`,
+  ];
+  if (run.replay_of) lines.push(`  replay of: ${run.replay_of}`);
+  if (run.exit_reason) lines.push(`  exited:    ${run.exit_reason}`);
+  lines.push("steps:");
+  run.steps.forEach((step, index) => {
+    lines.push(`  ${index + 1}. ${step.name} (${step.id})  ${step.status}  ${formatDuration(step.duration_ms)}`);
+    if (step.summary) lines.push(`     summary: ${step.summary}`);
+    if (step.$return_value !== undefined && step.$return_value !== null) lines.push(`     return:  ${cut(JSON.stringify(step.$return_value), valueChars)}`);
+    const exports = Object.entries(step.exports).filter(([name]) => name !== "$summary" && name !== "$return_value");
+    for (const [name, value] of exports) lines.push(`     export:  ${name} = ${cut(JSON.stringify(value), valueChars)}`);
+    if (step.logs.length > 0) {
+      lines.push("     logs:");
+      for (const log of step.logs) {
+        const mark = log.stream === "stderr" ? " stderr" : "";
+        lines.push(`       ${new Date(log.ts).toISOString()}${mark}  ${log.text.replace(/\n$/, "").replace(/\n/g, "\n         ")}`);
+      }
+    }
+    if (run.error && run.error.cellId === step.id) lines.push(...errorLines(run.error, stackLines));
+  });
+  // An error outside any recorded step (a destination after the run, the platform).
+  if (run.error && !run.steps.some((step) => step.id === run.error?.cellId)) lines.push(...errorLines(run.error, stackLines));
+  return lines;
+}
+
+function errorLines(error: NonNullable<RunView["error"]>, stackLines: number): string[] {
+  const lines = [`     error:   ${error.code}: ${error.name ? `${error.name}: ` : ""}${error.msg}`];
+  // The stack's first line repeats the message; its frames say where.
+  const frames = error.stack
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("at "));
+  for (const frame of frames.slice(0, stackLines)) lines.push(`       ${frame}`);
+  if (frames.length > stackLines) lines.push(`       … ${frames.length - stackLines} more`);
+  return lines;
+}
+
+export const ERROR_HEAD = ["error", "time", "code", "step", "message"];
+
+/** One `$errors` item as a table row; the step is its cellId with the step's name when the workflow still has it. */
+export function errorRow(error: ErrorSummaryView, stepNames: ReadonlyMap<string, string>): string[] {
+  const detail = error.event?.error;
+  const cellId = detail?.cellId ?? "-";
+  const name = stepNames.get(cellId);
+  return [error.id, formatMs(error.indexed_at_ms), detail?.code ?? "-", name ? `${cellId} (${name})` : cellId, cut(detail?.msg ?? "-", 80)];
+}
+
+export function formatMs(ms: number | null): string {
+  return ms === null ? "-" : new Date(ms).toISOString();
+}
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+function cut(text: string, max: number): string {
+  const oneLine = text.replace(/\s*\n\s*/g, " ");
+  return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max)}… (${oneLine.length} characters)`;
+}
