@@ -128,3 +128,5 @@ export function runErrorCodeOf(sandboxCode: string): RunErrorCode {
 
 /** Runs kept per workflow; older ones are trimmed as new ones are recorded. */
 export const RUN_RETENTION = 1_000;
+/** How many runs a workflow records between two trims: the listing keeps about RUN_RETENTION (up to this many more). */
+export const RUN_TRIM_EVERY = 200;

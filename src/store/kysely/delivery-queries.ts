@@ -1,6 +1,6 @@
 import { sql, SqliteAdapter, type Kysely } from "kysely";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
-import { RUN_RETENTION } from "../../domain/workflows.js";
+import { RUN_RETENTION, RUN_TRIM_EVERY as TRIM_EVERY } from "../../domain/workflows.js";
 import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
@@ -20,6 +20,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   // PostgreSQL: claimers in several processes skip each other's rows rather than wait on them.
   const lockClause = sqlite ? sql`` : sql`FOR UPDATE SKIP LOCKED`;
+  const sinceTrim = new Map<string, number>();
 
   return {
     async claimDeliveries({ now, leaseMs, limit }) {
@@ -92,7 +93,12 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
           }
           results.push(await appendWithin(trx, batch));
         }
-        for (const workflowId of new Set(runs.map((run) => run.workflowId))) await trimRuns(trx, workflowId);
+        for (const run of runs) {
+          // Trimmed every TRIM_EVERY runs of a workflow, not every batch: the listing keeps about RUN_RETENTION.
+          const count = (sinceTrim.get(run.workflowId) ?? 0) + 1;
+          sinceTrim.set(run.workflowId, count % TRIM_EVERY);
+          if (count >= TRIM_EVERY) await trimRuns(trx, run.workflowId);
+        }
         return results;
       });
     },

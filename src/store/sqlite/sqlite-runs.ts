@@ -1,13 +1,11 @@
 import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
-import { RUN_RETENTION } from "../../domain/workflows.js";
+import { RUN_RETENTION, RUN_TRIM_EVERY as TRIM_EVERY } from "../../domain/workflows.js";
 import { toRunRow } from "../kysely/workflow-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, Store } from "../store.js";
 
-/** How many runs a workflow records between two trims of its oldest ones: the listing keeps about RUN_RETENTION. */
-const TRIM_EVERY = 200;
 
 /**
  * Claiming deliveries and recording runs for SQLite, against better-sqlite3
