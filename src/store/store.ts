@@ -118,7 +118,7 @@ export interface Store {
    * already is left as it was), removes their deliveries, appends the events
    * the runs produced (`$errors`, `$.send.emit`), and trims old runs.
    */
-  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[] }): Promise<AppendResult[]>;
+  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[] }): Promise<FinishedRuns>;
   /** Removes deliveries whose listener is gone. */
   dropDeliveries(keys: DeliveryKey[]): Promise<void>;
 
@@ -182,6 +182,13 @@ export interface EventBatch {
 export interface ClaimedDelivery extends Delivery {
   event: unknown;
   indexedAtMs: number;
+}
+
+/** What finishRuns did: each append's result (in order), and the ids of the runs it recorded now. */
+export interface FinishedRuns {
+  appended: AppendResult[];
+  /** Runs whose key was recorded before (a delivery run twice) are not among them. */
+  recorded: Set<string>;
 }
 
 export type NewDelivery = Omit<Delivery, "status" | "attempts"> & { event: unknown; indexedAtMs: number };

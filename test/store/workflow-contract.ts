@@ -120,11 +120,13 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       const run = runFor(listener, emitter, eventId);
       const errors = (runId: string): EventBatch => ({ ...emitBatch(ownerId, listener.id, [{ failed: true }]), emits: [{ event: { failed: true }, name: "$errors", id: runId }], runId });
       const first = await store.finishRuns({ runs: [run], deliveries: [delivery!], appends: [errors(run.id)] });
-      expect(first[0]!.events).toHaveLength(1);
+      expect(first.appended[0]!.events).toHaveLength(1);
+      expect([...first.recorded]).toEqual([run.id]);
       // A redelivery after a crash runs again, but records nothing twice.
       const rerun = { ...run, id: newId("run") };
       const second = await store.finishRuns({ runs: [rerun], deliveries: [delivery!], appends: [errors(rerun.id)] });
-      expect(second[0]!.events).toEqual([]);
+      expect(second.appended[0]!.events).toEqual([]);
+      expect(second.recorded.size).toBe(0);
       const runs = await store.listRuns(ownerId, listener.id, { limit: 10 });
       expect(runs.totalCount).toBe(1);
       expect(runs.items[0]).toEqual(run);

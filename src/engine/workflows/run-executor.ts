@@ -55,6 +55,9 @@ export class RunExecutor {
 
   async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<void> {
     const runs = deliveries.map((delivery) => startRun(workflow, delivery, triggerKind, this.now()));
+    // Ids of one millisecond sort by their random part: hand them out in delivery order, so runs list in event order.
+    const ids = runs.map((run) => run.id).sort();
+    runs.forEach((run, index) => (run.id = ids[index]!));
     let prepared: PreparedWorkflow | Error;
     try {
       prepared = await this.prepare(workflow);
@@ -223,32 +226,19 @@ export class RunExecutor {
     }
     const finished = runs.map((run) => finishedRun(workflow, run, now));
     const keys = runs.map((run) => ({ listenerId: run.delivery.listenerId, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId }));
-    const appended = await store.finishRuns({ runs: finished, deliveries: keys, appends });
+    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: keys, appends });
     for (const result of appended) for (const event of result.events) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
-    // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) was
-    // not recorded now: its sends went out with the run that was. Only runs with sends to carry out are looked up.
-    const sending = runs.filter((run) => run.status !== "error" && run.sends.some((send) => send.type !== "emit"));
-    const recorded = await this.recordedAmong(workflow, sending).catch((error) => {
-      // Cannot tell: carrying out twice is better than never (the runs are recorded; callers must still be answered).
-      logger.warn({ err: error, workflowId: workflow.id }, "could not check which runs were recorded; carrying out their sends");
-      return new Set(sending.map((run) => run.id));
-    });
+    // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is
+    // not recorded now: its sends went out with the run that was.
     for (const run of runs) {
       if (workflow.respond === "workflow" && !run.responded) {
         const message =
           run.status === "error" ? `The workflow failed in step ${run.error?.cellId}: ${run.error?.msg}` : "The workflow finished without calling $.respond().";
         this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status: run.status === "running" ? "success" : run.status, message });
       }
-      if (recorded.has(run.id)) {
+      if (recorded.has(run.id) && run.status !== "error" && run.sends.some((send) => send.type !== "emit")) {
         this.options.destinations.carryOut(workflow, run.id, run.sends).catch((error) => logger.error({ err: error, workflowId: workflow.id, runId: run.id }, "could not carry out a run's $.send calls"));
       }
     }
-  }
-
-  /** Which of these runs the store holds (finishRuns leaves out a run whose key was recorded before). */
-  private async recordedAmong(workflow: Workflow, runs: RunState[]): Promise<Set<string>> {
-    const recorded = new Set<string>();
-    for (const run of runs) if (await this.options.store.findRun(workflow.ownerId, run.id)) recorded.add(run.id);
-    return recorded;
   }
 }

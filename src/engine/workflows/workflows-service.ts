@@ -67,6 +67,7 @@ export class WorkflowsService {
       updatedAt: at,
     };
     try {
+      await this.checkCanRespond(ownerId, input, trigger);
       await this.options.store.createWorkflow(workflow);
       await this.subscribeTrigger(workflow, null);
       if (!active && trigger.owned && trigger.sourceId) await this.options.sources.update(ownerId, trigger.sourceId, { active: false });
@@ -107,6 +108,7 @@ export class WorkflowsService {
       updatedAt: at,
     };
     try {
+      await this.checkCanRespond(ownerId, input, trigger);
       await this.options.store.updateWorkflow(updated);
       await this.subscribeTrigger(updated, current);
     } catch (error) {
@@ -242,6 +244,24 @@ export class WorkflowsService {
     const inline = input.trigger.kind === "http" || input.trigger.kind === "timer" || input.trigger.kind === "component";
     const ownedSourceId = inline && current.triggerOwned ? current.triggerSourceId : null;
     return placeTrigger(this.options.sources, current.ownerId, input.trigger, { workflowName: input.name, respondsItself: input.respond === "workflow", ownedSourceId });
+  }
+
+  /**
+   * `respond: "workflow"` needs a trigger whose endpoint leaves the answer to
+   * the workflow (an HTTP interface with customResponse); otherwise callers
+   * would get 200 at once and `$.respond` would be silently lost.
+   */
+  private async checkCanRespond(ownerId: string, input: WorkflowInput, trigger: ResolvedTrigger): Promise<void> {
+    if (input.respond !== "workflow" || trigger.kind === "http" || !trigger.sourceId) return;
+    const source = await this.options.sources.get(ownerId, trigger.sourceId);
+    const { validated } = await this.options.sources.componentOf(source);
+    const http = validated.props.find((prop) => prop.baseType === "$.interface.http");
+    if (!http?.customResponse) {
+      throw new ValidationError(
+        "respond",
+        'respond "workflow" needs a trigger that leaves the HTTP answer to the workflow: {"type": "http"}, or a source whose $.interface.http prop has customResponse: true.',
+      );
+    }
   }
 
   /** The trigger is a subscription to the source's default channel; the old one goes when the source changes. */

@@ -99,7 +99,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
           sinceTrim.set(run.workflowId, count % TRIM_EVERY);
           if (count >= TRIM_EVERY) await trimRuns(trx, run.workflowId);
         }
-        return results;
+        return { appended: results, recorded };
       });
     },
 

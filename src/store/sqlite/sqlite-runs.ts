@@ -4,7 +4,7 @@ import { RUN_RETENTION, RUN_TRIM_EVERY as TRIM_EVERY } from "../../domain/workfl
 import { toRunRow } from "../kysely/workflow-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
-import type { AppendResult, ClaimedDelivery, EventBatch, Store } from "../store.js";
+import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
 
 /**
@@ -36,7 +36,7 @@ export function createSqliteRuns(
   const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ?");
   const sinceTrim = new Map<string, number>();
 
-  const finish = database.transaction((input: Parameters<Store["finishRuns"]>[0]): AppendResult[] => {
+  const finish = database.transaction((input: Parameters<Store["finishRuns"]>[0]): FinishedRuns => {
     const recorded = new Set<string>();
     for (const run of input.runs) if (insertRun.run(toRunRow(run)).changes > 0) recorded.add(run.id);
     for (const key of input.deliveries) deleteDelivery.run(key.listenerId, key.emitterId, key.eventId);
@@ -55,7 +55,7 @@ export function createSqliteRuns(
       const oldest = oldestKept.get(run.workflowId, RUN_RETENTION - 1) as string | undefined;
       if (oldest) trim.run(run.workflowId, oldest);
     }
-    return results;
+    return { appended: results, recorded };
   });
 
   return {

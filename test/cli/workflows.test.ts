@@ -1,0 +1,266 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, type CliResult } from "../helpers/child.js";
+import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
+
+/** An HTTP workflow: an inline step, then a TypeScript file that imports a helper by relative path. */
+const GREETER_YAML = `name: Greeter
+trigger:
+  type: http
+steps:
+  - name: parse
+    code: |
+      export default defineComponent({
+        async run({ steps }) { return steps.trigger.event.body.name; }
+      })
+  - name: shout
+    code_file: ./steps/shout.ts
+    props:
+      who: "{{steps.parse.$return_value}}"
+`;
+
+const SHOUT_TS = `import { upper } from "../lib/upper";
+
+export default defineComponent({
+  props: { who: { type: "string" } },
+  async run(this: { who: string }, { $ }: { $: any }) {
+    $.export("$summary", "shouted");
+    $.export("length", this.who.length);
+    console.log("shouting at", this.who);
+    return upper(this.who);
+  },
+});
+`;
+
+const UPPER_TS = `export const upper = (text: string): string => text.toUpperCase() + "!";\n`;
+
+const FAILING_YAML = `name: Failing
+trigger: { type: http }
+steps:
+  - name: boom
+    code: |
+      export default defineComponent({
+        async run({ steps }) { throw new Error("kaput " + steps.trigger.event.body.n); }
+      })
+`;
+
+const FILES: Record<string, string> = {
+  "flows/greeter.yaml": GREETER_YAML,
+  "flows/steps/shout.ts": SHOUT_TS,
+  "flows/lib/upper.ts": UPPER_TS,
+  "flows/failing.yaml": FAILING_YAML,
+  // Line 4 holds the bad value.
+  "flows/tick.yaml": "name: Tick\ntrigger:\n  type: timer\n  intervalSeconds: 0\nsteps:\n  - name: a\n    code: export default defineComponent({ async run() {} })\n",
+  // Line 7: an expression reading a step that does not run before this one.
+  "flows/bad-ref.yaml": "name: Bad ref\ntrigger: { type: http }\nsteps:\n  - name: a\n    code: export default defineComponent({ async run() { return 1 } })\n    props:\n      x: '{{steps.later.y}}'\n",
+  // Line 7: a syntax error inside inline code.
+  "flows/bad-code.yaml": "name: Bad code\ntrigger: { type: http }\nsteps:\n  - name: a\n    code: |\n      export default defineComponent({\n        async run() { return 1 +; }\n      })\n",
+  "flows/syntax.yaml": "name: Broken\ntrigger: a: b\nsteps: []\n",
+  "flows/unknown.yaml": "name: Unknown\ntrigger: { type: http }\nsteps:\n  - name: a\n    code_file: ./steps/shout.ts\n    prop: {}\n",
+  "flows/missing.yaml": "name: Missing\nsteps:\n  - name: a\n    code_file: ./steps/nope.ts\n",
+};
+
+describe("runnel workflow commands against a real server", () => {
+  let server: TestServer;
+  let dir: string;
+  let env: Record<string, string>;
+  let key: string;
+  let otherEnv: Record<string, string>;
+  const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env, cwd: dir });
+  const ok = (result: CliResult): CliResult => {
+    expect(result.stderr.startsWith("Error") ? result.stderr : "", result.stdout).toBe("");
+    expect(result.code, `exit code ${result.code}; stderr: ${result.stderr}`).toBe(0);
+    return result;
+  };
+  const json = (result: CliResult) => JSON.parse(ok(result).stdout);
+  const post = (url: string, body: unknown) =>
+    fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((response) => response.status);
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    dir = await mkdtemp(join(tmpdir(), "runnel-cli-workflows-"));
+    key = (await createUser(server, "wanda")).key;
+    const otherKey = (await createUser(server, "olga")).key;
+    env = { RUNNEL_SERVER_URL: server.url, RUNNEL_API_KEY: key, HOME: dir, XDG_CONFIG_HOME: dir };
+    otherEnv = { ...env, RUNNEL_API_KEY: otherKey };
+    for (const [path, text] of Object.entries(FILES)) {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      await writeFile(join(dir, path), text);
+    }
+  });
+  afterAll(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  let greeter: { id: string; endpoint: string };
+  let failingId: string;
+
+  it("deploys a workflow file (inline code and a TypeScript file with a relative import), runs it, shows its runs, and updates it on a redeploy", async () => {
+    const deployed = ok(await cli("deploy", "flows/greeter.yaml"));
+    const id = /^Created workflow greeter \((p_[0-9a-z]+)\)$/m.exec(deployed.stdout)?.[1];
+    expect(id, deployed.stdout).toBeDefined();
+    const endpoint = /^ {2}endpoint: (http:\/\/127\.0\.0\.1:\d+\/e\/\S+)$/m.exec(deployed.stdout)?.[1];
+    expect(endpoint, deployed.stdout).toBeDefined();
+    expect(deployed.stdout).toMatch(/^ {4}1\. parse \(c_[0-9a-z]+\)$/m);
+    expect(deployed.stdout).toMatch(/^ {4}2\. shout \(c_[0-9a-z]+\)$/m);
+    expect(deployed.stderr).toContain("runnel runs greeter");
+
+    expect(await post(endpoint!, { name: "bob" })).toBe(200);
+    const [run] = await waitFor(() => runsOf(server, key, id!), (runs) => runs.length === 1, "the run");
+    expect(run).toMatchObject({ status: "success", steps: [{ $return_value: "bob" }, { $return_value: "BOB!" }] });
+
+    const table = ok(await cli("runs", "greeter"));
+    expect(table.stdout).toContain(run.id);
+    expect(table.stdout).toMatch(new RegExp(`${run.id}\\s*│\\s*\\S+Z\\s*│\\s*success\\s*│\\s*\\d+ ms`));
+    const listed = json(await cli("runs", id!, "-n", "1", "--json"));
+    expect(listed.map((item: any) => item.id)).toEqual([run.id]);
+
+    const detail = ok(await cli("runs", run.id)).stdout;
+    expect(detail).toMatch(new RegExp(`^${run.id}  success  \\d+ ms$`, "m"));
+    expect(detail).toMatch(/^ {2}1\. parse \(c_[0-9a-z]+\) {2}success/m);
+    expect(detail).toContain('     return:  "bob"');
+    expect(detail).toMatch(/^ {2}2\. shout \(c_[0-9a-z]+\) {2}success/m);
+    expect(detail).toContain("     summary: shouted");
+    expect(detail).toContain('     return:  "BOB!"');
+    expect(detail).toContain("     export:  length = 3");
+    expect(detail).toMatch(/^ {7}\S+Z {2}shouting at bob$/m);
+
+    // Redeploying the same file updates that workflow: same id, same endpoint.
+    const again = ok(await cli("deploy", "flows/greeter.yaml"));
+    expect(again.stdout).toMatch(new RegExp(`^Updated workflow greeter \\(${id}\\)$`, "m"));
+    expect(again.stdout).toContain(`  endpoint: ${endpoint}\n`);
+    greeter = { id: id!, endpoint: endpoint! };
+    expect(await post(endpoint!, { name: "amy" })).toBe(200);
+    await waitFor(() => runsOf(server, key, id!), (runs) => runs.length === 2 && runs[0].steps[1].$return_value === "AMY!", "the run after the update");
+  });
+
+  it("lists a failing workflow's errors with the step's name and replays them, one by id or --all, into runs with replay_of", async () => {
+    // --json prints the API object.
+    const workflow = json(await cli("deploy", "flows/failing.yaml", "--json"));
+    expect(workflow).toMatchObject({ id: expect.stringMatching(/^p_/), name_slug: "failing", trigger: { type: "http" }, steps: [{ name: "boom" }] });
+    failingId = workflow.id;
+    const [boom] = workflow.steps;
+    expect(await post(workflow.trigger.endpoint_url, { n: 1 })).toBe(200);
+    const errors = await waitFor(() => errorsOf(server, key, workflow.id), (body) => body.data.length === 1, "the error");
+    const errorId: string = errors.data[0].id;
+
+    const listed = ok(await cli("errors", "failing"));
+    expect(listed.stdout).toMatch(new RegExp(`${errorId}\\s*│\\s*\\S+Z\\s*│\\s*UserError\\s*│\\s*${boom.id} \\(boom\\)\\s*│\\s*kaput 1`));
+    expect(json(await cli("errors", workflow.id, "--json"))[0]).toMatchObject({ id: errorId, event: { error: { code: "UserError", cellId: boom.id } } });
+
+    const all = ok(await cli("errors", "replay", "failing", "--all", "--code", "UserError", "--step", "boom"));
+    expect(all.stdout).toMatch(new RegExp(`^Replayed ${errorId} \\(event \\S+\\)$`, "m"));
+    expect(all.stderr).toContain("runnel runs failing");
+    const replays = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.some((run: any) => run.replay_of === errorId), "the replayed run");
+    const replay = replays.find((run: any) => run.replay_of === errorId);
+    const runs = ok(await cli("runs", "failing"));
+    expect(runs.stdout).toMatch(new RegExp(`${replay.id}\\s*│\\s*\\S+Z\\s*│\\s*error\\s*│\\s*\\d+ ms\\s*│\\s*UserError\\s*│\\s*${errorId}`));
+    const detail = ok(await cli("runs", replay.id)).stdout;
+    expect(detail).toContain(`  replay of: ${errorId}`);
+    expect(detail).toContain("     error:   UserError: Error: kaput 1");
+    expect(detail).toMatch(/^ {7}at /m);
+
+    const one = json(await cli("errors", "replay", "failing", errorId, "--json"));
+    expect(one).toMatchObject({ count: 1, replayed: [{ error_id: errorId }] });
+    const none = ok(await cli("errors", "replay", "failing", "--all", "--code", "Timeout"));
+    expect(none.stderr).toContain("nothing was replayed");
+    const neither = await cli("errors", "replay", "failing");
+    expect(neither.code).toBe(1);
+    expect(neither.stderr).toContain("or --all");
+  });
+
+  it("maps a refused field to its line in the file, and prints YAML syntax errors with line and column", async () => {
+    const tick = await cli("deploy", "flows/tick.yaml");
+    expect(tick.code).toBe(1);
+    expect(tick.stderr).toMatch(/^flows\/tick\.yaml:4: trigger\.intervalSeconds: .*at least 1; got 0\.$/m);
+
+    const ref = await cli("deploy", "flows/bad-ref.yaml");
+    expect(ref.code).toBe(1);
+    expect(ref.stderr).toMatch(/^flows\/bad-ref\.yaml:7: steps\[0\]\.props\.x: .*reads step "later"/m);
+
+    const code = await cli("deploy", "flows/bad-code.yaml");
+    expect(code.code).toBe(1);
+    // The server names this field component_code instead of steps[0].code (src/components/component-bundler.ts
+    // keeps bundle.ts's field for syntax errors), so the line falls back to the top; with steps[0].code it is line 7.
+    expect(code.stderr).toMatch(/^flows\/bad-code\.yaml:(1: component_code|7: steps\[0\]\.code): Syntax error at line 2, column 27/m);
+
+    const syntax = await cli("deploy", "flows/syntax.yaml");
+    expect(syntax.code).toBe(1);
+    expect(syntax.stderr).toBe("flows/syntax.yaml:2:10: YAML syntax: Nested mappings are not allowed in compact mappings\n  trigger: a: b\n           ^\n");
+
+    const unknown = await cli("deploy", "flows/unknown.yaml");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^flows\/unknown\.yaml:6: steps\[0\]\.prop: not a key of a step; did you mean props\?/m);
+
+    const missing = await cli("deploy", "flows/missing.yaml");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^flows\/missing\.yaml:4: steps\[0\]\.code_file: no such file: \.\/steps\/nope\.ts/m);
+
+    // Nothing was created by any of them.
+    const names = json(await cli("list", "workflows", "--json")).map((workflow: any) => workflow.name_slug);
+    expect(names).not.toContain("tick");
+    expect(names).not.toContain("bad-ref");
+  });
+
+  it("lists, describes, subscribes and deletes workflows; a name shared with a source asks for the id", async () => {
+    const table = ok(await cli("list", "workflows")).stdout;
+    expect(table).toMatch(new RegExp(`${greeter.id}\\s*│\\s*greeter\\s*│\\s*http\\s*│\\s*yes\\s*│\\s*2`));
+
+    const described = ok(await cli("describe", "greeter")).stdout;
+    expect(described).toMatch(new RegExp(`^workflow greeter \\(${greeter.id}\\)$`, "m"));
+    expect(described).toContain(`  endpoint: ${greeter.endpoint}`);
+    expect(described).toContain('         who = "{{steps.parse.$return_value}}"');
+    expect(json(await cli("describe", greeter.id, "--json"))).toMatchObject({ id: greeter.id, name: "Greeter" });
+
+    const failing = { id: failingId };
+    const subscribed = json(await cli("subscribe", "--emitter", "greeter", "--listener", "failing", "--event", "$errors", "--json"));
+    expect(subscribed).toMatchObject({ emitter_id: greeter.id, listener_id: failing.id, event_name: "$errors" });
+    expect(ok(await cli("subscriptions")).stdout).toMatch(new RegExp(`${greeter.id}\\s*│\\s*${failing.id}\\s*│\\s*\\$errors`));
+    expect(ok(await cli("unsubscribe", "--emitter", greeter.id, "--listener", "failing", "--event", "$errors")).stdout).toContain(`Unsubscribed ${failing.id} from ${greeter.id}`);
+    const left = json(await cli("subscriptions", "--json"));
+    expect(left.some((item: any) => item.listener_id === failing.id && item.event_name === "$errors")).toBe(false);
+
+    // A source named like a workflow: the name is ambiguous, the ids are not.
+    await writeFile(join(dir, "failing-source.js"), 'module.exports = { name: "Failing", version: "0.1.0", async run() {} };\n');
+    const source = json(await cli("deploy", "failing-source.js", "--json"));
+    expect(source.name_slug).toBe("failing");
+    const ambiguous = await cli("describe", "failing");
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain(`Both a source (${source.id}) and a workflow (${failing.id}) are named "failing": give the id`);
+    expect(ok(await cli("delete", failing.id)).stdout).toBe(`Deleted workflow failing (${failing.id}).\n`);
+    expect(ok(await cli("delete", "failing")).stdout).toBe(`Deleted source failing (${source.id}).\n`);
+    const gone = await cli("runs", failing.id);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain("Error (NotFound)");
+  });
+
+  it("has --help on every workflow command", async () => {
+    const commands = [["runs"], ["errors"], ["errors", "list"], ["errors", "replay"], ["subscriptions"], ["subscribe"], ["unsubscribe"]];
+    const helps = await Promise.all(commands.map((args) => cli(...args, "--help")));
+    helps.forEach((help, index) => {
+      expect(help.code, commands[index]!.join(" ")).toBe(0);
+      expect(help.stdout, commands[index]!.join(" ")).toMatch(/^Usage: runnel/);
+    });
+  });
+
+  it("does not show another user's workflow, and the same file deploys as that user's own", async () => {
+    const other = (...args: string[]) => runCli(args, { env: otherEnv, cwd: dir });
+    for (const args of [["runs", greeter.id], ["runs", "greeter"], ["errors", greeter.id], ["describe", greeter.id], ["delete", greeter.id], ["errors", "replay", greeter.id, "--all"]]) {
+      const result = await other(...args);
+      expect(result.code, args.join(" ")).toBe(1);
+      expect(result.stderr, args.join(" ")).toContain("Error (NotFound)");
+    }
+    const theirs = JSON.parse((await other("deploy", "flows/greeter.yaml", "--json")).stdout);
+    expect(theirs.id).not.toBe(greeter.id);
+    expect(theirs.trigger.endpoint_url).not.toBe(greeter.endpoint);
+    // Pinning another user's id is refused at the id's line.
+    await writeFile(join(dir, "flows/pinned.yaml"), `id: ${greeter.id}\n${GREETER_YAML}`);
+    const pinned = await other("deploy", "flows/pinned.yaml");
+    expect(pinned.code).toBe(1);
+    expect(pinned.stderr).toMatch(/^flows\/pinned\.yaml:1: id: no workflow of yours has the id/m);
+  });
+});

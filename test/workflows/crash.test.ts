@@ -1,0 +1,342 @@
+import { createServer, type Server } from "node:http";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../src/domain/ids.js";
+import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
+import { openStore } from "../../src/store/open-store.js";
+import type { Store } from "../../src/store/store.js";
+import { startCli, type RunningChild } from "../helpers/child.js";
+import { freePort } from "../helpers/ports.js";
+import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { createWorkflow, waitFor } from "./helpers.js";
+
+/**
+ * Crash recovery: runs interrupted by SIGKILL are run after a restart, each
+ * trigger event once; a delivery given twice records one run and carries out
+ * its sends once.
+ */
+
+const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/;
+
+/** Ids of the processes whose command line names `dir` (a server on that data dir and its runners). */
+function processesUsing(dir: string): () => Promise<number[]> {
+  return async () => {
+    const pids: number[] = [];
+    for (const entry of await readdir("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      const commandLine = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+      if (commandLine.includes(dir)) pids.push(Number(entry));
+    }
+    return pids;
+  };
+}
+
+/** A gate the steps call: held until the test opens it; counts the calls. */
+class Gate {
+  private server!: Server;
+  private open = false;
+  private readonly waiting: Array<() => void> = [];
+  arrived = 0;
+  url = "";
+  readonly posted: Array<{ path: string; body: string }> = [];
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += chunk));
+      request.on("end", () => {
+        if (request.url?.startsWith("/gate")) {
+          this.arrived++;
+          if (this.open) response.end("open");
+          else this.waiting.push(() => response.end("open"));
+          return;
+        }
+        this.posted.push({ path: request.url ?? "", body });
+        response.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    const address = this.server.address();
+    this.url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  }
+
+  release(): void {
+    this.open = true;
+    for (const answer of this.waiting.splice(0)) answer();
+  }
+
+  close(): Promise<void> {
+    this.release();
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe("a server killed with SIGKILL in the middle of runs", () => {
+  let dataDir: string;
+  let gate: Gate;
+  const children: RunningChild[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "runnel-crash-"));
+    gate = new Gate();
+    await gate.start();
+  });
+  afterAll(async () => {
+    for (const child of children) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
+    await gate.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function start(port: number): Promise<{ url: string; child: RunningChild }> {
+    const child = startCli(["server"], {
+      cwd: dataDir,
+      env: { RUNNEL_DATA_DIR: dataDir, RUNNEL_PORT: String(port), RUNNEL_HOST: "127.0.0.1", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_LOG_FORMAT: "json" },
+    });
+    children.push(child);
+    const [, url] = await child.waitFor(LISTENING, 30_000);
+    return { url: url!, child };
+  }
+
+  it("finishes the interrupted runs after a restart, one per trigger event, none doubled", async () => {
+    const port = await freePort();
+    const first = await start(port);
+    const adminKey = (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();
+    const user = await call(first.url, "POST", "/v1/users", { key: adminKey, json: { username: "crash" } });
+    expect(user.status).toBe(201);
+    const key: string = user.body.data.api_key.key;
+    const created = await call(first.url, "POST", "/v1/workflows", {
+      key,
+      json: {
+        name: "Slow",
+        trigger: { type: "http" },
+        respond: "immediately",
+        steps: [
+          {
+            name: "slow",
+            code: `export default defineComponent({
+              async run({ steps }) {
+                const body = steps.trigger.event.body;
+                await new Promise((resolve) => setTimeout(resolve, 50));
+                // The later requests wait at the test's gate: still in flight when the server is killed.
+                if (body.hold) await fetch(${JSON.stringify(`${gate.url}/gate`)});
+                return body.n;
+              },
+            })`,
+          },
+          { name: "after", code: "export default defineComponent({ run({ steps }) { return steps.slow.$return_value * 10; } })" },
+        ],
+      },
+    });
+    expect(created.status).toBe(200);
+    const workflow = created.body.data;
+    const runs = async (base: string) => {
+      const listed = await call(base, "GET", `/v1/workflows/${workflow.id}/runs?limit=100`, { key });
+      expect(listed.status).toBe(200);
+      return listed.body as { page_info: { total_count: number }; data: any[] };
+    };
+    const fire = async (n: number, hold: boolean) => {
+      const answer = await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n, hold }) });
+      // 200 once the event is durable: from here on the run must happen, crash or not.
+      expect(answer.status).toBe(200);
+    };
+
+    // Five runs go through; fifteen more are accepted and held in flight.
+    await Promise.all([1, 2, 3, 4, 5].map((n) => fire(n, false)));
+    await waitFor(() => runs(first.url), (page) => page.page_info.total_count === 5, "the first five runs");
+    await Promise.all(Array.from({ length: 15 }, (_, i) => fire(6 + i, true)));
+    await waitFor(async () => gate.arrived, (arrived) => arrived >= 1, "a run at the gate");
+    expect((await runs(first.url)).page_info.total_count).toBe(5);
+
+    const runners = await processesUsing(dataDir)();
+    expect(runners.length).toBeGreaterThan(0);
+    first.child.child.kill("SIGKILL");
+    expect(await first.child.exited).toEqual({ code: null, signal: "SIGKILL" });
+    const arrivedBeforeTheCrash = gate.arrived;
+    // Its sandbox runners went with it (none is left holding a run).
+    await waitFor(processesUsing(dataDir), (pids) => pids.length === 0, "the killed server's runners to end");
+
+    gate.release();
+    const second = await start(port);
+    const done = await waitFor(() => runs(second.url), (page) => page.page_info.total_count >= 20, "all twenty runs after the restart", 30_000);
+    // The interrupted runs ran again in the new process (they reached the gate again).
+    expect(gate.arrived).toBeGreaterThan(arrivedBeforeTheCrash);
+
+    // The server works: a new request runs too.
+    await fire(21, false);
+    const all = await waitFor(() => runs(second.url), (page) => page.page_info.total_count >= 21, "the run after the restart");
+    second.child.child.kill("SIGTERM");
+    expect((await second.child.exited).code).toBe(0);
+
+    // Stopped: nothing is left to deliver, and each trigger event ran exactly once.
+    const store = await openStore({ databaseUrl: null, dataDir });
+    try {
+      expect(await store.claimDeliveries({ now: Date.now() + 86_400_000, leaseMs: 1, limit: 100 })).toEqual([]);
+      const recorded = await store.listRuns(user.body.data.id, workflow.id, { limit: 100 });
+      expect(recorded.totalCount).toBe(21);
+      const events = await store.listEvents(user.body.data.id, workflow.trigger.source_id, { page: { limit: 100 } });
+      expect(events.totalCount).toBe(21);
+      const eventIds = recorded.items.map((run) => run.eventId);
+      expect(new Set(eventIds).size).toBe(21);
+      expect([...eventIds].sort()).toEqual(events.items.map((event) => event.id).sort());
+    } finally {
+      await store.close();
+    }
+    expect(all.data).toHaveLength(21);
+    expect(done.page_info.total_count).toBe(20);
+    for (const run of all.data) {
+      const n = run.trigger.event.body.n;
+      expect(run.status).toBe("success");
+      expect(run.steps.map((step: any) => step.$return_value)).toEqual([n, n * 10]);
+    }
+    expect(all.data.map((run: any) => run.trigger.event.body.n).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+  });
+});
+
+describe("a delivery given twice", () => {
+  let dataDir: string;
+  let store: Store;
+  afterEach(async () => {
+    await store?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("records one run when two claimers run and finish the same delivery (the first one's lease expired)", async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "runnel-twice-"));
+    store = await openStore({ databaseUrl: null, dataDir });
+    const at = Date.now();
+    const owner = await store.createUser({ id: newId("user", at), username: "twice", email: null, isAdmin: false, createdAt: at });
+    const workflow: Workflow = {
+      id: newId("workflow", at),
+      ownerId: owner.id,
+      name: "Twice",
+      nameSlug: "twice",
+      active: true,
+      triggerSourceId: null,
+      triggerOwned: false,
+      triggerKind: "none",
+      steps: [{ id: newId("cell", at), name: "a", componentId: null, key: "$runnel/error-mail", props: {} }],
+      respond: "immediately",
+      settings: { errorNotifications: true, errorRetention: 100 },
+      isErrorWorkflow: false,
+      deploymentId: newId("deployment", at),
+      createdAt: at,
+      updatedAt: at,
+    };
+    await store.createWorkflow(workflow);
+    const emitter = "dc_emitter000000000000000000";
+    await store.subscribe({ id: newId("subscription", at), ownerId: owner.id, emitterId: emitter, listenerId: workflow.id, eventName: "", createdAt: at });
+    const appended = await store.appendEvents({ ownerId: owner.id, emitterId: emitter, emits: [{ event: { order: 1 } }], dedupe: null, retention: 100, now: at });
+    const eventId = appended.events[0]!.id;
+
+    const leaseMs = 1_000;
+    const [byFirst] = await store.claimDeliveries({ now: at, leaseMs, limit: 10 });
+    expect(byFirst).toMatchObject({ listenerId: workflow.id, emitterId: emitter, eventId, attempts: 1 });
+    // While leased, nobody else gets it; once the lease is over, a second claimer does.
+    expect(await store.claimDeliveries({ now: at + leaseMs - 1, leaseMs, limit: 10 })).toEqual([]);
+    const [bySecond] = await store.claimDeliveries({ now: at + leaseMs, leaseMs, limit: 10 });
+    expect(bySecond).toMatchObject({ eventId, attempts: 2 });
+
+    const runOf = (claimer: string): WorkflowRun => ({
+      id: newId("run", Date.now()),
+      ownerId: owner.id,
+      workflowId: workflow.id,
+      emitterId: emitter,
+      eventId,
+      status: "success",
+      triggerEvent: { order: 1 },
+      steps: [{ id: workflow.steps[0]!.id, name: "a", status: "success", returnValue: claimer, exports: {}, summary: null, logs: [], startedAt: at, durationMs: 1 }],
+      error: null,
+      exitReason: null,
+      replayOf: null,
+      startedAt: at,
+      finishedAt: at + 1,
+      durationMs: 1,
+    });
+    const emitOf = (run: WorkflowRun) => ({ ownerId: owner.id, emitterId: workflow.id, emits: [{ event: { from: run.id } }], dedupe: null, retention: 100, now: Date.now(), runId: run.id });
+    const firstRun = runOf("first");
+    const secondRun = runOf("second");
+    // The second claimer finishes first; the first one, late, finds the run recorded.
+    const second = await store.finishRuns({ runs: [secondRun], deliveries: [bySecond!], appends: [emitOf(secondRun)] });
+    const first = await store.finishRuns({ runs: [firstRun], deliveries: [byFirst!], appends: [emitOf(firstRun)] });
+    const [secondEmits] = second.appended;
+    const [firstEmits] = first.appended;
+    expect([...second.recorded]).toEqual([secondRun.id]);
+    expect(first.recorded.size).toBe(0);
+    expect(secondEmits!.events).toHaveLength(1);
+    expect(firstEmits!.events).toEqual([]);
+
+    const runs = await store.listRuns(owner.id, workflow.id, { limit: 10 });
+    expect(runs.totalCount).toBe(1);
+    expect(runs.items[0]).toEqual(secondRun);
+    expect(await store.findRun(owner.id, firstRun.id)).toBeNull();
+    const emitted = await store.listEvents(owner.id, workflow.id, { page: { limit: 10 } });
+    expect(emitted.items.map((event) => event.event)).toEqual([{ from: secondRun.id }]);
+    expect(await store.claimDeliveries({ now: at + 86_400_000, leaseMs, limit: 10 })).toEqual([]);
+  });
+});
+
+describe("a redelivery of an event whose run is recorded", () => {
+  let server: TestServer;
+  let gate: Gate;
+  beforeAll(async () => {
+    server = await startTestServer();
+    gate = new Gate();
+    await gate.start();
+  });
+  afterAll(async () => {
+    await gate.close();
+    await server.close();
+  });
+
+  it("records nothing again and does not carry out the run's sends twice", async () => {
+    const { key, id: ownerId } = await createUser(server, "redelivered");
+    const workflow = await createWorkflow(server, key, {
+      name: "Sends once",
+      trigger: { type: "http" },
+      steps: [
+        {
+          name: "send",
+          code: `export default defineComponent({ run({ steps, $ }) {
+            $.send.http({ method: "POST", url: ${JSON.stringify(`${gate.url}/sent`)}, data: { n: steps.trigger.event.body.n, run: $.context.id } });
+            $.send.emit({ raw_event: { n: steps.trigger.event.body.n } });
+            return steps.trigger.event.body.n;
+          } })`,
+        },
+      ],
+    });
+    await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":1}' });
+    const listRuns = async () => (await call(server.url, "GET", `/v1/workflows/${workflow.id}/runs?limit=100`, { key })).body.data as any[];
+    const [run] = await waitFor(listRuns, (runs) => runs.length === 1, "the first run");
+    await waitFor(async () => gate.posted.length, (count) => count === 1, "the first run's send");
+
+    // The same delivery again (as a second claimer would get it), with a fresh event behind it in the same batch.
+    const store = server.server.store;
+    const at = Date.now();
+    const subscriptionId = (await store.listSubscriptions(ownerId)).find((sub) => sub.listenerId === workflow.id)!.id;
+    const delivery = (eventId: string, body: unknown) => ({
+      listenerId: workflow.id,
+      emitterId: workflow.trigger.source_id,
+      eventId,
+      ownerId,
+      subscriptionId,
+      channel: "",
+      availableAt: at,
+      createdAt: at,
+      event: { method: "POST", path: "/", query: {}, headers: {}, bodyRaw: JSON.stringify(body), body },
+      indexedAtMs: at,
+    });
+    await store.enqueueDeliveries([delivery(run.trigger.event_id, { n: 1 }), delivery(`${at}-99`, { n: 2 })]);
+    server.server.engine.worker.wake();
+
+    const runs = await waitFor(listRuns, (runs) => runs.length === 2, "the fresh event's run");
+    await waitFor(async () => gate.posted.length, (count) => count >= 2, "the fresh run's send");
+    expect(runs.map((item) => item.trigger.event.body.n).sort()).toEqual([1, 2]);
+    expect(runs.find((item) => item.trigger.event_id === run.trigger.event_id)).toEqual(run);
+    expect(gate.posted.map((post) => JSON.parse(post.body).n).sort()).toEqual([1, 2]);
+    const emitted = await call(server.url, "GET", `/v1/workflows/${workflow.id}/event_summaries?expand=event`, { key });
+    expect(emitted.body.data.map((event: any) => event.event.n).sort()).toEqual([1, 2]);
+  });
+});
