@@ -38,6 +38,19 @@ export class ComponentBundler {
   constructor(private readonly options: ComponentBundlerOptions) {}
 
   async bundle(request: BundleRequest): Promise<BundledComponent> {
+    try {
+      return await this.bundleWithPackages(request);
+    } catch (error) {
+      // bundleComponent names the field of a plain deploy; the request knows the one the caller sent (`steps[1].code`).
+      if (error instanceof ValidationError && error.field !== request.field && (error.field === "component_code" || error.field === "component_file")) {
+        const { field: _field, ...details } = error.details ?? {};
+        throw new ValidationError(request.field, error.message, details);
+      }
+      throw error;
+    }
+  }
+
+  private async bundleWithPackages(request: BundleRequest): Promise<BundledComponent> {
     const first = await bundleComponent(request.source, { guardDynamicRequire: true });
     if (first.imports.length === 0) return { bundle: first, lock: null };
     const imports = first.imports.map((specifier) => parsed(specifier, request.field));

@@ -43,4 +43,14 @@ describe("smoke", () => {
     const outbox = await waitFor(() => call(server.url, "GET", "/v1/outbox", { key }), (res) => res.body.data?.length === 1, "the mail");
     expect(outbox.body.data[0].subject).toContain("kaput");
   });
+
+  it("names the step whose code does not compile", async () => {
+    const refused = await call(server.url, "POST", "/v1/workflows", {
+      key,
+      json: { name: "Broken", trigger: { type: "http" }, steps: [{ name: "ok", code: "export default { run() {} }" }, { name: "bad", code: "export default { run() { return ( } }" }] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details.field).toBe("steps[1].code");
+    expect(refused.body.error.message).toMatch(/Syntax error.*line 1/);
+  });
 });
