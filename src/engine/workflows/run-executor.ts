@@ -4,6 +4,7 @@ import { evaluateProp } from "../../domain/expressions.js";
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import type { SavedComponent } from "../../domain/sources.js";
 import { runErrorCodeOf, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
+import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentBundle, InvokeRequest, InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
 import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
 import type { BundleFiles } from "../bundle-files.js";
@@ -37,6 +38,8 @@ interface PreparedWorkflow {
 }
 
 const MAX_LOG_ENTRIES_PER_STEP = 200;
+/** Step calls sent to one runner at once (see runStep). */
+const STEP_CALLS_PER_RUNNER = 16;
 
 /**
  * Runs a batch of deliveries of one workflow: step by step, the runs that are
@@ -145,10 +148,14 @@ export class RunExecutor {
       db: {},
       limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
     }));
-    const results = await this.options.sandbox.invokeBatch(
-      requests,
-      ready.map(({ run }) => ({ onRespond: (response) => this.respond(workflow, run, response) })),
-    );
+    const callbacks = ready.map(({ run }) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response) }));
+    // A runner runs its calls one after the other: a big batch goes to several runners at once, so
+    // that a slow step (one waiting on an API) holds up a few runs, not all of them.
+    const chunks: Array<Promise<InvokeResult[]>> = [];
+    for (let from = 0; from < requests.length; from += STEP_CALLS_PER_RUNNER) {
+      chunks.push(this.options.sandbox.invokeBatch(requests.slice(from, from + STEP_CALLS_PER_RUNNER), callbacks.slice(from, from + STEP_CALLS_PER_RUNNER)));
+    }
+    const results = (await Promise.all(chunks)).flat();
     results.forEach((result, position) => this.applyResult(step, ready[position]!.run, result, startedAt));
   }
 
@@ -207,7 +214,7 @@ export class RunExecutor {
     }
   }
 
-  private respond(workflow: Workflow, run: RunState, response: Parameters<NonNullable<import("../../sandbox/sandbox.js").InvokeCallbacks["onRespond"]>>[0]): void {
+  private respond(workflow: Workflow, run: RunState, response: HttpResponse): void {
     if (run.responded) return;
     run.responded = true;
     if (workflow.respond === "workflow") this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
