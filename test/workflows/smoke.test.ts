@@ -53,4 +53,27 @@ describe("smoke", () => {
     expect(refused.body.error.details.field).toBe("steps[1].code");
     expect(refused.body.error.message).toMatch(/Syntax error.*line 1/);
   });
+
+  it("keeps the global error workflow: it cannot be deleted", async () => {
+    const listed = await call(server.url, "GET", "/v1/users/me/workflows?limit=100", { key });
+    const errorWorkflow = listed.body.data.find((workflow: { is_error_workflow: boolean }) => workflow.is_error_workflow);
+    expect(errorWorkflow).toBeDefined();
+    const refused = await call(server.url, "DELETE", `/v1/workflows/${errorWorkflow.id}`, { key });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toMatch(/cannot be deleted/);
+  });
+
+  it("refuses to replay into a paused workflow, where the replay would be dropped", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Paused",
+      trigger: { type: "http" },
+      steps: [{ name: "boom", code: "export default defineComponent({ async run() { throw new Error('no'); } })" }],
+    });
+    await fetch(workflow.trigger.endpoint_url, { method: "POST", body: "x" });
+    const errors = await waitFor(() => errorsOf(server, key, workflow.id), (body) => body.data.length === 1, "the error");
+    expect((await call(server.url, "PUT", `/v1/workflows/${workflow.id}`, { key, json: { active: false } })).status).toBe(200);
+    const refused = await call(server.url, "POST", `/v1/workflows/${workflow.id}/$errors/${errors.data[0].id}/replay`, { key });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toMatch(/paused/);
+  });
 });

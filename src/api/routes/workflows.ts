@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { ConflictError } from "../../domain/errors.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { LogEntry, StoredEvent } from "../../domain/sources.js";
 import type { Engine } from "../../engine/create-engine.js";
 import { replayErrors } from "../../engine/workflows/error-replay.js";
 import type { Store } from "../../store/store.js";
 import { principalOf } from "../request-context.js";
-import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
+import { DataSchema, ErrorBodySchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { EventSummarySchema, LogSchema, toEventSummary, toLogView } from "../schemas/sources.js";
 import { ErrorSummarySchema, RunSchema, toErrorSummary, toRunView, toWorkflowView, WorkflowBodySchema, WorkflowSchema } from "../schemas/workflows.js";
 import type { SseStream, SseStreams } from "../sse.js";
@@ -25,6 +26,13 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
   const view = async (workflow: Parameters<typeof toWorkflowView>[0]) => {
     const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
     return toWorkflowView(workflow, source ? engine.endpointUrl(source) : null);
+  };
+
+  /** A paused workflow drops what it is sent: a replay would be lost, so it is refused. */
+  const replayable = async (ownerId: string, idOrSlug: string) => {
+    const workflow = await workflows.get(ownerId, idOrSlug);
+    if (!workflow.active) throw new ConflictError(`The workflow ${workflow.id} is paused; activate it (PUT {"active": true}) and replay again.`);
+    return workflow;
   };
 
   app.post(
@@ -55,7 +63,7 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
 
   app.delete(
     "/workflows/:id",
-    { schema: { tags: ["workflows"], summary: "Delete a workflow with its inline trigger, runs and events", params: IdParams, response: { 204: Type.Null(), ...errorResponses } } },
+    { schema: { tags: ["workflows"], summary: "Delete a workflow with its inline trigger, runs and events", params: IdParams, response: { 204: Type.Null(), 409: ErrorBodySchema, ...errorResponses } } },
     async (request, reply) => {
       await workflows.remove(principalOf(request).user.id, request.params.id);
       return reply.code(204).send(null);
@@ -115,11 +123,11 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
         tags: ["errors"],
         summary: "Run the workflow again on the error's original event; the run's replay_of names the error",
         params: Type.Object({ id: Type.String(), eventId: Type.String() }),
-        response: { 202: DataSchema(ReplayedSchema), ...errorResponses },
+        response: { 202: DataSchema(ReplayedSchema), 409: ErrorBodySchema, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const workflow = await workflows.get(principalOf(request).user.id, request.params.id);
+      const workflow = await replayable(principalOf(request).user.id, request.params.id);
       const [replayed] = await replayErrors(store, workflow, { eventIds: [request.params.eventId] }, Date.now());
       engine.worker.wake();
       return reply.code(202).send({ data: replayed! });
@@ -139,11 +147,11 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
             { additionalProperties: false },
           ),
         ),
-        response: { 202: DataSchema(Type.Object({ count: Type.Integer(), replayed: Type.Array(ReplayedSchema) })), ...errorResponses },
+        response: { 202: DataSchema(Type.Object({ count: Type.Integer(), replayed: Type.Array(ReplayedSchema) })), 409: ErrorBodySchema, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const workflow = await workflows.get(principalOf(request).user.id, request.params.id);
+      const workflow = await replayable(principalOf(request).user.id, request.params.id);
       const body = request.body ?? {};
       const replayed = await replayErrors(store, workflow, { eventIds: body.event_ids, code: body.code, stepId: body.step_id }, Date.now());
       engine.worker.wake();

@@ -74,7 +74,7 @@ export class RunExecutor {
         for (const run of active) failRun(run, step, { code: "InvalidComponent", name: "InvalidComponent", message: prepared.message }, this.now());
         break;
       }
-      await this.runStep(workflow, prepared, index, active);
+      await this.runStep(workflow, prepared, index, active, triggerKind === "http" ? this.options.limits.httpTimeoutMs : this.options.limits.runTimeoutMs);
     }
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
     await this.commit(workflow, runs);
@@ -115,7 +115,8 @@ export class RunExecutor {
     return { components, bundle };
   }
 
-  private async runStep(workflow: Workflow, prepared: PreparedWorkflow, index: number, runs: RunState[]): Promise<void> {
+  /** `timeoutMs`: each step's time limit, as for sources (HTTP-triggered runs are answered sooner than timer runs). */
+  private async runStep(workflow: Workflow, prepared: PreparedWorkflow, index: number, runs: RunState[], timeoutMs: number): Promise<void> {
     const step = workflow.steps[index]!;
     const component = prepared.components[index] ?? null;
     const ready: Array<{ run: RunState; props: Record<string, unknown> }> = [];
@@ -134,7 +135,6 @@ export class RunExecutor {
       return;
     }
     const startedAt = this.now();
-    const timeoutMs = this.options.limits.httpTimeoutMs;
     const requests: InvokeRequest[] = ready.map(({ run, props }) => ({
       bundle: prepared.bundle!,
       call: {

@@ -22,6 +22,8 @@ export interface RunState {
   exitReason: string | null;
   sends: StepSend[];
   responded: boolean;
+  /** The run handles an error (a `$errors` event, or a replay of a run that did): its own error is routed nowhere. */
+  handlingError: boolean;
 }
 
 /** Starts a run of `workflow` for a delivery; a replay's delivery carries the original event and the error it replays. */
@@ -54,7 +56,14 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     exitReason: null,
     sends: [],
     responded: false,
+    handlingError: delivery.channel === "$errors" || (replay !== null && isErrorEventBody(triggerEvent)),
   };
+}
+
+function isErrorEventBody(event: unknown): boolean {
+  if (typeof event !== "object" || event === null) return false;
+  const body = event as Record<string, unknown>;
+  return typeof body.error === "object" && body.error !== null && typeof body.original_context === "object" && body.original_context !== null;
 }
 
 /** A step's outcome, recorded; `$return_value` and the exports become visible to later steps. */
@@ -124,7 +133,7 @@ export function errorAppend(workflow: Workflow, run: RunState, now: number): Eve
     error,
     platformVersion: RUNNEL_VERSION,
   });
-  const handlingAnError = run.delivery.channel === "$errors";
+  const handlingAnError = run.handlingError;
   return {
     ownerId: workflow.ownerId,
     emitterId: workflow.id,

@@ -1,4 +1,4 @@
-import { NotFoundError, ValidationError } from "../../domain/errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import { newId } from "../../domain/ids.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { slugify, uniqueSlug } from "../../domain/slug.js";
@@ -128,6 +128,9 @@ export class WorkflowsService {
 
   async remove(ownerId: string, idOrSlug: string): Promise<void> {
     const workflow = await this.get(ownerId, idOrSlug);
+    if (workflow.isErrorWorkflow) {
+      throw new ConflictError("The global error workflow cannot be deleted: every error would go unnoticed. Change its steps instead (PUT), or turn error_notifications off in a workflow's settings.");
+    }
     if (workflow.triggerOwned && workflow.triggerSourceId) {
       await this.options.sources.remove(ownerId, workflow.triggerSourceId).catch((error) => {
         if (!(error instanceof NotFoundError)) throw error;
@@ -194,7 +197,14 @@ export class WorkflowsService {
       createdAt: at,
       updatedAt: at,
     };
-    await this.options.store.createWorkflow(workflow);
+    try {
+      await this.options.store.createWorkflow(workflow);
+    } catch (error) {
+      // Another first use took the slug a moment ago: that one stands.
+      const raced = error instanceof ConflictError ? await this.options.store.findErrorWorkflow(ownerId) : null;
+      if (raced) return raced;
+      throw error;
+    }
     await this.options.store.subscribe({ id: newId("subscription", at), ownerId, emitterId: "p_*", listenerId: workflow.id, eventName: "$errors", createdAt: at });
     // Two first uses at once: one error workflow stands (the oldest), the other goes.
     const winner = await this.options.store.findErrorWorkflow(ownerId);
