@@ -1,4 +1,5 @@
 import { sql, SqliteAdapter, type Kysely } from "kysely";
+import { compareEventIds } from "../../domain/event-ids.js";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import { RUN_RETENTION, RUN_TRIM_EVERY as TRIM_EVERY } from "../../domain/workflows.js";
 import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
@@ -6,6 +7,7 @@ import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
+import { toDelivery } from "./subscription-queries.js";
 import { toRunRow } from "./workflow-queries.js";
 
 type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries">;
@@ -136,24 +138,8 @@ async function trimRuns(trx: Kysely<Database>, workflowId: string): Promise<void
 
 export function toClaimed(row: DeliveryRow): ClaimedDelivery {
   return {
-    listenerId: row.listener_id,
-    emitterId: row.emitter_id,
-    eventId: row.event_id,
-    ownerId: row.owner_id,
-    subscriptionId: row.subscription_id,
-    channel: row.channel,
-    status: "running",
-    attempts: Number(row.attempts),
-    availableAt: Number(row.available_at),
-    createdAt: Number(row.created_at),
+    ...toDelivery(row),
     event: row.payload === null ? null : JSON.parse(row.payload),
     indexedAtMs: Number(row.indexed_at_ms ?? row.created_at),
   };
-}
-
-/** Event ids `<ms>-<seq>` (and replay ids) in time order. */
-function compareEventIds(a: string, b: string): number {
-  const [msA = 0, seqA = 0] = a.split("-").map(Number);
-  const [msB = 0, seqB = 0] = b.split("-").map(Number);
-  return msA - msB || seqA - seqB || (a < b ? -1 : a > b ? 1 : 0);
 }

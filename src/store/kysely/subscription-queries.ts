@@ -85,7 +85,7 @@ function toSubscription(row: Selectable<SubscriptionRow>): Subscription {
   };
 }
 
-function toDelivery(row: Selectable<DeliveryRow>): Delivery {
+export function toDelivery(row: Selectable<DeliveryRow>): Delivery {
   const status = row.status === "running" || row.status === "done" || row.status === "failed" ? row.status : "pending";
   return {
     listenerId: row.listener_id,

@@ -1,4 +1,5 @@
 import type SqliteDatabase from "better-sqlite3";
+import { compareEventIds } from "../../domain/event-ids.js";
 import type { Kysely } from "kysely";
 import { RUN_RETENTION, RUN_TRIM_EVERY as TRIM_EVERY } from "../../domain/workflows.js";
 import { toRunRow } from "../kysely/workflow-queries.js";
@@ -62,7 +63,7 @@ export function createSqliteRuns(
     claimDeliveries: ({ now, leaseMs, limit }) =>
       kysely.connection().execute(async (): Promise<ClaimedDelivery[]> => {
         const rows = claim.all(now + leaseMs, now, limit) as DeliveryRow[];
-        return rows.map(toClaimed).sort((a, b) => a.createdAt - b.createdAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+        return rows.map(toClaimed).sort((a, b) => a.createdAt - b.createdAt || compareEventIds(a.eventId, b.eventId));
       }),
     finishRuns: (input) => kysely.connection().execute(async () => finish(input)),
   };
