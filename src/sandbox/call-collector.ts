@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
-import type { DbSnapshot, EmitMeta, LogStream, StepOutcome } from "./protocol.js";
+import type { DbSnapshot, EmitMeta, LogStream, StepDone, StepOutcome } from "./protocol.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 export interface LogEntry {
@@ -28,6 +28,8 @@ export interface CallOutcome {
   logs: LogEntry[];
   /** A step call's record, as the runner reported it with its result or error. */
   step?: StepOutcome;
+  /** A `steps` call: each step that ended, in order (a step the runner died in is not among them). */
+  chain?: StepDone[];
 }
 
 export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db" | "step">;
@@ -38,6 +40,7 @@ export class CallCollector {
   finished = false;
   private readonly emits: EmittedEvent[] = [];
   private readonly logs: LogEntry[] = [];
+  private readonly chain: StepDone[] = [];
   /** Raw stderr entries, left out again when they turn out to be V8's crash report. */
   private readonly rawStderr = new Set<LogEntry>();
   private readonly onRespond: ((response: HttpResponse) => void) | undefined;
@@ -86,6 +89,10 @@ export class CallCollector {
     if (stream === "stderr") this.rawStderr.add(entry);
   }
 
+  addStepDone(done: StepDone): void {
+    this.chain.push(done);
+  }
+
   addEmit(event: unknown, meta: EmitMeta): void {
     this.emits.push({ event, meta });
   }
@@ -104,6 +111,6 @@ export class CallCollector {
   outcome(ending: CallEnding): CallOutcome {
     // The out-of-memory report (GC trace, native stack) says nothing the error does not.
     const logs = ending.error?.code === "OutOfMemory" ? this.logs.filter((entry) => !this.rawStderr.has(entry)) : this.logs;
-    return { ...ending, emits: this.emits, logs };
+    return { ...ending, emits: this.emits, logs, ...(this.chain.length > 0 ? { chain: this.chain } : {}) };
   }
 }

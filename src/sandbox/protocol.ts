@@ -21,13 +21,36 @@ export type ComponentCall =
   | { kind: "options"; prop: string; args: Record<string, unknown> }
   | { kind: "method"; method: string; args: unknown[] }
   /** A workflow code step or a published action: `run({ steps, $ })`; the result carries a StepOutcome. */
-  | {
-      kind: "step";
-      steps: Record<string, unknown>;
-      context: StepContext;
-      /** In a workflow bundle (one module holding every step of a workflow), which step runs. */
-      index?: number;
-    };
+  | { kind: "step"; steps: Record<string, unknown>; context: StepContext }
+  /**
+   * Consecutive steps of one workflow run, in one call: the runner evaluates
+   * each step's props against `scope` (`steps`), runs it, reports it at once
+   * (`step-done`), adds its results to the scope, and goes on until a step
+   * fails or exits. One round trip per run instead of one per step.
+   */
+  | { kind: "steps"; steps: ChainStep[]; scope: Record<string, unknown>; context: StepContext };
+
+/** A step of a `steps` call: which step of the workflow bundle, and its props as configured (expressions unevaluated). */
+export interface ChainStep {
+  index: number;
+  id: string;
+  name: string;
+  props: Record<string, unknown>;
+  /** How errors name the step's props: `steps[2]`. */
+  field: string;
+}
+
+/** One step of a `steps` call, reported as soon as it ends. */
+export interface StepDone {
+  index: number;
+  /** The return value, as JSON. */
+  value: unknown;
+  step: StepOutcome;
+  /** How many log lines the call had printed when the step ended: the step's own are those since the previous step. */
+  logsEnd: number;
+  durationMs: number;
+  error?: SandboxError;
+}
 
 /**
  * `$.context` of a step, passed through as the host sends it (JSON). The
@@ -127,6 +150,8 @@ export type CallMessage<R = HttpResponse> =
   | { type: "log"; id: number; stream: LogStream; text: string; ts: number }
   | { type: "emit"; id: number; event: unknown; meta: EmitMeta }
   | { type: "respond"; id: number; response: R }
+  /** A step of a `steps` call ended; sent at once, so that what a later step's crash loses is only that step. */
+  | { type: "step-done"; id: number; done: StepDone }
   /** `step` only for a step call; also on its error, with what the step recorded before it failed. */
   | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean; step?: StepOutcome }
   | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean; step?: StepOutcome };
@@ -141,6 +166,7 @@ const SANDBOX_ERROR_CODES = new Set([
   "OutputFlood",
   "RunnerCrashed",
   "InvalidComponent",
+  "ConfigurationError",
 ]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -250,6 +276,11 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
       if (!isCallId(raw.id) || !response) return undefined;
       return { type: "respond", id: raw.id, response };
     }
+    case "step-done": {
+      const done = readStepDone(raw.done);
+      if (!isCallId(raw.id) || !done) return undefined;
+      return { type: "step-done", id: raw.id, done };
+    }
     case "result": {
       const db = readDb(raw.db);
       const step = readOptionalStep(raw.step);
@@ -266,4 +297,19 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
     default:
       return undefined;
   }
+}
+
+function readStepDone(value: unknown): StepDone | undefined {
+  if (!isRecord(value)) return undefined;
+  const { index, logsEnd, durationMs } = value;
+  if (!isCallId(index) || !isCallId(logsEnd) || typeof durationMs !== "number" || !Number.isFinite(durationMs)) return undefined;
+  const step = readStep(value.step);
+  if (!step) return undefined;
+  const done: StepDone = { index, value: value.value, step, logsEnd, durationMs };
+  if (value.error !== undefined) {
+    const error = readError(value.error);
+    if (!error) return undefined;
+    done.error = error;
+  }
+  return done;
 }

@@ -1,13 +1,13 @@
 /**
- * The file a runner process starts from. Built (dist/): the compiled
- * runner/main.js beside this module. From source (vitest runs .ts): the
+ * The file a runner process starts from. Built (dist/): runner-bundle/runner.cjs
+ * beside this module, bundled at build time. From source (vitest runs .ts): the
  * runner bundled by esbuild into a folder of its own under the sandbox's
  * workDir, once per sandbox. Either way the result lists what the runner
  * must be allowed to read.
  */
 import { existsSync, realpathSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { dirname, join, parse } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export interface RunnerEntry {
@@ -18,22 +18,13 @@ export interface RunnerEntry {
   dispose(): Promise<void>;
 }
 
-/** Node reads the nearest package.json to learn that a .js file is an ES module. */
-function nearestPackageJson(dir: string): string | null {
-  for (let current = dir; ; current = dirname(current)) {
-    const candidate = join(current, "package.json");
-    if (existsSync(candidate)) return candidate;
-    if (current === parse(current).root) return null;
-  }
-}
-
 export async function prepareRunnerEntry(workDir: string, moduleUrl: string = import.meta.url): Promise<RunnerEntry> {
   const here = dirname(fileURLToPath(moduleUrl));
-  const compiled = join(here, "runner", "main.js");
+  // Built: the runner bundled into one CommonJS file by scripts/build-runner.mjs (it imports pure rules from domain/).
+  const compiled = join(here, "runner-bundle", "runner.cjs");
   if (existsSync(compiled)) {
     const folder = realpathSync(dirname(compiled));
-    const packageJson = nearestPackageJson(folder);
-    return { file: join(folder, "main.js"), readPaths: packageJson ? [folder, packageJson] : [folder], dispose: async () => {} };
+    return { file: join(folder, "runner.cjs"), readPaths: [folder], dispose: async () => {} };
   }
   const source = join(here, "runner", "main.ts");
   if (!existsSync(source)) throw new Error(`The sandbox runner was not found beside ${here} (neither runner/main.js nor runner/main.ts).`);

@@ -243,6 +243,8 @@ export class RunnerProcess {
       }
       case "emit":
         return collector.addEmit(message.event, message.meta);
+      case "step-done":
+        return collector.addStepDone(message.done);
       case "respond":
         return collector.respond(message.response);
       case "result":

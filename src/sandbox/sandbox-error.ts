@@ -18,7 +18,9 @@ export type SandboxErrorCode =
   /** The runner process died for a reason that has no better name. */
   | "RunnerCrashed"
   /** The module did not load, or did not export a component of the expected shape. */
-  | "InvalidComponent";
+  | "InvalidComponent"
+  /** A workflow step's props could not be evaluated (an expression). */
+  | "ConfigurationError";
 
 export interface SandboxError {
   code: SandboxErrorCode;

@@ -26,7 +26,7 @@ import type { HttpResponse } from "./http-response.js";
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from "./limits.js";
 import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-flags.js";
 import { RunnerPool, type RunnerHooks } from "./pool.js";
-import type { ComponentCall, DbSnapshot, RunnerCall, StepOutcome } from "./protocol.js";
+import type { ComponentCall, DbSnapshot, RunnerCall, StepDone, StepOutcome } from "./protocol.js";
 import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
 import type { CallOutcome, EmittedEvent, LogEntry } from "./call-collector.js";
 import { RunnerProcess, type SpawnCommand } from "./runner-process.js";
@@ -91,6 +91,8 @@ export interface InvokeResult {
    * say (it died, or ran past its time or log limit).
    */
   step?: StepOutcome;
+  /** A `steps` call: each step that ended, in order; a step the runner died in is missing (the call's error is its error). */
+  chain?: StepDone[];
   durationMs: number;
 }
 
@@ -159,6 +161,7 @@ function toResult(outcome: CallOutcome, durationMs: number): InvokeResult {
   if (outcome.value !== undefined) result.value = outcome.value;
   if (outcome.error) result.error = outcome.error;
   if (outcome.step) result.step = outcome.step;
+  if (outcome.chain) result.chain = outcome.chain;
   return result;
 }
 

@@ -5,6 +5,7 @@ import type { ValidatedComponent } from "../../domain/component-rules.js";
 import type { SavedComponent } from "../../domain/sources.js";
 import { runErrorCodeOf, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
+import type { ChainStep } from "../../sandbox/protocol.js";
 import type { ComponentBundle, InvokeRequest, InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
 import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
 import type { BundleFiles } from "../bundle-files.js";
@@ -67,14 +68,25 @@ export class RunExecutor {
     } catch (error) {
       prepared = error as Error;
     }
-    for (const [index, step] of workflow.steps.entries()) {
+    // As for sources: runs started by an HTTP request are answered sooner than timer runs.
+    const timeoutMs = triggerKind === "http" ? this.options.limits.httpTimeoutMs : this.options.limits.runTimeoutMs;
+    for (let index = 0; index < workflow.steps.length; ) {
       const active = runs.filter((run) => run.status === "running");
       if (active.length === 0) break;
       if (prepared instanceof Error) {
-        for (const run of active) failRun(run, step, { code: "InvalidComponent", name: "InvalidComponent", message: prepared.message }, this.now());
+        for (const run of active) failRun(run, workflow.steps[index]!, { code: "InvalidComponent", name: "InvalidComponent", message: prepared.message }, this.now());
         break;
       }
-      await this.runStep(workflow, prepared, index, active, triggerKind === "http" ? this.options.limits.httpTimeoutMs : this.options.limits.runTimeoutMs);
+      if (!prepared.components[index]) {
+        await this.runBuiltinStep(workflow, index, active);
+        index += 1;
+        continue;
+      }
+      // The sandboxed steps from here to the next built-in one (or the end) go to the runner as one call per run.
+      let end = index + 1;
+      while (end < workflow.steps.length && prepared.components[end]) end += 1;
+      await this.runSegment(workflow, prepared, index, end, active, timeoutMs);
+      index = end;
     }
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
     await this.commit(workflow, runs);
@@ -115,54 +127,102 @@ export class RunExecutor {
     return { components, bundle };
   }
 
-  /** `timeoutMs`: each step's time limit, as for sources (HTTP-triggered runs are answered sooner than timer runs). */
-  private async runStep(workflow: Workflow, prepared: PreparedWorkflow, index: number, runs: RunState[], timeoutMs: number): Promise<void> {
+  /**
+   * Steps `from` to `to` (all sandboxed) of every run: one `steps` call per
+   * run, in which the runner evaluates each step's props, runs it and reports
+   * it; they share the run's time limit. Calls go to a few runners at once,
+   * each running its calls one after the other, so that a slow step (one
+   * waiting on an API) holds up a few runs, not all of them.
+   */
+  private async runSegment(workflow: Workflow, prepared: PreparedWorkflow, from: number, to: number, runs: RunState[], timeoutMs: number): Promise<void> {
+    const startedAt = this.now();
+    const steps: ChainStep[] = [];
+    for (let index = from; index < to; index++) {
+      const step = workflow.steps[index]!;
+      const component = prepared.components[index]!;
+      const props: Record<string, unknown> = {};
+      for (const prop of component.validated.props) if (prop.default !== undefined) props[prop.name] = prop.default;
+      steps.push({ index: component.bundleIndex, id: step.id, name: step.name, props: { ...props, ...step.props }, field: `steps[${index}]` });
+    }
+    const requests: InvokeRequest[] = runs.map((run) => ({
+      bundle: prepared.bundle!,
+      call: {
+        kind: "steps",
+        steps,
+        scope: run.scope,
+        context: { deadline: startedAt + timeoutMs, run: { runs: 1 }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
+      },
+      props: {},
+      dbProps: [],
+      db: {},
+      limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
+    }));
+    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response) }));
+    const chunks: Array<Promise<InvokeResult[]>> = [];
+    for (let first = 0; first < requests.length; first += STEP_CALLS_PER_RUNNER) {
+      chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER)));
+    }
+    const results = (await Promise.all(chunks)).flat();
+    results.forEach((result, position) => this.applySegment(workflow.steps.slice(from, to), runs[position]!, result, startedAt));
+  }
+
+  /** What the runner reported of each step, in order; a step it died in (or never reported) fails with the call's error. */
+  private applySegment(steps: WorkflowStep[], run: RunState, result: InvokeResult, startedAt: number): void {
+    const logsOf = (start: number, end: number) => result.logs.slice(start, Math.min(end, start + MAX_LOG_ENTRIES_PER_STEP)).map((log) => ({ stream: log.stream, text: log.text, ts: log.ts }));
+    let logStart = 0;
+    let at = startedAt;
+    for (const [position, step] of steps.entries()) {
+      const done = result.chain?.[position];
+      if (!done) {
+        const error = result.error ?? { code: "RunnerCrashed" as const, name: "RunnerCrashed", message: "The runner stopped without reporting the step." };
+        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: logsOf(logStart, result.logs.length), startedAt: Math.round(at), durationMs: Math.max(0, Math.round(this.now() - at)) });
+        failRun(run, step, { code: runErrorCodeOf(error.code), ...fromSandboxError(error) }, this.now());
+        return;
+      }
+      const exit = done.step.exit;
+      recordStep(run, step, {
+        status: done.error ? "error" : exit ? "exited" : "success",
+        returnValue: done.value ?? null,
+        exports: done.step.exports,
+        summary: done.step.summary,
+        logs: logsOf(logStart, done.logsEnd),
+        startedAt: Math.round(at),
+        durationMs: Math.round(done.durationMs * 1000) / 1000,
+      });
+      logStart = done.logsEnd;
+      at += done.durationMs;
+      if (done.error) {
+        failRun(run, step, { code: runErrorCodeOf(done.error.code), ...fromSandboxError(done.error) }, this.now());
+        return;
+      }
+      run.sends.push(...done.step.sends);
+      if (exit) {
+        run.status = "exited";
+        run.exitReason = exit.reason;
+        return;
+      }
+    }
+  }
+
+  /** A built-in action, run here with its props evaluated against what the run has so far. */
+  private async runBuiltinStep(workflow: Workflow, index: number, runs: RunState[]): Promise<void> {
     const step = workflow.steps[index]!;
-    const component = prepared.components[index] ?? null;
     const ready: Array<{ run: RunState; props: Record<string, unknown> }> = [];
     for (const run of runs) {
       try {
-        ready.push({ run, props: this.propsFor(step, index, component?.validated ?? null, run) });
+        ready.push({ run, props: this.propsFor(step, index, run) });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         failRun(run, step, { code: "ConfigurationError", name: "ConfigurationError", message }, this.now());
         recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt: this.now(), durationMs: 0 });
       }
     }
-    if (ready.length === 0) return;
-    if (!component) {
-      await this.runBuiltin(workflow, step, ready);
-      return;
-    }
-    const startedAt = this.now();
-    const requests: InvokeRequest[] = ready.map(({ run, props }) => ({
-      bundle: prepared.bundle!,
-      call: {
-        kind: "step",
-        index: component.bundleIndex,
-        steps: run.scope,
-        context: { deadline: startedAt + timeoutMs, run: { runs: 1 }, workflowId: workflow.id, stepId: step.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
-      },
-      props,
-      dbProps: [],
-      db: {},
-      limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
-    }));
-    const callbacks = ready.map(({ run }) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response) }));
-    // A runner runs its calls one after the other: a big batch goes to several runners at once, so
-    // that a slow step (one waiting on an API) holds up a few runs, not all of them.
-    const chunks: Array<Promise<InvokeResult[]>> = [];
-    for (let from = 0; from < requests.length; from += STEP_CALLS_PER_RUNNER) {
-      chunks.push(this.options.sandbox.invokeBatch(requests.slice(from, from + STEP_CALLS_PER_RUNNER), callbacks.slice(from, from + STEP_CALLS_PER_RUNNER)));
-    }
-    const results = (await Promise.all(chunks)).flat();
-    results.forEach((result, position) => this.applyResult(step, ready[position]!.run, result, startedAt));
+    if (ready.length > 0) await this.runBuiltin(workflow, step, ready);
   }
 
-  /** Configured props with their expressions evaluated against what the run has so far; declared defaults fill the gaps. */
-  private propsFor(step: WorkflowStep, index: number, validated: ValidatedComponent | null, run: RunState): Record<string, unknown> {
+  /** Configured props with their expressions evaluated against what the run has so far. */
+  private propsFor(step: WorkflowStep, index: number, run: RunState): Record<string, unknown> {
     const props: Record<string, unknown> = {};
-    for (const prop of validated?.props ?? []) if (prop.default !== undefined) props[prop.name] = prop.default;
     const scope = { steps: run.scope };
     for (const [name, value] of Object.entries(step.props)) {
       try {
@@ -173,31 +233,6 @@ export class RunExecutor {
       }
     }
     return props;
-  }
-
-  private applyResult(step: WorkflowStep, run: RunState, result: InvokeResult, startedAt: number): void {
-    const logs = result.logs.slice(0, MAX_LOG_ENTRIES_PER_STEP).map((log) => ({ stream: log.stream, text: log.text, ts: log.ts }));
-    const outcome = result.step;
-    const exit = outcome?.exit ?? null;
-    const status = result.error ? "error" : exit ? "exited" : "success";
-    recordStep(run, step, {
-      status,
-      returnValue: result.value ?? null,
-      exports: outcome?.exports ?? {},
-      summary: outcome?.summary ?? null,
-      logs,
-      startedAt,
-      durationMs: result.durationMs,
-    });
-    if (result.error) {
-      failRun(run, step, { code: runErrorCodeOf(result.error.code), ...fromSandboxError(result.error) }, this.now());
-      return;
-    }
-    if (outcome) run.sends.push(...outcome.sends);
-    if (exit) {
-      run.status = "exited";
-      run.exitReason = exit.reason;
-    }
   }
 
   private async runBuiltin(workflow: Workflow, step: WorkflowStep, ready: Array<{ run: RunState; props: Record<string, unknown> }>): Promise<void> {

@@ -4,7 +4,7 @@
  * and ends the call once (with a result or an error); whatever user code
  * does after that is dropped.
  */
-import type { CallMessage, DbSnapshot, EmitMeta, LogStream, RunnerMessage, StepOutcome, WireResponse } from "../protocol.js";
+import type { CallMessage, DbSnapshot, EmitMeta, LogStream, RunnerMessage, StepDone, StepOutcome, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { DbStore } from "./db-store.js";
 import { toJsonText } from "./json-check.js";
@@ -84,6 +84,18 @@ export class ActiveCall {
 
   get ended(): boolean {
     return this.finished;
+  }
+
+  /** Log lines printed so far in this call (a `steps` call marks where each step's lines end). */
+  get logCount(): number {
+    return this.logEntries;
+  }
+
+  /** A step of a `steps` call ended: sent now, with the logs before it, so a later crash cannot lose it. */
+  stepDone(done: StepDone): void {
+    if (this.finished) return;
+    this.queue({ type: "step-done", id: this.id, done }, 0);
+    this.flush();
   }
 
   log(stream: LogStream, text: string): void {

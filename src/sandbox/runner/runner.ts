@@ -9,6 +9,7 @@ import { ActiveCall } from "./active-call.js";
 import { InvalidComponentError, loadComponent, requireBundle, toComponent, type Component } from "./component.js";
 import { describeThrown, trimStack } from "./describe-thrown.js";
 import { dispatch } from "./dispatch.js";
+import { runChain } from "./step-chain.js";
 import { StepRecorder } from "./step-recorder.js";
 
 export type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
@@ -73,8 +74,13 @@ export class Runner {
   }
 
   private async run(call: ActiveCall, message: InvokeMessage): Promise<void> {
+    if (message.call.kind === "steps") {
+      // Each step is reported, failed or not, in its step-done; the call itself ends well unless the runner faults.
+      await runChain(call, message.call, { load: (index) => this.loadStep(index), describe: (thrown) => this.describe(thrown) });
+      return call.succeed(undefined);
+    }
     try {
-      const target = message.call.kind === "step" && message.call.index !== undefined ? this.loadStep(message.call.index) : this.load();
+      const target = this.load();
       if ("error" in target) return call.fail(target.error, false);
       const value = await dispatch(target.component, message.call, {
         props: message.props,

@@ -1,0 +1,98 @@
+/**
+ * A `steps` call: consecutive steps of one workflow run in one call. Each
+ * step's props are evaluated here, against what the earlier steps returned
+ * and exported (the host evaluated nothing: it cannot know those values
+ * without a round trip per step). Each step is reported the moment it ends
+ * (`step-done`); the chain stops at the first step that fails or exits.
+ */
+import { evaluateProp } from "../../domain/expressions.js";
+import type { ChainStep, StepContext } from "../protocol.js";
+import type { SandboxError } from "../sandbox-error.js";
+import type { ActiveCall } from "./active-call.js";
+import type { Component } from "./component.js";
+import { buildInstance } from "./instance.js";
+import { StepRecorder } from "./step-recorder.js";
+import { runStep } from "./step.js";
+
+export interface StepsCall {
+  steps: ChainStep[];
+  scope: Record<string, unknown>;
+  context: StepContext;
+}
+
+export interface ChainDependencies {
+  /** The component of a step of the workflow bundle, or why it did not load. */
+  load(index: number): { component: Component } | { error: SandboxError };
+  describe(thrown: unknown): SandboxError;
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** The step's props, evaluated; an expression that cannot be read fails the step as a ConfigurationError naming the prop. */
+function evaluateProps(step: ChainStep, scope: Record<string, unknown>): Record<string, unknown> | SandboxError {
+  const props: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(step.props)) {
+    try {
+      props[name] = evaluateProp(value, { steps: scope }, `${step.field}.props.${name}`);
+    } catch (thrown) {
+      const message = thrown instanceof Error ? thrown.message : String(thrown);
+      return { code: "ConfigurationError", name: "ConfigurationError", message: `Step "${step.name}": ${message}` };
+    }
+  }
+  return props;
+}
+
+function asJson(value: unknown): { json: unknown } | { error: SandboxError } {
+  try {
+    // JSON semantics on purpose: what a step returns is stored and shown as JSON.
+    return { json: value === undefined ? null : JSON.parse(JSON.stringify(value) ?? "null") };
+  } catch (thrown) {
+    const reason = thrown instanceof Error ? thrown.message : String(thrown);
+    return { error: { code: "UserError", name: "TypeError", message: `The value the step returned is not JSON-serializable: ${reason}` } };
+  }
+}
+
+export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDependencies): Promise<void> {
+  const scope: Record<string, unknown> = { ...chain.scope };
+  for (const step of chain.steps) {
+    const started = performance.now();
+    const recorder = new StepRecorder();
+    let value: unknown;
+    let error: SandboxError | undefined;
+    const target = deps.load(step.index);
+    const props = "error" in target ? target.error : evaluateProps(step, scope);
+    if ("code" in props) error = props as SandboxError;
+    else if ("component" in target) {
+      try {
+        const instance = buildInstance(target.component, {
+          props: props as Record<string, unknown>,
+          dbProps: [],
+          db: call.db,
+          emit: () => {
+            throw new Error("this.$emit() is for sources; a step sends events with $.send.emit({ raw_event }).");
+          },
+          respond: (response, what) => call.respond(response, what),
+        });
+        const context = { ...chain.context, stepId: step.id };
+        value = await runStep(target.component, instance, { steps: scope, context }, { recorder, respond: (response, what) => call.respond(response, what) });
+        // One turn of the event loop, so that a promise the step left rejected fails this step.
+        await nextTurn();
+      } catch (thrown) {
+        await nextTurn();
+        error = deps.describe(thrown);
+      }
+    }
+    recorder.close();
+    const outcome = recorder.outcome();
+    const json = error ? { json: null } : asJson(value);
+    if ("error" in json) error = json.error;
+    const returned = "json" in json ? json.json : null;
+    call.stepDone({ index: step.index, value: returned, step: outcome, logsEnd: call.logCount, durationMs: performance.now() - started, ...(error ? { error } : {}) });
+    if (error || outcome.exit || call.ended) return;
+    const visible: Record<string, unknown> = { ...outcome.exports, $return_value: returned };
+    if (outcome.summary !== null) visible.$summary = outcome.summary;
+    scope[step.name] = visible;
+  }
+}

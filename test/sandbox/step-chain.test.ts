@@ -1,0 +1,83 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { workflowBundleCode } from "../../src/engine/workflows/workflow-bundle.js";
+import type { ChainStep, StepContext } from "../../src/sandbox/protocol.js";
+import type { InvokeResult } from "../../src/sandbox/sandbox.js";
+import type { HttpResponse } from "../../src/sandbox/http-response.js";
+import { SandboxFixture } from "./helpers.js";
+
+const fixture = new SandboxFixture();
+afterAll(() => fixture.close());
+
+const CONTEXT: StepContext = { deadline: 1_900_000_000_000, run: { runs: 1 }, workflowId: "p_wf", stepId: "c_0", id: "run_1" };
+
+/** A workflow bundle of these CommonJS step modules, run as one `steps` call over `props` per step. */
+function runChain(
+  modules: string[],
+  props: Array<Record<string, unknown>> = [],
+  options: { timeoutMs?: number; onRespond?: (response: HttpResponse) => void } = {},
+): Promise<InvokeResult> {
+  const bundle = fixture.bundle(workflowBundleCode(modules));
+  const steps: ChainStep[] = modules.map((_, index) => ({ index, id: `c_${index}`, name: `s${index}`, props: props[index] ?? {}, field: `steps[${index}]` }));
+  return fixture.invoke(
+    bundle,
+    { call: { kind: "steps", steps, scope: { trigger: { event: { n: 2 } } }, context: CONTEXT }, ...(options.timeoutMs ? { limits: { timeoutMs: options.timeoutMs, memoryMb: 128, maxLogBytes: 1 << 20 } } : {}) },
+    options.onRespond ? { onRespond: options.onRespond } : undefined,
+  );
+}
+
+describe("a steps call (one workflow run's sandboxed steps in one call)", () => {
+  it("runs the steps in order, each seeing the earlier ones' results through expressions and steps, and reports each", async () => {
+    const result = await runChain(
+      [
+        "module.exports = { run({ steps, $ }) { console.log('first'); $.export('double', steps.trigger.event.n * 2); $.export('$summary', 'doubled'); return 'a'; } };",
+        "module.exports = { props: { value: { type: 'integer' }, text: { type: 'string' } }, run({ steps }) { console.log('second'); return { value: this.value, text: this.text, seen: steps.s0.$return_value }; } };",
+      ],
+      [{}, { value: "{{steps.s0.double}}", text: "n is {{steps.trigger.event.n}}" }],
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.chain).toHaveLength(2);
+    expect(result.chain![0]).toMatchObject({ index: 0, value: "a", step: { exports: { double: 4 }, summary: "doubled" }, logsEnd: 1 });
+    expect(result.chain![1]).toMatchObject({ index: 1, value: { value: 4, text: "n is 2", seen: "a" }, logsEnd: 2 });
+    expect(result.logs.map((log) => log.text)).toEqual(["first", "second"]);
+  });
+
+  it("stops at a step that throws: its error is in its report, later steps do not run", async () => {
+    const result = await runChain([
+      "module.exports = { run() { return 1; } };",
+      "module.exports = { run() { throw new Error('kaput'); } };",
+      "module.exports = { run() { throw new Error('must not run'); } };",
+    ]);
+    expect(result.chain!.map((done) => done.index)).toEqual([0, 1]);
+    expect(result.chain![1]!.error).toMatchObject({ code: "UserError", message: "kaput" });
+  });
+
+  it("stops after a step that exits", async () => {
+    const result = await runChain(["module.exports = { run({ $ }) { return $.flow.exit('done early'); } };", "module.exports = { run() { return 2; } };"]);
+    expect(result.chain).toHaveLength(1);
+    expect(result.chain![0]!.step.exit).toEqual({ reason: "done early" });
+  });
+
+  it("fails a step whose expression cannot be read as a ConfigurationError naming the prop", async () => {
+    const result = await runChain(["module.exports = { props: { x: { type: 'string' } }, run() { return this.x; } };"], [{ x: "{{ steps.s0( }}" }]);
+    expect(result.chain![0]!.error).toMatchObject({ code: "ConfigurationError" });
+    expect(result.chain![0]!.error!.message).toContain("steps[0].props.x");
+  });
+
+  it("keeps what the earlier steps reported when the runner dies in a later one", async () => {
+    const result = await runChain(["module.exports = { run() { return 'kept'; } };", "module.exports = { run() { return new Promise(() => {}); } };"], [], { timeoutMs: 500 });
+    expect(result.chain).toHaveLength(1);
+    expect(result.chain![0]!.value).toBe("kept");
+    expect(result.error).toMatchObject({ code: "Timeout" });
+  });
+
+  it("answers the HTTP caller from any step, once", async () => {
+    const responses: HttpResponse[] = [];
+    const result = await runChain(
+      ["module.exports = { async run({ $ }) { await $.respond({ status: 202, body: 'early' }); } };", "module.exports = { run() { return 'after'; } };"],
+      [],
+      { onRespond: (response) => responses.push(response) },
+    );
+    expect(responses).toEqual([expect.objectContaining({ status: 202, body: "early" })]);
+    expect(result.chain![1]!.value).toBe("after");
+  });
+});
