@@ -5,6 +5,7 @@ import { orderEmits, validateEmitMeta } from "../domain/emit-order.js";
 import { NotFoundError } from "../domain/errors.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { HttpResponse } from "../sandbox/http-response.js";
+import type { Limits } from "../sandbox/limits.js";
 import type { ComponentCall } from "../sandbox/protocol.js";
 import type { InvokeResult, Sandbox } from "../sandbox/sandbox.js";
 import type { SandboxError } from "../sandbox/sandbox-error.js";
@@ -195,7 +196,9 @@ export class SourceInvoker {
     const chain = this.commits.get(sourceId) ?? { tail: Promise.resolve(), count: 0, db: null };
     chain.count += 1;
     if (db) chain.db = db;
-    const run = chain.tail.then(commit);
+    // A turn of the event loop first: the next batch, started by promise callbacks, goes to the
+    // runner before this commit holds the thread, so the runner works while the database writes.
+    const run = chain.tail.then(afterPendingCallbacks).then(commit);
     chain.tail = run.catch(() => undefined).then(() => {
       chain.count -= 1;
       if (chain.count === 0 && this.commits.get(sourceId) === chain) this.commits.delete(sourceId);
@@ -246,20 +249,19 @@ export class SourceInvoker {
     const own = source.limits;
     const timeoutFor = (trigger: Trigger) =>
       own?.timeoutSeconds ? own.timeoutSeconds * 1000 : trigger === "http" || trigger === "options" ? defaults.httpTimeoutMs : defaults.runTimeoutMs;
+    // One limits object per trigger, shared by the calls of the batch (the sandbox resolves each object once).
+    const limitsByTrigger = new Map<Trigger, Limits>();
+    const limitsFor = (trigger: Trigger): Limits => {
+      let limits = limitsByTrigger.get(trigger);
+      if (!limits) {
+        limits = { timeoutMs: timeoutFor(trigger), memoryMb: own?.memoryMb ?? defaults.memoryMb, maxLogBytes: 1024 * 1024 };
+        limitsByTrigger.set(trigger, limits);
+      }
+      return limits;
+    };
     const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
     const results = await this.options.sandbox.invokeBatch(
-      toSandbox.map((pending) => ({
-        bundle,
-        call: pending.call,
-        props,
-        dbProps,
-        db,
-        limits: {
-          timeoutMs: timeoutFor(pending.trigger),
-          memoryMb: own?.memoryMb ?? defaults.memoryMb,
-          maxLogBytes: 1024 * 1024,
-        },
-      })),
+      toSandbox.map((pending) => ({ bundle, call: pending.call, props, dbProps, db, limits: limitsFor(pending.trigger) })),
       toSandbox.map((pending) => (pending.onRespond ? { onRespond: pending.onRespond } : undefined)),
     );
     let next = 0;
@@ -338,6 +340,11 @@ export class SourceInvoker {
       this.options.logger.error({ err: error, sourceId: source.id }, "could not store a source's logs");
     }
   }
+}
+
+/** Resolves once the promise callbacks queued so far (and I/O callbacks ready now) have run. */
+function afterPendingCallbacks(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** An error as a source's logs show it: name, message, then the stack. */

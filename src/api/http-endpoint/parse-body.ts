@@ -4,9 +4,9 @@
  * text rather than refused: webhook senders are not always right about their
  * content type, and the source may still make sense of it (`bodyRaw` is there too).
  */
-export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+export function parseBody(raw: Buffer | string, contentType: string | undefined): unknown {
   if (raw.length === 0) return undefined;
-  const text = raw.toString("utf8");
+  const text = typeof raw === "string" ? raw : raw.toString("utf8");
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   if (type === "application/json" || type.endsWith("+json")) {
     try {

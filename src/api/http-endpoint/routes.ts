@@ -21,14 +21,14 @@ export const httpEndpointRoutes: FastifyPluginAsync<{ sources: SourcesService }>
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: ENDPOINT_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
 
   const handle = async (request: FastifyRequest<{ Params: { token: string; "*"?: string } }>, reply: FastifyReply) => {
-    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const bodyRaw = Buffer.isBuffer(request.body) ? request.body.toString("utf8") : "";
     const event = {
       method: request.method,
       path: `/${request.params["*"] ?? ""}`,
       query: { ...(request.query as Record<string, unknown>) },
       headers: { ...request.headers },
-      bodyRaw: raw.toString("utf8"),
-      body: parseBody(raw, request.headers["content-type"]),
+      bodyRaw,
+      body: parseBody(bodyRaw, request.headers["content-type"]),
     };
     const respond = (response: HttpResponse) => {
       if (reply.sent) return;
