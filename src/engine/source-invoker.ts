@@ -7,6 +7,7 @@ import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../d
 import type { HttpResponse } from "../sandbox/http-response.js";
 import type { Limits } from "../sandbox/limits.js";
 import type { ComponentCall } from "../sandbox/protocol.js";
+import { addParsedBody } from "../sandbox/runner/http-body.js";
 import type { InvokeResult, Sandbox } from "../sandbox/sandbox.js";
 import type { SandboxError } from "../sandbox/sandbox-error.js";
 import type { Store } from "../store/store.js";
@@ -267,8 +268,9 @@ export class SourceInvoker {
     let next = 0;
     return calls.map((pending) => {
       if (plainSchedule(pending.call)) {
-        // A plain schedule: a timer source without run emits the timer event itself.
-        const event = (pending.call as { event?: unknown }).event;
+        // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
+        const call = pending.call as Extract<ComponentCall, { kind: "run" }>;
+        const event = call.httpBody ? addParsedBody(call.event) : call.event;
         return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [] };
       }
       return checkEmits(results[next++]!);
@@ -354,6 +356,16 @@ export function describeError(error: SandboxError): string {
   return error.stack.startsWith(head) ? `${error.stack} [${error.code}]` : `${head}\n${error.stack} [${error.code}]`;
 }
 
+/** An emit as the store takes it: the event and its (checked) metadata. */
+function pendingEmit({ event, meta }: InvokeResult["emits"][number]): PendingEmit {
+  const pending: PendingEmit = { event };
+  if (meta.id !== undefined) pending.id = meta.id;
+  if (meta.name !== undefined) pending.name = meta.name;
+  if (meta.summary !== undefined) pending.summary = meta.summary;
+  if (meta.ts !== undefined) pending.ts = meta.ts;
+  return pending;
+}
+
 /** Checks the metadata of a call's emits and orders them by ts; what fails the checks is logged, not emitted. */
 function checkEmits(result: InvokeResult): CallOutcome {
   const problems: string[] = [];
@@ -361,7 +373,7 @@ function checkEmits(result: InvokeResult): CallOutcome {
   for (const emit of result.emits) {
     const problem = validateEmitMeta(emit.meta);
     if (problem) problems.push(`An event was not emitted: ${problem}`);
-    else checked.push({ event: emit.event, ...emit.meta } as PendingEmit);
+    else checked.push(pendingEmit(emit));
   }
   return { result, emits: orderEmits(checked), problems };
 }

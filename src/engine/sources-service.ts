@@ -13,14 +13,16 @@ import { openSecrets } from "./source-props.js";
 import type { SecretBox } from "./secrets.js";
 import { timerEvent } from "./timer-schedule.js";
 
-/** The HTTP request a source's endpoint received, as `run` sees it. */
+/**
+ * The HTTP request a source's endpoint received, as `run` sees it but for
+ * `body`: the runner parses that from `bodyRaw` (a call with `httpBody`).
+ */
 export interface HttpEvent {
   method: string;
   path: string;
   query: Record<string, unknown>;
   headers: Record<string, unknown>;
   bodyRaw: string;
-  body: unknown;
 }
 
 export interface SourcesServiceOptions {
@@ -137,7 +139,7 @@ export class SourcesService {
   handleHttp(token: string, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<{ customResponse: boolean; result: InvocationResult }> {
     // The hottest path of the server: a cached endpoint goes straight to the invoker, without a lookup's promise.
     const run = ({ source, customResponse }: { source: DeployedSource; customResponse: boolean }) =>
-      this.options.invoker.invoke(source, { kind: "run", event: request }, "http", customResponse ? respond : undefined).then((result) => ({ customResponse, result }));
+      this.options.invoker.invoke(source, { kind: "run", event: request, httpBody: true }, "http", customResponse ? respond : undefined).then((result) => ({ customResponse, result }));
     const cached = this.endpoints.get(token);
     return cached ? run(cached) : this.endpoint(token).then(run);
   }

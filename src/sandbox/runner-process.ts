@@ -247,9 +247,9 @@ export class RunnerProcess {
       case "respond":
         return collector.respond(message.response);
       case "result":
-        return this.finish(collector, { ok: true, value: message.value, db: message.db, ...stepOf(message) }, message.retire);
+        return this.finish(collector, withStep({ ok: true, value: message.value, db: message.db }, message), message.retire);
       case "error":
-        return this.finish(collector, { ok: false, error: message.error, db: message.db, ...stepOf(message) }, message.retire || RETIRING_CODES.has(message.error.code));
+        return this.finish(collector, withStep({ ok: false, error: message.error, db: message.db }, message), message.retire || RETIRING_CODES.has(message.error.code));
     }
   }
 
@@ -309,6 +309,8 @@ export class RunnerProcess {
 
 type BatchInvoke = Extract<HostMessage, { type: "invoke-many" }>["invokes"][number];
 
-function stepOf(message: { step?: StepOutcome }): Pick<CallEnding, "step"> {
-  return message.step ? { step: message.step } : {};
+/** A step call's record joins its ending; set, not spread: this runs once per call. */
+function withStep(ending: CallEnding, message: { step?: StepOutcome }): CallEnding {
+  if (message.step) ending.step = message.step;
+  return ending;
 }

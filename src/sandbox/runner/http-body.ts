@@ -28,3 +28,17 @@ function parseForm(text: string): Record<string, string | string[]> {
   }
   return out;
 }
+
+/**
+ * Adds `body` to an HTTP event that carries only `bodyRaw` (a `run` call with
+ * `httpBody`): the host hands the raw text on, and the body is parsed here,
+ * by whoever needs it, after the fields the event already has.
+ */
+export function addParsedBody(event: unknown): unknown {
+  if (typeof event !== "object" || event === null) return event;
+  const request = event as { bodyRaw?: unknown; headers?: Record<string, unknown>; body?: unknown };
+  const contentType = request.headers?.["content-type"];
+  const body = typeof request.bodyRaw === "string" ? parseBody(request.bodyRaw, typeof contentType === "string" ? contentType : undefined) : undefined;
+  if (body !== undefined) request.body = body;
+  return event;
+}
