@@ -137,11 +137,16 @@ export class SourceInvoker {
   }
 
   private scheduleBatch(sourceId: string): void {
-    void this.mutex.run(sourceId, () => this.runBatch(sourceId));
+    // A source at rest would start a batch for the first call of a burst alone, and the
+    // rest of the burst would wait for it: its batch waits one turn of the event loop, so
+    // that the requests read in the same turn join it. Its place in the mutex is taken now.
+    const gather = !this.mutex.isHeld(sourceId);
+    void this.mutex.run(sourceId, () => this.runBatch(sourceId, gather));
   }
 
   /** The run stage; it hands the commit stage on without waiting for it. */
-  private async runBatch(sourceId: string): Promise<void> {
+  private async runBatch(sourceId: string, gather: boolean): Promise<void> {
+    if (gather) await afterPendingCallbacks();
     const queue = this.queues.get(sourceId);
     if (!queue) return;
     const batch = queue.items.splice(0, MAX_BATCH);
