@@ -17,6 +17,11 @@ export class KeyedMutex {
     return result;
   }
 
+  /** True while a task of `key` runs or waits (and a moment after: the key is let go asynchronously). */
+  isHeld(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   /** Resolves when every task queued so far has finished. */
   async drain(): Promise<void> {
     while (this.tails.size > 0) await Promise.all([...this.tails.values()]);

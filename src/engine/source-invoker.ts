@@ -5,7 +5,9 @@ import { orderEmits, validateEmitMeta } from "../domain/emit-order.js";
 import { NotFoundError } from "../domain/errors.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { HttpResponse } from "../sandbox/http-response.js";
+import type { Limits } from "../sandbox/limits.js";
 import type { ComponentCall } from "../sandbox/protocol.js";
+import { addParsedBody } from "../sandbox/runner/http-body.js";
 import type { InvokeResult, Sandbox } from "../sandbox/sandbox.js";
 import type { SandboxError } from "../sandbox/sandbox-error.js";
 import type { Store } from "../store/store.js";
@@ -137,11 +139,16 @@ export class SourceInvoker {
   }
 
   private scheduleBatch(sourceId: string): void {
-    void this.mutex.run(sourceId, () => this.runBatch(sourceId));
+    // A source at rest would start a batch for the first call of a burst alone, and the
+    // rest of the burst would wait for it: its batch waits one turn of the event loop, so
+    // that the requests read in the same turn join it. Its place in the mutex is taken now.
+    const gather = !this.mutex.isHeld(sourceId);
+    void this.mutex.run(sourceId, () => this.runBatch(sourceId, gather));
   }
 
   /** The run stage; it hands the commit stage on without waiting for it. */
-  private async runBatch(sourceId: string): Promise<void> {
+  private async runBatch(sourceId: string, gather: boolean): Promise<void> {
+    if (gather) await afterPendingCallbacks();
     const queue = this.queues.get(sourceId);
     if (!queue) return;
     const batch = queue.items.splice(0, MAX_BATCH);
@@ -197,7 +204,9 @@ export class SourceInvoker {
     const chain = this.commits.get(sourceId) ?? { tail: Promise.resolve(), count: 0, db: null };
     chain.count += 1;
     if (db) chain.db = db;
-    const run = chain.tail.then(commit);
+    // A turn of the event loop first: the next batch, started by promise callbacks, goes to the
+    // runner before this commit holds the thread, so the runner works while the database writes.
+    const run = chain.tail.then(afterPendingCallbacks).then(commit);
     chain.tail = run.catch(() => undefined).then(() => {
       chain.count -= 1;
       if (chain.count === 0 && this.commits.get(sourceId) === chain) this.commits.delete(sourceId);
@@ -248,27 +257,27 @@ export class SourceInvoker {
     const own = source.limits;
     const timeoutFor = (trigger: Trigger) =>
       own?.timeoutSeconds ? own.timeoutSeconds * 1000 : trigger === "http" || trigger === "options" ? defaults.httpTimeoutMs : defaults.runTimeoutMs;
+    // One limits object per trigger, shared by the calls of the batch (the sandbox resolves each object once).
+    const limitsByTrigger = new Map<Trigger, Limits>();
+    const limitsFor = (trigger: Trigger): Limits => {
+      let limits = limitsByTrigger.get(trigger);
+      if (!limits) {
+        limits = { timeoutMs: timeoutFor(trigger), memoryMb: own?.memoryMb ?? defaults.memoryMb, maxLogBytes: 1024 * 1024 };
+        limitsByTrigger.set(trigger, limits);
+      }
+      return limits;
+    };
     const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
     const results = await this.options.sandbox.invokeBatch(
-      toSandbox.map((pending) => ({
-        bundle,
-        call: pending.call,
-        props,
-        dbProps,
-        db,
-        limits: {
-          timeoutMs: timeoutFor(pending.trigger),
-          memoryMb: own?.memoryMb ?? defaults.memoryMb,
-          maxLogBytes: 1024 * 1024,
-        },
-      })),
+      toSandbox.map((pending) => ({ bundle, call: pending.call, props, dbProps, db, limits: limitsFor(pending.trigger) })),
       toSandbox.map((pending) => (pending.onRespond ? { onRespond: pending.onRespond } : undefined)),
     );
     let next = 0;
     return calls.map((pending) => {
       if (plainSchedule(pending.call)) {
-        // A plain schedule: a timer source without run emits the timer event itself.
-        const event = (pending.call as { event?: unknown }).event;
+        // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
+        const call = pending.call as Extract<ComponentCall, { kind: "run" }>;
+        const event = call.httpBody ? addParsedBody(call.event) : call.event;
         return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [] };
       }
       return checkEmits(results[next++]!);
@@ -343,11 +352,26 @@ export class SourceInvoker {
   }
 }
 
+/** Resolves once the promise callbacks queued so far (and I/O callbacks ready now) have run. */
+function afterPendingCallbacks(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** An error as a source's logs show it: name, message, then the stack. */
 export function describeError(error: SandboxError): string {
   const head = `${error.name}: ${error.message}`;
   if (!error.stack) return `${head} [${error.code}]`;
   return error.stack.startsWith(head) ? `${error.stack} [${error.code}]` : `${head}\n${error.stack} [${error.code}]`;
+}
+
+/** An emit as the store takes it: the event and its (checked) metadata. */
+function pendingEmit({ event, meta }: InvokeResult["emits"][number]): PendingEmit {
+  const pending: PendingEmit = { event };
+  if (meta.id !== undefined) pending.id = meta.id;
+  if (meta.name !== undefined) pending.name = meta.name;
+  if (meta.summary !== undefined) pending.summary = meta.summary;
+  if (meta.ts !== undefined) pending.ts = meta.ts;
+  return pending;
 }
 
 /** Checks the metadata of a call's emits and orders them by ts; what fails the checks is logged, not emitted. */
@@ -357,7 +381,7 @@ function checkEmits(result: InvokeResult): CallOutcome {
   for (const emit of result.emits) {
     const problem = validateEmitMeta(emit.meta);
     if (problem) problems.push(`An event was not emitted: ${problem}`);
-    else checked.push({ event: emit.event, ...emit.meta } as PendingEmit);
+    else checked.push(pendingEmit(emit));
   }
   return { result, emits: orderEmits(checked), problems };
 }

@@ -14,18 +14,27 @@ import type { SecretBox } from "./secrets.js";
 import { timerEvent } from "./timer-schedule.js";
 import type { RunEnd } from "./workflows/workflow-responses.js";
 
-/** The HTTP request a source's endpoint received, as `run` sees it. */
+/**
+ * The HTTP request a source's endpoint received, as `run` sees it but for
+ * `body`: the runner parses that from `bodyRaw` (a call with `httpBody`).
+ */
 export interface HttpEvent {
   method: string;
   path: string;
   query: Record<string, unknown>;
   headers: Record<string, unknown>;
   bodyRaw: string;
-  body: unknown;
 }
 
 /** How a workflow answered (or failed to answer) the HTTP request whose event triggered it. */
 export type WorkflowEnd = RunEnd | { kind: "timeout"; seconds: number };
+
+/** A request to an endpoint, handled: the run's result, and the workflow's answer when one answers for the source. */
+export interface HttpHandled {
+  customResponse: boolean;
+  result: InvocationResult;
+  workflowEnd?: WorkflowEnd;
+}
 
 export interface SourcesServiceOptions {
   /**
@@ -144,24 +153,31 @@ export class SourcesService {
    * events are durable; `respond` is called as soon as the component answers
    * itself (customResponse), which may be before.
    */
-  async handleHttp(
-    token: string,
-    request: HttpEvent,
-    respond: (response: HttpResponse) => void,
-  ): Promise<{ customResponse: boolean; result: InvocationResult; workflowEnd?: WorkflowEnd }> {
-    const { source, customResponse } = await this.endpoint(token);
+  handleHttp(token: string, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
+    // The hottest path of the server: a cached endpoint goes straight to the invoker, without a lookup's promise.
+    const run = (endpoint: { source: DeployedSource; customResponse: boolean }) => this.runHttp(endpoint, request, respond);
+    const cached = this.endpoints.get(token);
+    return cached ? run(cached) : this.endpoint(token).then(run);
+  }
+
+  private runHttp({ source, customResponse }: { source: DeployedSource; customResponse: boolean }, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
+    const call = { kind: "run" as const, event: request, httpBody: true };
+    if (!customResponse || !this.options.awaitWorkflow) {
+      return this.options.invoker.invoke(source, call, "http", customResponse ? respond : undefined).then((result) => ({ customResponse, result }));
+    }
     let responded = false;
     const answer = (response: HttpResponse) => {
       responded = true;
       respond(response);
     };
-    const result = await this.options.invoker.invoke(source, { kind: "run", event: request }, "http", customResponse ? answer : undefined);
-    // The source left the answer to a workflow it triggers ($.respond), if one is set to respond itself.
-    if (customResponse && !responded && result.ok && result.events.length > 0 && this.options.awaitWorkflow) {
-      const workflowEnd = await this.options.awaitWorkflow(source, result.events[0]!);
-      if (workflowEnd) return { customResponse, result, workflowEnd };
-    }
-    return { customResponse, result };
+    return this.options.invoker.invoke(source, call, "http", answer).then(async (result) => {
+      // The source left the answer to a workflow it triggers ($.respond), if one is set to respond itself.
+      if (!responded && result.ok && result.events.length > 0) {
+        const workflowEnd = await this.options.awaitWorkflow!(source, result.events[0]!);
+        if (workflowEnd) return { customResponse, result, workflowEnd };
+      }
+      return { customResponse, result };
+    });
   }
 
   private async endpoint(token: string): Promise<{ source: DeployedSource; customResponse: boolean }> {

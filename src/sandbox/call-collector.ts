@@ -111,6 +111,11 @@ export class CallCollector {
   outcome(ending: CallEnding): CallOutcome {
     // The out-of-memory report (GC trace, native stack) says nothing the error does not.
     const logs = ending.error?.code === "OutOfMemory" ? this.logs.filter((entry) => !this.rawStderr.has(entry)) : this.logs;
-    return { ...ending, emits: this.emits, logs, ...(this.chain.length > 0 ? { chain: this.chain } : {}) };
+    const outcome: CallOutcome = { ok: ending.ok, db: ending.db, emits: this.emits, logs };
+    if ("value" in ending) outcome.value = ending.value;
+    if (ending.error) outcome.error = ending.error;
+    if (ending.step) outcome.step = ending.step;
+    if (this.chain.length > 0) outcome.chain = this.chain;
+    return outcome;
   }
 }

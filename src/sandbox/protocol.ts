@@ -16,7 +16,12 @@ import type { SandboxError } from "./sandbox-error.js";
 
 /** What the host asks a component to do. */
 export type ComponentCall =
-  | { kind: "run"; event?: unknown }
+  /**
+   * `httpBody`: the event is an HTTP request that carries `bodyRaw` only; the
+   * runner adds `body`, parsed by its content type (runner/http-body.ts), so
+   * the host neither parses the body nor sends it twice.
+   */
+  | { kind: "run"; event?: unknown; httpBody?: boolean }
   | { kind: "hook"; hook: "deploy" | "activate" | "deactivate" }
   | { kind: "options"; prop: string; args: Record<string, unknown> }
   | { kind: "method"; method: string; args: unknown[] }

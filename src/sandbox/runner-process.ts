@@ -124,28 +124,29 @@ export class RunnerProcess {
   callEach(requests: CallRequest[]): Array<Promise<CallOutcome | null>> {
     if (this.calls.length > 0) throw new Error("A runner serves one batch of calls at a time.");
     if (!this.alive) return requests.map(() => Promise.resolve(null));
-    const invokes: Array<Extract<HostMessage, { type: "invoke" }>> = [];
-    const outcomes = requests.map(
-      (request, index) =>
-        new Promise<CallOutcome | null>((resolve) => {
-          const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
-          this.calls.push({ collector, resolve });
-          const { call, props, dbProps, db, limits } = request;
-          invokes.push({
-            type: "invoke",
-            id: collector.id,
-            call,
-            props,
-            dbProps,
-            db: index === 0 ? db : {},
-            carryDb: index > 0,
-            maxLogBytes: limits.maxLogBytes,
-            maxLogEntries: MAX_LOG_ENTRIES,
-          });
-        }),
-    );
-    // One message for the whole batch: one write, one parse; props shared by the calls travel once.
-    const message: HostMessage = invokes.length === 1 ? invokes[0]! : batchMessage(invokes);
+    const { props, dbProps } = requests[0]!;
+    const invokes: BatchInvoke[] = [];
+    const outcomes: Array<Promise<CallOutcome | null>> = [];
+    for (let index = 0; index < requests.length; index++) {
+      const request = requests[index]!;
+      const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
+      outcomes.push(new Promise<CallOutcome | null>((resolve) => this.calls.push({ collector, resolve })));
+      const invoke: BatchInvoke = {
+        type: "invoke",
+        id: collector.id,
+        call: request.call,
+        db: index === 0 ? request.db : {},
+        carryDb: index > 0,
+        maxLogBytes: request.limits.maxLogBytes,
+        maxLogEntries: MAX_LOG_ENTRIES,
+      };
+      // Props shared by the calls of a batch (the common case) travel once, in `shared`.
+      if (request.props !== props) invoke.props = request.props;
+      if (request.dbProps !== dbProps) invoke.dbProps = request.dbProps;
+      invokes.push(invoke);
+    }
+    // One message for the whole batch: one write, one parse.
+    const message: HostMessage = invokes.length === 1 ? { ...invokes[0]!, props, dbProps } : { type: "invoke-many", shared: { props, dbProps }, invokes };
     this.post(message, (error) => {
       const failure = `The calls could not be sent to the runner: ${error.message}`;
       const first = this.calls[0]?.collector;
@@ -248,9 +249,9 @@ export class RunnerProcess {
       case "respond":
         return collector.respond(message.response);
       case "result":
-        return this.finish(collector, { ok: true, value: message.value, db: message.db, ...stepOf(message) }, message.retire);
+        return this.finish(collector, withStep({ ok: true, value: message.value, db: message.db }, message), message.retire);
       case "error":
-        return this.finish(collector, { ok: false, error: message.error, db: message.db, ...stepOf(message) }, message.retire || RETIRING_CODES.has(message.error.code));
+        return this.finish(collector, withStep({ ok: false, error: message.error, db: message.db }, message), message.retire || RETIRING_CODES.has(message.error.code));
     }
   }
 
@@ -308,21 +309,10 @@ export class RunnerProcess {
   }
 }
 
-type Invoke = Extract<HostMessage, { type: "invoke" }>;
+type BatchInvoke = Extract<HostMessage, { type: "invoke-many" }>["invokes"][number];
 
-function stepOf(message: { step?: StepOutcome }): Pick<CallEnding, "step"> {
-  return message.step ? { step: message.step } : {};
-}
-
-function batchMessage(invokes: Invoke[]): HostMessage {
-  const { props, dbProps } = invokes[0]!;
-  return {
-    type: "invoke-many",
-    shared: { props, dbProps },
-    invokes: invokes.map(({ props: own, dbProps: ownDb, ...rest }) => ({
-      ...rest,
-      ...(own === props ? {} : { props: own }),
-      ...(ownDb === dbProps ? {} : { dbProps: ownDb }),
-    })),
-  };
+/** A step call's record joins its ending; set, not spread: this runs once per call. */
+function withStep(ending: CallEnding, message: { step?: StepOutcome }): CallEnding {
+  if (message.step) ending.step = message.step;
+  return ending;
 }

@@ -222,6 +222,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const runner = await acquire(first.bundle, limits);
     if (!(runner instanceof RunnerProcess)) return requests.map(() => ({ ok: false, emits: [], db: null, logs: [], error: runner, durationMs: 0 }));
     let last = performance.now();
+    // Calls of a batch mostly share one limits object: resolved once, not once per call.
+    let given = first.limits;
+    let resolved = limits;
+    const resolvedOf = (partial: Limits): Limits => (partial === given ? resolved : ((given = partial), (resolved = resolveLimits(partial))));
     const timed = runner
       .callEach(
         requests.map((request, index) => ({
@@ -229,7 +233,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           props: request.props,
           dbProps: request.dbProps,
           db: request.db,
-          limits: resolveLimits(request.limits),
+          limits: resolvedOf(request.limits),
           onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
         })),
       )

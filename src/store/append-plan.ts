@@ -1,5 +1,5 @@
 import { applyDedupe, type DedupeState, type Rejection, type PendingEmit } from "../domain/dedupe.js";
-import { nextEventIds, parseEventId } from "../domain/event-ids.js";
+import { formatEventId, nextEventIdParts, parseEventId, type EventIdParts } from "../domain/event-ids.js";
 import type { StoredEvent } from "../domain/sources.js";
 import { globFor } from "../domain/subscriptions.js";
 import type { EventBatch } from "./store.js";
@@ -13,6 +13,8 @@ export interface EmitterState {
 /** What one append writes: the events, the emitter's new state, the channels to trim. */
 export interface AppendPlan {
   events: StoredEvent[];
+  /** The (ms, seq) of each event's id, as stored. */
+  positions: EventIdParts[];
   accepted: PendingEmit[];
   rejected: Rejection[];
   state: { lastMs: number; lastSeq: number; dedupe: DedupeState | null };
@@ -26,9 +28,9 @@ export interface AppendPlan {
  */
 export function planAppend(batch: EventBatch, current: EmitterState): AppendPlan {
   const deduped = applyDedupe(batch.dedupe, current.dedupe, batch.emits);
-  const ids = nextEventIds(current.lastId, batch.now, deduped.accepted.length);
+  const positions = nextEventIdParts(current.lastId, batch.now, deduped.accepted.length);
   const events: StoredEvent[] = deduped.accepted.map((emit, index) => ({
-    id: ids[index]!,
+    id: formatEventId(positions[index]!),
     emitterId: batch.emitterId,
     channel: emit.name ?? "",
     summary: emit.summary ?? null,
@@ -36,10 +38,10 @@ export function planAppend(batch: EventBatch, current: EmitterState): AppendPlan
     event: emit.event ?? null,
     indexedAtMs: batch.now,
   }));
-  const lastId = ids[ids.length - 1] ?? current.lastId;
-  const last = lastId ? parseEventId(lastId) : null;
+  const last = positions[positions.length - 1] ?? (current.lastId ? parseEventId(current.lastId) : null);
   return {
     events,
+    positions,
     accepted: deduped.accepted,
     rejected: deduped.rejected,
     // last_seq is -1 while the emitter has state (dedupe) but no event yet.

@@ -3,7 +3,6 @@ import { SourceFailedError } from "../../domain/errors.js";
 import { describeError } from "../../engine/source-invoker.js";
 import type { SourcesService, WorkflowEnd } from "../../engine/sources-service.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
-import { parseBody } from "./parse-body.js";
 
 /** The hosted service's limit on a request to a source's endpoint. */
 export const ENDPOINT_BODY_LIMIT_BYTES = 512 * 1024;
@@ -16,19 +15,18 @@ export const ENDPOINT_PREFIX = "/e";
  * component itself when it asked for customResponse.
  */
 export const httpEndpointRoutes: FastifyPluginAsync<{ sources: SourcesService }> = async (app, { sources }) => {
-  // Bodies reach the source as they came (bodyRaw); this scope parses nothing itself.
+  // Bodies reach the source as they came (bodyRaw), as text: the runner parses `body` from it.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: ENDPOINT_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser("*", { parseAs: "string", bodyLimit: ENDPOINT_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
 
   const handle = async (request: FastifyRequest<{ Params: { token: string; "*"?: string } }>, reply: FastifyReply) => {
-    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const bodyRaw = typeof request.body === "string" ? request.body : "";
     const event = {
       method: request.method,
       path: `/${request.params["*"] ?? ""}`,
       query: { ...(request.query as Record<string, unknown>) },
       headers: { ...request.headers },
-      bodyRaw: raw.toString("utf8"),
-      body: parseBody(raw, request.headers["content-type"]),
+      bodyRaw,
     };
     const respond = (response: HttpResponse) => {
       if (reply.sent) return;

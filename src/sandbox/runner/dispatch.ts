@@ -1,6 +1,7 @@
 /** Runs one call against a loaded component: run, a step, a hook, an options method, a method, or inspect. */
 import type { RunnerCall } from "../protocol.js";
 import { InvalidComponentError, isAppDeclaration, type Component, type PropDeclaration } from "./component.js";
+import { addParsedBody } from "./http-body.js";
 import { buildAppInstance, buildInstance, type Instance, type InstanceContext } from "./instance.js";
 import { describeComponent, describeValue } from "./manifest.js";
 import { resolveProp } from "./prop-definition.js";
@@ -55,7 +56,7 @@ export async function dispatch(component: Component, call: RunnerCall, context: 
   switch (call.kind) {
     case "run":
       if (!component.run) throw new InvalidComponentError("The component has no run method.");
-      return component.run.call(instance, call.event);
+      return component.run.call(instance, call.httpBody ? addParsedBody(call.event) : call.event);
     case "step": {
       const recorder = context.step;
       if (!recorder) throw new Error("A step call needs a step recorder.");

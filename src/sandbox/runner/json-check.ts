@@ -39,36 +39,50 @@ function pathOf(path: string): string {
   return path === "" ? "the top level" : path;
 }
 
+/** What is not JSON, and where: path segments innermost first, added as the search unwinds. */
+interface Found {
+  what: string;
+  segments: string[];
+}
+
 /**
  * Null when `value` is JSON data; otherwise says what is not and where
  * ("a function at .options[2].load"). Undefined is allowed where JSON drops it
- * quietly (an object field), not at the top level.
+ * quietly (an object field), not at the top level. Every event a component
+ * emits goes through here, so the path is only spelled out once something is found.
  */
 export function findNonJson(value: unknown): string | null {
   const open = new Set<object>();
 
-  const visit = (current: unknown, path: string, depth: number, dropsUndefined: boolean): string | null => {
+  const visit = (current: unknown, depth: number, dropsUndefined: boolean): Found | null => {
     if (current === undefined && dropsUndefined) return null;
     const kind = describeKind(current);
-    if (kind) return `${kind} at ${pathOf(path)}`;
+    if (kind) return { what: kind, segments: [] };
     if (typeof current !== "object" || current === null) return null;
-    if (depth > MAX_DEPTH) return `nesting deeper than ${MAX_DEPTH} levels at ${pathOf(path)}`;
+    if (depth > MAX_DEPTH) return { what: `nesting deeper than ${MAX_DEPTH} levels`, segments: [] };
     const toJSON = (current as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === "function") return visit(toJSON.call(current), path, depth + 1, false);
-    if (open.has(current)) return `a circular reference at ${pathOf(path)}`;
+    if (typeof toJSON === "function") return visit(toJSON.call(current), depth + 1, false);
+    if (open.has(current)) return { what: "a circular reference", segments: [] };
     open.add(current);
     try {
       if (Array.isArray(current)) {
         for (let index = 0; index < current.length; index += 1) {
           // JSON writes undefined array items as null, which keeps the array's shape.
-          const problem = visit(current[index], `${path}[${index}]`, depth + 1, true);
-          if (problem) return problem;
+          const found = visit(current[index], depth + 1, true);
+          if (found) {
+            found.segments.push(`[${index}]`);
+            return found;
+          }
         }
         return null;
       }
-      for (const [key, item] of Object.entries(current)) {
-        const problem = visit(item, `${path}.${key}`, depth + 1, true);
-        if (problem) return problem;
+      const record = current as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        const found = visit(record[key], depth + 1, true);
+        if (found) {
+          found.segments.push(`.${key}`);
+          return found;
+        }
       }
       return null;
     } finally {
@@ -76,7 +90,8 @@ export function findNonJson(value: unknown): string | null {
     }
   };
 
-  return visit(value, "", 0, false);
+  const found = visit(value, 0, false);
+  return found ? `${found.what} at ${pathOf(found.segments.reverse().join(""))}` : null;
 }
 
 /** `value` as a JSON text, or an Error saying why it cannot be one, prefixed by `what`. */

@@ -1,6 +1,5 @@
 import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
-import { parseEventId } from "../../domain/event-ids.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, planAppend, type SubscriptionMatch } from "../append-plan.js";
 import type { AppendResult, EventBatch } from "../store.js";
 
@@ -42,10 +41,10 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
 
   const append = database.transaction((batch: EventBatch): AppendResult => {
     const plan = planAppend(batch, emitterStateOf(readState.get(batch.emitterId) as Parameters<typeof emitterStateOf>[0]));
-    for (const event of plan.events) {
-      const { ms, seq } = parseEventId(event.id)!;
+    plan.events.forEach((event, index) => {
+      const { ms, seq } = plan.positions[index]!;
       insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, JSON.stringify(event.event ?? null), event.indexedAtMs);
-    }
+    });
     for (const channel of plan.channels) trim.run(batch.emitterId, channel, batch.emitterId, channel, batch.retention - 1);
     if (plan.events.length > 0) {
       const [own, glob] = emitterKeys(batch.emitterId);
