@@ -122,6 +122,11 @@ export type HostMessage =
       db: DbSnapshot;
       /** Start from the store the runner's previous call left, not from `db` (calls sent together). */
       carryDb?: boolean;
+      /**
+       * Run at once, beside the other calls in flight, rather than after them:
+       * independent calls (workflow runs) whose steps wait on I/O. Never with carryDb.
+       */
+      concurrent?: boolean;
       maxLogBytes: number;
       maxLogEntries: number;
     }

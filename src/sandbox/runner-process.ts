@@ -73,6 +73,10 @@ export class RunnerProcess {
   private readonly calls: Array<{ collector: CallCollector; resolve(outcome: CallOutcome | null): void }> = [];
   /** The time limit of the first call. */
   private timer: NodeJS.Timeout | undefined;
+  /** The batch in flight runs its calls side by side (callEach's `concurrent`), each on its own clock. */
+  private concurrent = false;
+  private readonly clocks = new Map<CallCollector, NodeJS.Timeout>();
+  private timedOut: CallCollector | undefined;
   private markExited: () => void = () => {};
 
   constructor(options: RunnerProcessOptions) {
@@ -120,10 +124,16 @@ export class RunnerProcess {
     return Promise.all(this.callEach(requests));
   }
 
-  /** As callMany, with one promise per call, each settling as soon as its call answers. */
-  callEach(requests: CallRequest[]): Array<Promise<CallOutcome | null>> {
+  /**
+   * As callMany, with one promise per call, each settling as soon as its call
+   * answers. `concurrent`: independent calls (each with its own db) that the
+   * runner runs side by side, each on its own clock; a call that runs past
+   * its time limit stops the runner, and the calls beside it fail with it.
+   */
+  callEach(requests: CallRequest[], options: { concurrent?: boolean } = {}): Array<Promise<CallOutcome | null>> {
     if (this.calls.length > 0) throw new Error("A runner serves one batch of calls at a time.");
     if (!this.alive) return requests.map(() => Promise.resolve(null));
+    this.concurrent = options.concurrent === true && requests.length > 1;
     const { props, dbProps } = requests[0]!;
     const invokes: BatchInvoke[] = [];
     const outcomes: Array<Promise<CallOutcome | null>> = [];
@@ -135,11 +145,12 @@ export class RunnerProcess {
         type: "invoke",
         id: collector.id,
         call: request.call,
-        db: index === 0 ? request.db : {},
-        carryDb: index > 0,
+        db: index === 0 || this.concurrent ? request.db : {},
+        carryDb: index > 0 && !this.concurrent,
         maxLogBytes: request.limits.maxLogBytes,
         maxLogEntries: MAX_LOG_ENTRIES,
       };
+      if (this.concurrent) invoke.concurrent = true;
       // Props shared by the calls of a batch (the common case) travel once, in `shared`.
       if (request.props !== props) invoke.props = request.props;
       if (request.dbProps !== dbProps) invoke.dbProps = request.dbProps;
@@ -264,6 +275,7 @@ export class RunnerProcess {
   private finish(collector: CallCollector, ending: CallEnding, retire: boolean): void {
     const index = this.calls.findIndex((pending) => pending.collector === collector);
     if (collector.finished || index < 0) return;
+    if (this.concurrent) return this.finishConcurrent(index, ending, retire);
     collector.finished = true;
     // Calls end in order; one that ends out of turn (a send failure) takes those before it down too.
     const ended = this.calls.splice(0, index + 1);
@@ -279,8 +291,32 @@ export class RunnerProcess {
     else answer();
   }
 
-  /** The first waiting call's time limit starts when it becomes the first. */
+  /** Concurrent calls end in any order; a retiring one takes the runner down, and the others with it (see onGone). */
+  private finishConcurrent(index: number, ending: CallEnding, retire: boolean): void {
+    const [pending] = this.calls.splice(index, 1);
+    const { collector } = pending!;
+    collector.finished = true;
+    clearTimeout(this.clocks.get(collector));
+    this.clocks.delete(collector);
+    const answer = () => pending!.resolve(collector.outcome(ending));
+    if (retire && this.alive) void this.stop("retire").then(answer);
+    else answer();
+  }
+
+  /** The first waiting call's time limit starts when it becomes the first; concurrent calls each start theirs at once. */
   private startClock(): void {
+    if (this.concurrent) {
+      for (const { collector } of this.calls) {
+        this.clocks.set(
+          collector,
+          setTimeout(() => {
+            this.timedOut = collector;
+            void this.stop("timeout");
+          }, collector.limits.timeoutMs),
+        );
+      }
+      return;
+    }
     const head = this.calls[0];
     if (head) this.timer = setTimeout(() => void this.stop("timeout"), head.collector.limits.timeoutMs);
   }
@@ -293,6 +329,21 @@ export class RunnerProcess {
     }
   }
 
+  /**
+   * The runner is gone with concurrent calls in flight: they all ran (in part),
+   * so none may run again elsewhere. The one that ran out of time gets the
+   * Timeout; the others say why they were cut short.
+   */
+  private failConcurrent(code: number | null, signal: NodeJS.Signals | null): void {
+    for (const { collector } of [...this.calls]) {
+      const own = this.timedOut === undefined || this.timedOut === collector;
+      const error: SandboxError = own
+        ? this.exitError(collector.limits, code, signal)
+        : { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner was stopped because another run in it went past its time limit; this run was cut short with it." };
+      this.finishConcurrent(this.calls.findIndex((pending) => pending.collector === collector), { ok: false, error, db: null }, false);
+    }
+  }
+
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
     const { stderrTail, stoppedBy, spawnError, memoryMb } = this;
     return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb });
@@ -301,6 +352,7 @@ export class RunnerProcess {
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (!this.alive) return;
     this.alive = false;
+    if (this.concurrent) this.failConcurrent(code, signal);
     const collector = this.calls[0]?.collector;
     if (collector && !collector.finished) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
     this.dropWaiting();

@@ -81,3 +81,37 @@ describe("a steps call (one workflow run's sandboxed steps in one call)", () => 
     expect(result.chain![1]!.value).toBe("after");
   });
 });
+
+describe("steps calls sent side by side (concurrent)", () => {
+  const slowStep = "module.exports = { async run({ steps }) { console.log('start ' + steps.trigger.event.n); await new Promise((resolve) => setTimeout(resolve, 300)); console.log('end ' + steps.trigger.event.n); return steps.trigger.event.n; } };";
+  const request = (bundle: ReturnType<typeof fixture.bundle>, n: number, timeoutMs = 10_000) => ({
+    bundle,
+    call: { kind: "steps" as const, steps: [{ index: 0, id: "c_0", name: "s0", props: {}, field: "steps[0]" }], scope: { trigger: { event: { n } } }, context: CONTEXT },
+    props: {},
+    dbProps: [],
+    db: {},
+    limits: { timeoutMs, memoryMb: 128, maxLogBytes: 1 << 20 },
+  });
+
+  it("lets calls that wait on I/O wait together, each with its own logs", async () => {
+    const bundle = fixture.bundle(workflowBundleCode([slowStep]));
+    const results = await fixture.sandbox.invokeBatch([1, 2, 3, 4].map((n) => request(bundle, n)), [], { concurrent: true });
+    expect(results.map((result) => result.chain?.[0]?.value)).toEqual([1, 2, 3, 4]);
+    results.forEach((result, index) => expect(result.logs.map((log) => log.text)).toEqual([`start ${index + 1}`, `end ${index + 1}`]));
+    // Side by side: every call started before any of them ended.
+    const starts = results.map((result) => result.logs[0]!.ts);
+    const ends = results.map((result) => result.logs[1]!.ts);
+    expect(Math.max(...starts)).toBeLessThanOrEqual(Math.min(...ends));
+  });
+
+  it("fails the calls beside one that runs past its time limit, saying why", async () => {
+    const bundle = fixture.bundle(workflowBundleCode(["module.exports = { async run({ steps }) { if (steps.trigger.event.n === 1) while (true) {} await new Promise((r) => setTimeout(r, 50)); return 'late'; } };"]));
+    const [stuck, beside] = await fixture.sandbox.invokeBatch([request(bundle, 1, 400), request(bundle, 2, 5_000)], [], { concurrent: true });
+    expect(stuck!.error).toMatchObject({ code: "Timeout" });
+    expect(beside!.error).toMatchObject({ code: "RunnerCrashed" });
+    expect(beside!.error!.message).toMatch(/another run/);
+    // The next call gets a fresh runner.
+    const [next] = await fixture.sandbox.invokeBatch([request(fixture.bundle(workflowBundleCode([slowStep])), 5)], [], { concurrent: true });
+    expect(next!.chain![0]!.value).toBe(5);
+  });
+});

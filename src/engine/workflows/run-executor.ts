@@ -130,9 +130,9 @@ export class RunExecutor {
   /**
    * Steps `from` to `to` (all sandboxed) of every run: one `steps` call per
    * run, in which the runner evaluates each step's props, runs it and reports
-   * it; they share the run's time limit. Calls go to a few runners at once,
-   * each running its calls one after the other, so that a slow step (one
-   * waiting on an API) holds up a few runs, not all of them.
+   * it; they share the run's time limit. A runner runs its calls side by side
+   * (runs are independent), so runs whose steps wait on an API wait together;
+   * a big batch is spread over a few runners, for the machine's cores.
    */
   private async runSegment(workflow: Workflow, prepared: PreparedWorkflow, from: number, to: number, runs: RunState[], timeoutMs: number): Promise<void> {
     const startedAt = this.now();
@@ -160,7 +160,7 @@ export class RunExecutor {
     const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response) }));
     const chunks: Array<Promise<InvokeResult[]>> = [];
     for (let first = 0; first < requests.length; first += STEP_CALLS_PER_RUNNER) {
-      chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER)));
+      chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER), { concurrent: true }));
     }
     const results = (await Promise.all(chunks)).flat();
     results.forEach((result, position) => this.applySegment(workflow.steps.slice(from, to), runs[position]!, result, startedAt));

@@ -3,6 +3,7 @@
  * kept warm) and the call in progress, which owns everything user code does
  * until it ends.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { DbSnapshot, HostMessage, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { ActiveCall } from "./active-call.js";
@@ -39,6 +40,9 @@ export class Runner {
   /** A workflow bundle's steps, loaded one by one. */
   private readonly loadedSteps = new Map<number, Loaded>();
   private current: ActiveCall | undefined;
+  /** Concurrent calls in flight, and which one's code is running (for its logs). */
+  private readonly active = new Set<ActiveCall>();
+  private concurrentCalls: AsyncLocalStorage<ActiveCall> | undefined;
   /** The store as the last call left it, for calls sent together (carryDb). */
   private carried: DbSnapshot = {};
   /** Calls run one after the other, in the order they arrived. */
@@ -52,19 +56,31 @@ export class Runner {
     this.bundleFile = file;
   }
 
-  /** Output of user code: the current call's, dropped between calls. */
+  /** Output of user code: the call whose code printed it (concurrent calls), else the current call's; dropped between calls. */
   log(stream: LogStream, text: string): void {
-    this.current?.log(stream, text);
+    (this.concurrentCalls?.getStore() ?? this.current)?.log(stream, text);
   }
 
-  /** Queues a call behind those already sent. */
+  /** Queues a call behind those already sent; a concurrent one starts at once. */
   enqueue(message: InvokeMessage): void {
-    this.queue = this.queue.then(() => this.invoke(message));
+    if (!message.concurrent) {
+      this.queue = this.queue.then(() => this.invoke(message));
+      return;
+    }
+    // Made on first use: an AsyncLocalStorage costs every promise of the process something, and a source's runner never needs one.
+    const calls = (this.concurrentCalls ??= new AsyncLocalStorage<ActiveCall>());
+    const call = this.startCall(message);
+    this.active.add(call);
+    void calls.run(call, () => this.run(call, message)).finally(() => this.active.delete(call));
+  }
+
+  private startCall(message: InvokeMessage): ActiveCall {
+    const step = message.call.kind === "step" ? new StepRecorder() : undefined;
+    return new ActiveCall({ ...message, db: message.carryDb ? this.carried : message.db, step, send: this.options.send });
   }
 
   private async invoke(message: InvokeMessage): Promise<void> {
-    const step = message.call.kind === "step" ? new StepRecorder() : undefined;
-    const call = new ActiveCall({ ...message, db: message.carryDb ? this.carried : message.db, step, send: this.options.send });
+    const call = this.startCall(message);
     this.current = call;
     try {
       await this.run(call, message);
@@ -99,10 +115,16 @@ export class Runner {
     }
   }
 
-  /** An exception or rejection outside the call's own promise: the call fails, and the runner asks to be replaced. */
+  /**
+   * An exception or rejection outside the call's own promise: the call fails,
+   * and the runner asks to be replaced. Among concurrent calls the one at
+   * fault cannot be told, so every one in flight fails with it.
+   */
   fault(error: SandboxError): void {
-    if (this.current && !this.current.ended) this.current.fail(error, true);
-    else this.options.send({ type: "error", id: null, error, db: null, retire: true });
+    const inFlight = [...this.active].filter((call) => !call.ended);
+    if (this.current && !this.current.ended) inFlight.push(this.current);
+    if (inFlight.length === 0) this.options.send({ type: "error", id: null, error, db: null, retire: true });
+    for (const call of inFlight) call.fail(error, true);
   }
 
   describe(thrown: unknown, options: { code?: "UnhandledRejection"; prefix?: string } = {}): SandboxError {
