@@ -150,7 +150,7 @@ export class RunExecutor {
         kind: "steps",
         steps,
         scope: run.scope,
-        context: { deadline: startedAt + timeoutMs, run: { runs: 1 }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
+        context: { deadline: startedAt + timeoutMs, run: { runs: run.delivery.attempts }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
       },
       props: {},
       dbProps: [],
