@@ -9,7 +9,7 @@ import { startBenchServer } from "./bench-server.js";
 import { quantile, type BenchRow } from "./table.js";
 
 const SECONDS = Number(process.env.RUNNEL_BENCH_SECONDS ?? 8);
-const CONNECTIONS = 32;
+const CONNECTIONS = Number(process.env.RUNNEL_BENCH_CONNECTIONS ?? 32);
 const BODY = JSON.stringify({ id: 1, message: "hello" });
 
 const EMIT_EVERY_REQUEST = `module.exports = {
