@@ -8,15 +8,11 @@
 import { execFile } from "node:child_process";
 import { Agent, request } from "node:http";
 import { fileURLToPath } from "node:url";
+import type { LoadFigures } from "./autocannon.js";
 import { promisify } from "node:util";
 
-export interface OpenLoopFigures {
-  perSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  non2xx: number;
-}
+/** The same figures as autocannon's. */
+export type OpenLoopFigures = LoadFigures;
 
 const run = promisify(execFile);
 

@@ -54,7 +54,7 @@ export async function saveTarget(client: ApiClient, target: ComponentTarget): Pr
   }
 }
 
-async function isFile(path: string): Promise<boolean> {
+export async function isFile(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isFile();
   } catch {

@@ -1,8 +1,8 @@
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ApiError, type ApiClient, type WorkflowBody, type WorkflowView } from "../client/api-client.js";
 import { slugify } from "../domain/slug.js";
-import { bundleFile } from "./component-code.js";
+import { bundleFile, isFile } from "./component-code.js";
 import { asUpdateBody, parseWorkflowFile, problemOfApiError, withCode, WorkflowFileError, type WorkflowFile } from "./workflow-file.js";
 
 /** `.yaml` / `.yml`: what `runnel deploy` reads as a workflow file. */
@@ -69,13 +69,5 @@ async function findId(client: ApiClient, slug: string): Promise<string | null> {
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return null;
     throw error;
-  }
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
   }
 }
