@@ -55,7 +55,7 @@ export interface SourceInvokerOptions {
   logger: Logger;
   endpointUrl: (source: DeployedSource) => string | null;
   limits?: RunLimits;
-  /** Events were appended: deliveries for their listeners may be waiting. */
+  /** Deliveries were recorded with appended events: their listeners' runs are waiting. */
   onAppended?: () => void;
   now?: () => number;
 }
@@ -317,7 +317,8 @@ export class SourceInvoker {
     problems.push(...appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`));
     await this.writeLogs(source, outcomes.map((outcome) => outcome.result), problems);
     for (const event of appended.events) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
-    if (appended.events.length > 0) this.options.onAppended?.();
+    // The worker claims only when there is something to claim: a source nobody listens to costs it nothing.
+    if (appended.deliveries > 0) this.options.onAppended?.();
     return byCall;
   }
 

@@ -198,6 +198,8 @@ export interface AppendResult {
   /** The emits that became `events`, in the same order (the very objects passed in). */
   accepted: PendingEmit[];
   rejected: Rejection[];
+  /** Deliveries recorded for listeners: when none, there is no listener to wake. */
+  deliveries: number;
 }
 
 export interface NewUser {

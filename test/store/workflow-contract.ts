@@ -96,6 +96,8 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
 
     it("records a delivery with its event, leases it to one claimer, and gives it again when the lease expires", async () => {
       const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
+      expect(appended.deliveries).toBe(1);
+      expect((await store.appendEvents(emitBatch(ownerId, "p_nobodylistens000000000000000", [{ a: 1 }]))).deliveries).toBe(0);
       const eventId = appended.events[0]!.id;
       const now = Date.now();
       const claimed = await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10 });

@@ -90,7 +90,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         for (const batch of appends) {
           const fromRun = batch.runId;
           if (fromRun !== undefined && runIds.has(fromRun) && !recorded.has(fromRun)) {
-            results.push({ events: [], accepted: [], rejected: [] });
+            results.push({ events: [], accepted: [], rejected: [], deliveries: 0 });
             continue;
           }
           results.push(await appendWithin(trx, batch));

@@ -169,6 +169,7 @@ function toLogEntry(row: Selectable<LogRow>): LogEntry {
 export async function appendWithin(trx: Transaction<Database>, batch: EventBatch): Promise<AppendResult> {
   const row = await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", batch.emitterId).executeTakeFirst();
   const plan = planAppend(batch, emitterStateOf(row));
+  let recorded = 0;
   if (plan.events.length > 0) {
     await trx.insertInto("events").values(plan.events.map((event) => toEventRow(event, batch.ownerId))).execute();
     for (const channel of plan.channels) await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
@@ -180,6 +181,7 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       .execute();
     const deliveries = deliveriesFor(batch, plan.events, subscriptions);
     if (deliveries.length > 0) await trx.insertInto("deliveries").values(deliveries).onConflict((oc) => oc.doNothing()).execute();
+    recorded = deliveries.length;
   }
   const values = { last_ms: plan.state.lastMs, last_seq: plan.state.lastSeq, dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe) };
   await trx
@@ -195,5 +197,5 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       .where("owner_id", "=", batch.ownerId)
       .execute();
   }
-  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected };
+  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded };
 }

@@ -46,17 +46,19 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
       insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, JSON.stringify(event.event ?? null), event.indexedAtMs);
     });
     for (const channel of plan.channels) trim.run(batch.emitterId, channel, batch.emitterId, channel, batch.retention - 1);
+    let deliveries = 0;
     if (plan.events.length > 0) {
       const [own, glob] = emitterKeys(batch.emitterId);
       const subscriptions = matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[];
       for (const row of deliveriesFor(batch, plan.events, subscriptions)) {
+        deliveries += 1;
         insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms);
       }
     }
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);
     writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
-    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected };
+    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries };
   });
 
   // Through Kysely's connection, so the transaction never lands inside one of Kysely's own.

@@ -44,7 +44,7 @@ export function createSqliteRuns(
     const runIds = new Set(input.runs.map((run) => run.id));
     // A run recorded before (a redelivery after a crash) appends nothing again.
     const results = input.appends.map((batch) =>
-      batch.runId !== undefined && runIds.has(batch.runId) && !recorded.has(batch.runId) ? { events: [], accepted: [], rejected: [] } : appendInTransaction(batch),
+      batch.runId !== undefined && runIds.has(batch.runId) && !recorded.has(batch.runId) ? { events: [], accepted: [], rejected: [], deliveries: 0 } : appendInTransaction(batch),
     );
     for (const run of input.runs) {
       const count = (sinceTrim.get(run.workflowId) ?? 0) + 1;
