@@ -18,6 +18,7 @@ describe("loadConfig", () => {
       rateLimitPerMinute: 1_200,
       masterKey: null,
       limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256 },
+      maxRunners: 8,
       npmRegistry: null,
       smtpUrl: null,
       mailFrom: "Runnel <runnel@localhost>",
@@ -79,6 +80,10 @@ describe("loadConfig", () => {
     }
   });
 
+  it("reads the number of runners", () => {
+    expect(loadConfig({ RUNNEL_MAX_RUNNERS: "16" }, {}, context).maxRunners).toBe(16);
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ RUNNEL_PORT: " " }, {}, context).port).toBe(8080);
   });
@@ -97,6 +102,7 @@ describe("loadConfig", () => {
     [{ RUNNEL_HOST: "http://x" }, {}, "RUNNEL_HOST"],
     [{ RUNNEL_MASTER_KEY: "too-short" }, {}, "RUNNEL_MASTER_KEY"],
     [{ RUNNEL_NPM_REGISTRY: "file:///srv/npm" }, {}, "RUNNEL_NPM_REGISTRY"],
+    [{ RUNNEL_MAX_RUNNERS: "0" }, {}, "RUNNEL_MAX_RUNNERS"],
     [{ RUNNEL_NPM_REGISTRY: "registry.npmjs.org" }, {}, "RUNNEL_NPM_REGISTRY"],
     [{ RUNNEL_MAIL_FROM: "nobody" }, {}, "RUNNEL_MAIL_FROM"],
   ])("rejects %j %j naming %s", (env, overrides, variable) => {

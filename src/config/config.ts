@@ -23,6 +23,8 @@ export interface RunnelConfig {
   readonly masterKey: Buffer | null;
   /** Limits of user code: time per HTTP-triggered run, per timer or manual run, and heap. */
   readonly limits: { readonly httpTimeoutMs: number; readonly runTimeoutMs: number; readonly memoryMb: number };
+  /** Runner processes at most (warm, one per component or workflow in use, busy or idle). */
+  readonly maxRunners: number;
   /** npm registry that component imports are resolved from (ends with `/`); null: the one npm is configured with. */
   readonly npmRegistry: string | null;
   /** `smtp://user:pass@host:587` or `smtps://…` to deliver mail; null: mails stay in the outbox. */
@@ -85,6 +87,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
       runTimeoutMs: parseInteger(raw("RUNNEL_RUN_TIMEOUT_SECONDS"), 60, 1, 86_400) * 1000,
       memoryMb: parseInteger(raw("RUNNEL_MEMORY_MB"), 256, 32, 16_384),
     }),
+    maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 8, 1, 256),
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
     smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),
     mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),

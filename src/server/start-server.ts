@@ -40,7 +40,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
 
   let sandbox: Sandbox | null = null;
   try {
-    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger });
+    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners });
     const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry, mailer });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 

@@ -86,4 +86,12 @@ describe("smoke", () => {
     expect(refused.body.error.details.field).toBe("steps[0].code");
     expect(refused.body.error.message).toContain("$.service.db");
   });
+
+  it("renames its own trigger with it", async () => {
+    const workflow = await createWorkflow(server, key, { name: "Before", trigger: { type: "http" }, steps: [{ name: "a", code: "export default { run() {} }" }] });
+    expect((await call(server.url, "GET", `/v1/sources/${workflow.trigger.source_id}`, { key })).body.data.name).toBe("Before trigger");
+    const renamed = await call(server.url, "PUT", `/v1/workflows/${workflow.id}`, { key, json: { name: "After" } });
+    expect(renamed.body.data).toMatchObject({ name: "After", name_slug: "after", trigger: { source_id: workflow.trigger.source_id, endpoint_url: workflow.trigger.endpoint_url } });
+    expect((await call(server.url, "GET", `/v1/sources/${workflow.trigger.source_id}`, { key })).body.data.name).toBe("After trigger");
+  });
 });

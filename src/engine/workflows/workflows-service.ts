@@ -118,6 +118,10 @@ export class WorkflowsService {
     if (current.triggerOwned && current.triggerSourceId && current.triggerSourceId !== updated.triggerSourceId) {
       await this.options.sources.remove(ownerId, current.triggerSourceId).catch(() => undefined);
     }
+    // Its own trigger is named after it ("<name> trigger"), so that source listings say whose it is.
+    if (updated.triggerOwned && updated.triggerSourceId && updated.name !== current.name && updated.triggerSourceId === current.triggerSourceId) {
+      await this.options.sources.update(ownerId, updated.triggerSourceId, { name: `${updated.name} trigger` });
+    }
     // A paused workflow's own trigger pauses too: its endpoint answers 404 and its timer stops, rather than taking events nobody runs.
     if (updated.triggerOwned && updated.triggerSourceId && updated.active !== current.active) {
       await this.options.sources.update(ownerId, updated.triggerSourceId, { active: updated.active });
