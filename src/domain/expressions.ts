@@ -104,6 +104,26 @@ export function evaluateProp(value: unknown, scope: Record<string, unknown>, fie
   return value;
 }
 
+/**
+ * A step's configured props with their expressions evaluated against `steps`
+ * (what the trigger and the earlier steps left). The server evaluates them
+ * for built-in steps, the runner for sandboxed ones; the same rules either way.
+ * Throws a ValidationError naming `<field>.props.<prop>` and the step.
+ */
+export function evaluateStepProps(props: Record<string, unknown>, steps: Record<string, unknown>, step: { name: string; field: string }): Record<string, unknown> {
+  const evaluated: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(props)) {
+    const field = `${step.field}.props.${name}`;
+    try {
+      evaluated[name] = evaluateProp(value, { steps }, field);
+    } catch (error) {
+      if (error instanceof ValidationError) throw new ValidationError(field, `Step "${step.name}": ${error.message}`);
+      throw error;
+    }
+  }
+  return evaluated;
+}
+
 function evaluateString(value: string, scope: Record<string, unknown>, field: string): unknown {
   if (!value.includes("{{")) return value;
   let template: ParsedTemplate;

@@ -126,6 +126,16 @@ export function runErrorCodeOf(sandboxCode: string): RunErrorCode {
   return sandboxCode in RUN_ERROR_CODES ? (sandboxCode as RunErrorCode) : "InternalFailure";
 }
 
+/**
+ * What later steps see of a finished step (`steps.<name>`): its exports, its
+ * return value as `$return_value` and its summary as `$summary`.
+ */
+export function stepResults(step: { exports: Record<string, unknown>; returnValue: unknown; summary: string | null }): Record<string, unknown> {
+  const visible: Record<string, unknown> = { ...step.exports, $return_value: step.returnValue };
+  if (step.summary !== null) visible.$summary = step.summary;
+  return visible;
+}
+
 /** Runs kept per workflow; older ones are trimmed as new ones are recorded. */
 export const RUN_RETENTION = 1_000;
 /** How many runs a workflow records between two trims: the listing keeps about RUN_RETENTION (up to this many more). */

@@ -88,8 +88,7 @@ export function createEngine(options: EngineOptions): Engine {
     claimDailyNotice: (ownerId, workflowId, code, day) => store.claimDailyNotice(ownerId, workflowId, code, day),
     sendMail: async (mail) => {
       if (!mailer) throw new Error("This server has no mail room; the error could not be mailed.");
-      const to = (await store.findUser(mail.ownerId))?.email ?? null;
-      return mailer.send({ ownerId: mail.ownerId, to, subject: mail.subject, text: mail.text, kind: "error-notification", workflowId: mail.workflowId });
+      return mailer.sendToOwner({ ...mail, kind: "error-notification" });
     },
     baseUrl: () => baseUrl,
   });
@@ -108,6 +107,7 @@ export function createEngine(options: EngineOptions): Engine {
     hub,
     resolveAction: (ownerId, key) => componentRegistry.resolve(ownerId, key),
     onChanged: changed,
+    onEnqueued: () => worker?.wake(),
   });
   const subscriptions = new SubscriptionsService({ store });
 

@@ -1,10 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import { ConflictError } from "../../domain/errors.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { LogEntry, StoredEvent } from "../../domain/sources.js";
 import type { Engine } from "../../engine/create-engine.js";
-import { replayErrors } from "../../engine/workflows/error-replay.js";
 import type { Store } from "../../store/store.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, ErrorBodySchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
@@ -26,13 +24,6 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
   const view = async (workflow: Parameters<typeof toWorkflowView>[0]) => {
     const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
     return toWorkflowView(workflow, source ? engine.endpointUrl(source) : null);
-  };
-
-  /** A paused workflow drops what it is sent: a replay would be lost, so it is refused. */
-  const replayable = async (ownerId: string, idOrSlug: string) => {
-    const workflow = await workflows.get(ownerId, idOrSlug);
-    if (!workflow.active) throw new ConflictError(`The workflow ${workflow.id} is paused; activate it (PUT {"active": true}) and replay again.`);
-    return workflow;
   };
 
   app.post(
@@ -127,9 +118,7 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
       },
     },
     async (request, reply) => {
-      const workflow = await replayable(principalOf(request).user.id, request.params.id);
-      const [replayed] = await replayErrors(store, workflow, { eventIds: [request.params.eventId] }, Date.now());
-      engine.worker.wake();
+      const [replayed] = await workflows.replay(principalOf(request).user.id, request.params.id, { eventIds: [request.params.eventId] });
       return reply.code(202).send({ data: replayed! });
     },
   );
@@ -151,10 +140,8 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
       },
     },
     async (request, reply) => {
-      const workflow = await replayable(principalOf(request).user.id, request.params.id);
       const body = request.body ?? {};
-      const replayed = await replayErrors(store, workflow, { eventIds: body.event_ids, code: body.code, stepId: body.step_id }, Date.now());
-      engine.worker.wake();
+      const replayed = await workflows.replay(principalOf(request).user.id, request.params.id, { eventIds: body.event_ids, code: body.code, stepId: body.step_id });
       return reply.code(202).send({ data: { count: replayed.length, replayed } });
     },
   );

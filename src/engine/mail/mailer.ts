@@ -65,6 +65,12 @@ export class Mailer {
     return this.smtpUrl !== null;
   }
 
+  /** A mail to the owner's own address (kept in the outbox when the account has none). */
+  async sendToOwner(mail: Omit<OutgoingMail, "to">): Promise<OutboxEntry> {
+    const to = (await this.store.findUser(mail.ownerId))?.email ?? null;
+    return this.send({ ...mail, to });
+  }
+
   /** Records the mail, then delivers it when it can; resolves with the outbox entry as it ends up. */
   async send(mail: OutgoingMail): Promise<OutboxEntry> {
     const createdAt = this.now();

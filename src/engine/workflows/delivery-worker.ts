@@ -96,7 +96,7 @@ export class DeliveryWorker {
         if (!this.woken) await this.idle();
         continue;
       }
-      for (const group of groupByListener(claimed)) this.track(this.runGroup(group));
+      for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.track(this.runGroup(group));
     }
   }
 
@@ -151,31 +151,28 @@ export class DeliveryWorker {
     return this.workflows.set(workflowId, await this.options.store.findWorkflow(ownerId, workflowId));
   }
 
-  /** What kind of trigger each delivery came from (an error's `original_context.source_type` says it). */
-  private async byTriggerKind(deliveries: ClaimedDelivery[]): Promise<Map<"http" | "timer" | "other", ClaimedDelivery[]>> {
-    const groups = new Map<"http" | "timer" | "other", ClaimedDelivery[]>();
-    for (const delivery of deliveries) {
-      let kind: "http" | "timer" | "other" = "other";
-      if (delivery.emitterId.startsWith("dc_")) {
-        let source = this.sources.get(delivery.emitterId);
-        if (source === undefined) source = this.sources.set(delivery.emitterId, await this.options.store.findSource(delivery.ownerId, delivery.emitterId));
-        if (source?.endpointToken) kind = "http";
-        else if (source?.timer) kind = "timer";
-      }
-      const group = groups.get(kind);
-      if (group) group.push(delivery);
-      else groups.set(kind, [delivery]);
+  /** The deliveries by the kind of source they came from (HTTP, timer, other): it sets their time limit and source type. */
+  private async byTriggerKind(deliveries: ClaimedDelivery[]): Promise<Map<TriggerKind, ClaimedDelivery[]>> {
+    const kinds = new Map<string, TriggerKind>();
+    for (const { emitterId, ownerId } of deliveries) {
+      if (kinds.has(emitterId)) continue;
+      let source = emitterId.startsWith("dc_") ? this.sources.get(emitterId) : null;
+      if (source === undefined) source = this.sources.set(emitterId, await this.options.store.findSource(ownerId, emitterId));
+      kinds.set(emitterId, source?.endpointToken ? "http" : source?.timer ? "timer" : "other");
     }
-    return groups;
+    return groupBy(deliveries, (delivery) => kinds.get(delivery.emitterId)!);
   }
 }
 
-function groupByListener(deliveries: ClaimedDelivery[]): ClaimedDelivery[][] {
-  const groups = new Map<string, ClaimedDelivery[]>();
-  for (const delivery of deliveries) {
-    const group = groups.get(delivery.listenerId);
-    if (group) group.push(delivery);
-    else groups.set(delivery.listenerId, [delivery]);
+type TriggerKind = "http" | "timer" | "other";
+
+function groupBy<T, K>(items: T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
   }
-  return [...groups.values()];
+  return groups;
 }

@@ -1,9 +1,7 @@
 import type { Logger } from "pino";
-import { ValidationError } from "../../domain/errors.js";
-import { evaluateProp } from "../../domain/expressions.js";
-import type { ValidatedComponent } from "../../domain/component-rules.js";
+import { evaluateStepProps } from "../../domain/expressions.js";
 import type { SavedComponent } from "../../domain/sources.js";
-import { runErrorCodeOf, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
+import { runErrorCodeOf, type RunErrorCode, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ChainStep } from "../../sandbox/protocol.js";
 import type { ComponentBundle, InvokeRequest, InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
@@ -32,22 +30,26 @@ export interface RunExecutorOptions {
   now?: () => number;
 }
 
-/** A workflow ready to run: its steps' components and the one bundle of its sandboxed steps. */
+/**
+ * A workflow ready to run: for each step, how the runner calls it (its place
+ * in the bundle, its props with declared defaults), or null for a built-in
+ * step; and the one bundle of its sandboxed steps.
+ */
 interface PreparedWorkflow {
-  components: Array<{ saved: SavedComponent; validated: ValidatedComponent; bundleIndex: number } | null>;
+  chainSteps: Array<ChainStep | null>;
   bundle: ComponentBundle | null;
 }
 
 const MAX_LOG_ENTRIES_PER_STEP = 200;
-/** Step calls sent to one runner at once (see runStep). */
+/** Runs sent to one runner at once (see runSegment). */
 const STEP_CALLS_PER_RUNNER = 16;
 
 /**
- * Runs a batch of deliveries of one workflow: step by step, the runs that are
- * still going send their step to the sandbox together (one runner, one
- * message), so a busy workflow pays for a round trip per step and batch, not
- * per step and run. Then one transaction records the runs, removes their
- * deliveries and appends what they emitted (`$errors`, `$.send.emit`).
+ * Runs a batch of deliveries of one workflow. Each run's sandboxed steps go to
+ * the runner as one call (the runner evaluates props and runs the steps in
+ * turn), built-in steps run here between such calls. Then one transaction
+ * records the runs, removes their deliveries and appends what they emitted
+ * (`$errors`, `$.send.emit`).
  */
 export class RunExecutor {
   private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
@@ -77,14 +79,14 @@ export class RunExecutor {
         for (const run of active) failRun(run, workflow.steps[index]!, { code: "InvalidComponent", name: "InvalidComponent", message: prepared.message }, this.now());
         break;
       }
-      if (!prepared.components[index]) {
-        await this.runBuiltinStep(workflow, index, active);
+      if (!prepared.chainSteps[index]) {
+        await this.runBuiltin(workflow, index, active);
         index += 1;
         continue;
       }
       // The sandboxed steps from here to the next built-in one (or the end) go to the runner as one call per run.
       let end = index + 1;
-      while (end < workflow.steps.length && prepared.components[end]) end += 1;
+      while (end < workflow.steps.length && prepared.chainSteps[end]) end += 1;
       await this.runSegment(workflow, prepared, index, end, active, timeoutMs);
       index = end;
     }
@@ -112,19 +114,21 @@ export class RunExecutor {
   private async load(workflow: Workflow): Promise<PreparedWorkflow> {
     const { store, loader } = this.options;
     const sandboxed: SavedComponent[] = [];
-    const components: PreparedWorkflow["components"] = [];
-    for (const step of workflow.steps) {
+    const chainSteps: PreparedWorkflow["chainSteps"] = [];
+    for (const [index, step] of workflow.steps.entries()) {
       if (step.componentId === null) {
-        components.push(null);
+        chainSteps.push(null);
         continue;
       }
       const saved = await store.findComponent(workflow.ownerId, step.componentId);
       if (!saved) throw new Error(`The code of step "${step.name}" (${step.componentId}) is missing; update the workflow to save it again.`);
-      components.push({ saved, validated: loader.validatedOf(saved), bundleIndex: sandboxed.length });
+      const props: Record<string, unknown> = {};
+      for (const prop of loader.validatedOf(saved).props) if (prop.default !== undefined) props[prop.name] = prop.default;
+      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: { ...props, ...step.props }, field: `steps[${index}]` });
       sandboxed.push(saved);
     }
     const bundle = sandboxed.length > 0 ? await workflowBundle(this.options.bundleFiles, workflow.ownerId, sandboxed) : null;
-    return { components, bundle };
+    return { chainSteps, bundle };
   }
 
   /**
@@ -136,14 +140,7 @@ export class RunExecutor {
    */
   private async runSegment(workflow: Workflow, prepared: PreparedWorkflow, from: number, to: number, runs: RunState[], timeoutMs: number): Promise<void> {
     const startedAt = this.now();
-    const steps: ChainStep[] = [];
-    for (let index = from; index < to; index++) {
-      const step = workflow.steps[index]!;
-      const component = prepared.components[index]!;
-      const props: Record<string, unknown> = {};
-      for (const prop of component.validated.props) if (prop.default !== undefined) props[prop.name] = prop.default;
-      steps.push({ index: component.bundleIndex, id: step.id, name: step.name, props: { ...props, ...step.props }, field: `steps[${index}]` });
-    }
+    const steps = prepared.chainSteps.slice(from, to) as ChainStep[];
     const requests: InvokeRequest[] = runs.map((run) => ({
       bundle: prepared.bundle!,
       call: {
@@ -204,47 +201,27 @@ export class RunExecutor {
     }
   }
 
-  /** A built-in action, run here with its props evaluated against what the run has so far. */
-  private async runBuiltinStep(workflow: Workflow, index: number, runs: RunState[]): Promise<void> {
+  /** A built-in action (Runnel's own code), run here for each run, its props evaluated against what the run has so far. */
+  private async runBuiltin(workflow: Workflow, index: number, runs: RunState[]): Promise<void> {
     const step = workflow.steps[index]!;
-    const ready: Array<{ run: RunState; props: Record<string, unknown> }> = [];
     for (const run of runs) {
-      try {
-        ready.push({ run, props: this.propsFor(step, index, run) });
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        failRun(run, step, { code: "ConfigurationError", name: "ConfigurationError", message }, this.now());
-        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt: this.now(), durationMs: 0 });
-      }
-    }
-    if (ready.length > 0) await this.runBuiltin(workflow, step, ready);
-  }
-
-  /** Configured props with their expressions evaluated against what the run has so far. */
-  private propsFor(step: WorkflowStep, index: number, run: RunState): Record<string, unknown> {
-    const props: Record<string, unknown> = {};
-    const scope = { steps: run.scope };
-    for (const [name, value] of Object.entries(step.props)) {
-      try {
-        props[name] = evaluateProp(value, scope, `steps[${index}].props.${name}`);
-      } catch (error) {
-        if (error instanceof ValidationError) throw new Error(`Step "${step.name}": ${error.message}`);
-        throw error;
-      }
-    }
-    return props;
-  }
-
-  private async runBuiltin(workflow: Workflow, step: WorkflowStep, ready: Array<{ run: RunState; props: Record<string, unknown> }>): Promise<void> {
-    for (const { run, props } of ready) {
       const startedAt = this.now();
+      const failed = (code: RunErrorCode, failure: { name: string; message: string; stack?: string | undefined }) => {
+        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt, durationMs: this.now() - startedAt });
+        failRun(run, step, { code, name: failure.name, message: failure.message, stack: failure.stack }, this.now());
+      };
+      let props: Record<string, unknown>;
+      try {
+        props = evaluateStepProps(step.props, run.scope, { name: step.name, field: `steps[${index}]` });
+      } catch (error) {
+        failed("ConfigurationError", { name: "ConfigurationError", message: (error as Error).message });
+        continue;
+      }
       try {
         const result = await this.options.builtins.run(step.key ?? "", { workflow, step, props, steps: run.scope, runId: run.id });
         recordStep(run, step, { status: "success", returnValue: result.value ?? null, exports: result.exports ?? {}, summary: result.summary ?? null, logs: [], startedAt, durationMs: this.now() - startedAt });
       } catch (error) {
-        const failure = error instanceof Error ? error : new Error(String(error));
-        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt, durationMs: this.now() - startedAt });
-        failRun(run, step, { code: "InternalFailure", name: failure.name, message: failure.message, stack: failure.stack }, this.now());
+        failed("InternalFailure", error instanceof Error ? error : new Error(String(error)));
       }
     }
   }
@@ -267,8 +244,7 @@ export class RunExecutor {
       }
     }
     const finished = runs.map((run) => finishedRun(workflow, run, now));
-    const keys = runs.map((run) => ({ listenerId: run.delivery.listenerId, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId }));
-    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: keys, appends });
+    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: runs.map((run) => run.delivery), appends });
     for (const result of appended) for (const event of result.events) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is
     // not recorded now: its sends went out with the run that was.

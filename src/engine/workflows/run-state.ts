@@ -1,6 +1,6 @@
 import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } from "../../domain/error-events.js";
 import { newId } from "../../domain/ids.js";
-import type { RunError, RunErrorCode, StepRecord, Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
+import { stepResults, type RunError, type RunErrorCode, type StepRecord, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { StepSend } from "../../sandbox/protocol.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
 import type { EventBatch, ClaimedDelivery } from "../../store/store.js";
@@ -69,9 +69,7 @@ function isErrorEventBody(event: unknown): boolean {
 /** A step's outcome, recorded; `$return_value` and the exports become visible to later steps. */
 export function recordStep(run: RunState, step: WorkflowStep, record: Omit<StepRecord, "id" | "name">): void {
   run.records.push({ id: step.id, name: step.name, ...record });
-  const visible: Record<string, unknown> = { ...record.exports, $return_value: record.returnValue };
-  if (record.summary !== null) visible.$summary = record.summary;
-  run.scope[step.name] = visible;
+  run.scope[step.name] = stepResults(record);
 }
 
 export function failRun(run: RunState, step: WorkflowStep, error: { code: RunErrorCode; name: string; message: string; stack?: string | undefined }, at: number): void {

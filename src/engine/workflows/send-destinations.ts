@@ -39,11 +39,10 @@ export function createDestinations(options: DestinationsOptions): Destinations {
     http: (_workflow, _runId, payload) => sendHttp(payload, options.httpTimeoutMs ?? 30_000),
     email: async (workflow, _runId, payload) => {
       if (!options.mailer) throw new Error("this server has no mail room");
-      const to = (await options.store.findUser(workflow.ownerId))?.email ?? null;
       const subject = typeof payload.subject === "string" ? payload.subject : `Message from workflow ${workflow.name}`;
       const text = typeof payload.text === "string" ? payload.text : "";
       const html = typeof payload.html === "string" ? payload.html : null;
-      const entry = await options.mailer.send({ ownerId: workflow.ownerId, to, subject, text, html, kind: "send-email", workflowId: workflow.id });
+      const entry = await options.mailer.sendToOwner({ ownerId: workflow.ownerId, subject, text, html, kind: "send-email", workflowId: workflow.id });
       return `email ${entry.id} ${entry.status}`;
     },
     s3: (workflow, runId, payload) => writeObject(options.objectsDir, workflow.ownerId, runId, payload, now()),

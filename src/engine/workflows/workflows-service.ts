@@ -10,6 +10,7 @@ import type { ComponentLoader, LoadedComponent } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import type { SourcesService } from "../sources-service.js";
 import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
+import { replayErrors, type ReplayFilter, type Replayed } from "./error-replay.js";
 import { placeTrigger, type ResolvedTrigger } from "./workflow-triggers.js";
 
 export interface WorkflowsServiceOptions {
@@ -21,6 +22,8 @@ export interface WorkflowsServiceOptions {
   resolveAction(ownerId: string, key: string): Promise<LoadedComponent>;
   /** Something about a workflow changed here: caches of it go. */
   onChanged(workflowId: string): void;
+  /** Deliveries were queued here (replays): the worker takes them now. */
+  onEnqueued(): void;
   now?: () => number;
 }
 
@@ -118,13 +121,14 @@ export class WorkflowsService {
     if (current.triggerOwned && current.triggerSourceId && current.triggerSourceId !== updated.triggerSourceId) {
       await this.options.sources.remove(ownerId, current.triggerSourceId).catch(() => undefined);
     }
-    // Its own trigger is named after it ("<name> trigger"), so that source listings say whose it is.
-    if (updated.triggerOwned && updated.triggerSourceId && updated.name !== current.name && updated.triggerSourceId === current.triggerSourceId) {
-      await this.options.sources.update(ownerId, updated.triggerSourceId, { name: `${updated.name} trigger` });
-    }
-    // A paused workflow's own trigger pauses too: its endpoint answers 404 and its timer stops, rather than taking events nobody runs.
-    if (updated.triggerOwned && updated.triggerSourceId && updated.active !== current.active) {
-      await this.options.sources.update(ownerId, updated.triggerSourceId, { active: updated.active });
+    if (updated.triggerOwned && updated.triggerSourceId) {
+      const follows: { name?: string; active?: boolean } = {};
+      // Its own trigger is named after it ("<name> trigger"), so that source listings say whose it is.
+      if (updated.name !== current.name && updated.triggerSourceId === current.triggerSourceId) follows.name = `${updated.name} trigger`;
+      // A paused workflow's own trigger pauses too: its endpoint answers 404 and its timer stops, rather than taking events nobody runs.
+      if (updated.active !== current.active) follows.active = updated.active;
+      // One update (its hooks run once) for both.
+      if (follows.name !== undefined || follows.active !== undefined) await this.options.sources.update(ownerId, updated.triggerSourceId, follows);
     }
     this.options.onChanged(updated.id);
     return updated;
@@ -164,6 +168,15 @@ export class WorkflowsService {
     const run = await this.options.store.findRun(ownerId, runId);
     if (!run) throw new NotFoundError("run", runId);
     return run;
+  }
+
+  /** Runs the workflow again on the original events of its errors (see error-replay.ts); a paused workflow would drop them, so it refuses. */
+  async replay(ownerId: string, idOrSlug: string, filter: ReplayFilter): Promise<Replayed[]> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    if (!workflow.active) throw new ConflictError(`The workflow ${workflow.id} is paused; activate it (PUT {"active": true}) and replay again.`);
+    const replayed = await replayErrors(this.options.store, workflow, filter, this.now());
+    this.options.onEnqueued();
+    return replayed;
   }
 
   /** A channel of the workflow: `$errors`, or "" for what `$.send.emit` sent. */

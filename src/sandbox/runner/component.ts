@@ -97,11 +97,6 @@ export function toComponent(exported: unknown): Component {
   };
 }
 
-/** Requires the bundle; a throw at load (a missing package, an error in top-level code) becomes InvalidComponentError saying so. */
-export function loadComponent(file: string): Component {
-  return toComponent(requireBundle(file));
-}
-
 /** Requires the bundle file; a throw at load becomes InvalidComponentError saying so, with the original stack. */
 export function requireBundle(file: string): unknown {
   try {

@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { DbSnapshot, HostMessage, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { ActiveCall } from "./active-call.js";
-import { InvalidComponentError, loadComponent, requireBundle, toComponent, type Component } from "./component.js";
+import { InvalidComponentError, requireBundle, toComponent, type Component } from "./component.js";
 import { describeThrown, trimStack } from "./describe-thrown.js";
 import { dispatch } from "./dispatch.js";
 import { runChain } from "./step-chain.js";
@@ -39,6 +39,8 @@ export class Runner {
   private loaded: Loaded | undefined;
   /** A workflow bundle's steps, loaded one by one. */
   private readonly loadedSteps = new Map<number, Loaded>();
+  /** The bundle's module, required once: a component's, or a workflow bundle's step factories. */
+  private module: { exported: unknown } | { error: SandboxError } | undefined;
   private current: ActiveCall | undefined;
   /** Concurrent calls in flight, and which one's code is running (for its logs). */
   private readonly active = new Set<ActiveCall>();
@@ -158,8 +160,6 @@ export class Runner {
     return loaded;
   }
 
-  private module: { exported: unknown } | { error: SandboxError } | undefined;
-
   /** The bundle's module as required once (a workflow bundle only defines its steps at load). */
   private loadModule(): { exported: unknown } | { error: SandboxError } {
     if (this.module) return this.module;
@@ -172,13 +172,14 @@ export class Runner {
     return this.module;
   }
 
+  /** The bundle's component; a failure is kept, as the module is (requiring again would run its top-level code again). */
   private load(): Loaded {
     if (this.loaded) return this.loaded;
-    if (!this.bundleFile) return { error: { code: "InvalidComponent", name: "InvalidComponent", message: "No component bundle was loaded." } };
+    const module = this.loadModule();
+    if ("error" in module) return (this.loaded = module);
     try {
-      this.loaded = { component: loadComponent(this.bundleFile) };
+      this.loaded = { component: toComponent(module.exported) };
     } catch (thrown) {
-      // Kept: requiring again would run the module's top-level code again.
       this.loaded = { error: this.describe(thrown) };
     }
     return this.loaded;

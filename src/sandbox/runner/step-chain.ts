@@ -5,7 +5,8 @@
  * without a round trip per step). Each step is reported the moment it ends
  * (`step-done`); the chain stops at the first step that fails or exits.
  */
-import { evaluateProp } from "../../domain/expressions.js";
+import { evaluateStepProps } from "../../domain/expressions.js";
+import { stepResults } from "../../domain/workflows.js";
 import type { ChainStep, StepContext } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import type { ActiveCall } from "./active-call.js";
@@ -32,16 +33,12 @@ function nextTurn(): Promise<void> {
 
 /** The step's props, evaluated; an expression that cannot be read fails the step as a ConfigurationError naming the prop. */
 function evaluateProps(step: ChainStep, scope: Record<string, unknown>): Record<string, unknown> | SandboxError {
-  const props: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(step.props)) {
-    try {
-      props[name] = evaluateProp(value, { steps: scope }, `${step.field}.props.${name}`);
-    } catch (thrown) {
-      const message = thrown instanceof Error ? thrown.message : String(thrown);
-      return { code: "ConfigurationError", name: "ConfigurationError", message: `Step "${step.name}": ${message}` };
-    }
+  try {
+    return evaluateStepProps(step.props, scope, step);
+  } catch (thrown) {
+    const message = thrown instanceof Error ? thrown.message : String(thrown);
+    return { code: "ConfigurationError", name: "ConfigurationError", message };
   }
-  return props;
 }
 
 function asJson(value: unknown): { json: unknown } | { error: SandboxError } {
@@ -91,8 +88,6 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     const returned = "json" in json ? json.json : null;
     call.stepDone({ index: step.index, value: returned, step: outcome, logsEnd: call.logCount, durationMs: performance.now() - started, ...(error ? { error } : {}) });
     if (error || outcome.exit || call.ended) return;
-    const visible: Record<string, unknown> = { ...outcome.exports, $return_value: returned };
-    if (outcome.summary !== null) visible.$summary = outcome.summary;
-    scope[step.name] = visible;
+    scope[step.name] = stepResults({ exports: outcome.exports, returnValue: returned, summary: outcome.summary });
   }
 }

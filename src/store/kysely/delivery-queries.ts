@@ -1,7 +1,7 @@
 import { sql, SqliteAdapter, type Kysely } from "kysely";
-import { compareEventIds } from "../../domain/event-ids.js";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
-import { RUN_RETENTION, RUN_TRIM_EVERY as TRIM_EVERY } from "../../domain/workflows.js";
+import { RUN_RETENTION } from "../../domain/workflows.js";
+import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
 import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
@@ -22,7 +22,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   // PostgreSQL: claimers in several processes skip each other's rows rather than wait on them.
   const lockClause = sqlite ? sql`` : sql`FOR UPDATE SKIP LOCKED`;
-  const sinceTrim = new Map<string, number>();
+  const trims = new RunTrimSchedule();
 
   return {
     async claimDeliveries({ now, leaseMs, limit }) {
@@ -33,7 +33,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
           WHERE available_at <= ${now} AND status IN ('pending', 'running')
           ORDER BY created_at, event_id LIMIT ${limit} ${lockClause})
         RETURNING *`.execute(db);
-      return result.rows.map(toClaimed).sort((a, b) => a.createdAt - b.createdAt || compareEventIds(a.eventId, b.eventId));
+      return result.rows.map(toClaimed).sort(deliveryOrder);
     },
 
     async releaseDeliveries(keys, availableAt) {
@@ -85,22 +85,9 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         }
         for (const key of deliveries) await trx.deleteFrom("deliveries").where(...keyFilter(key)).execute();
         // A run recorded before (a redelivery after a crash) appends nothing again.
-        const runIds = new Set(runs.map((run) => run.id));
         const results: AppendResult[] = [];
-        for (const batch of appends) {
-          const fromRun = batch.runId;
-          if (fromRun !== undefined && runIds.has(fromRun) && !recorded.has(fromRun)) {
-            results.push({ events: [], accepted: [], rejected: [], deliveries: 0 });
-            continue;
-          }
-          results.push(await appendWithin(trx, batch));
-        }
-        for (const run of runs) {
-          // Trimmed every TRIM_EVERY runs of a workflow, not every batch: the listing keeps about RUN_RETENTION.
-          const count = (sinceTrim.get(run.workflowId) ?? 0) + 1;
-          sinceTrim.set(run.workflowId, count % TRIM_EVERY);
-          if (count >= TRIM_EVERY) await trimRuns(trx, run.workflowId);
-        }
+        for (const batch of appends) results.push(staleAppend(batch, runs, recorded) ? noAppend() : await appendWithin(trx, batch));
+        for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
         return { appended: results, recorded };
       });
     },

@@ -1,10 +1,10 @@
 import type SqliteDatabase from "better-sqlite3";
-import { compareEventIds } from "../../domain/event-ids.js";
 import type { Kysely } from "kysely";
-import { RUN_RETENTION, RUN_TRIM_EVERY as TRIM_EVERY } from "../../domain/workflows.js";
+import { RUN_RETENTION } from "../../domain/workflows.js";
 import { toRunRow } from "../kysely/workflow-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
+import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
 
@@ -35,26 +35,17 @@ export function createSqliteRuns(
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
   const oldestKept = database.prepare("SELECT id FROM runs WHERE workflow_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?").pluck();
   const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ?");
-  const sinceTrim = new Map<string, number>();
+  const trims = new RunTrimSchedule();
 
   const finish = database.transaction((input: Parameters<Store["finishRuns"]>[0]): FinishedRuns => {
     const recorded = new Set<string>();
     for (const run of input.runs) if (insertRun.run(toRunRow(run)).changes > 0) recorded.add(run.id);
     for (const key of input.deliveries) deleteDelivery.run(key.listenerId, key.emitterId, key.eventId);
-    const runIds = new Set(input.runs.map((run) => run.id));
     // A run recorded before (a redelivery after a crash) appends nothing again.
-    const results = input.appends.map((batch) =>
-      batch.runId !== undefined && runIds.has(batch.runId) && !recorded.has(batch.runId) ? { events: [], accepted: [], rejected: [], deliveries: 0 } : appendInTransaction(batch),
-    );
-    for (const run of input.runs) {
-      const count = (sinceTrim.get(run.workflowId) ?? 0) + 1;
-      if (count < TRIM_EVERY) {
-        sinceTrim.set(run.workflowId, count);
-        continue;
-      }
-      sinceTrim.set(run.workflowId, 0);
-      const oldest = oldestKept.get(run.workflowId, RUN_RETENTION - 1) as string | undefined;
-      if (oldest) trim.run(run.workflowId, oldest);
+    const results = input.appends.map((batch) => (staleAppend(batch, input.runs, recorded) ? noAppend() : appendInTransaction(batch)));
+    for (const workflowId of trims.due(input.runs)) {
+      const oldest = oldestKept.get(workflowId, RUN_RETENTION - 1) as string | undefined;
+      if (oldest) trim.run(workflowId, oldest);
     }
     return { appended: results, recorded };
   });
@@ -63,7 +54,7 @@ export function createSqliteRuns(
     claimDeliveries: ({ now, leaseMs, limit }) =>
       kysely.connection().execute(async (): Promise<ClaimedDelivery[]> => {
         const rows = claim.all(now + leaseMs, now, limit) as DeliveryRow[];
-        return rows.map(toClaimed).sort((a, b) => a.createdAt - b.createdAt || compareEventIds(a.eventId, b.eventId));
+        return rows.map(toClaimed).sort(deliveryOrder);
       }),
     finishRuns: (input) => kysely.connection().execute(async () => finish(input)),
   };
