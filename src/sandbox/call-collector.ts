@@ -28,11 +28,13 @@ export interface CallOutcome {
   logs: LogEntry[];
   /** A step call's record, as the runner reported it with its result or error. */
   step?: StepOutcome;
+  /** How long the call ran, as the runner measured it. */
+  ms?: number;
   /** A `steps` call: each step that ended, in order (a step the runner died in is not among them). */
   chain?: StepDone[];
 }
 
-export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db" | "step">;
+export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db" | "step" | "ms">;
 
 export class CallCollector {
   readonly id: number;
@@ -115,6 +117,7 @@ export class CallCollector {
     if ("value" in ending) outcome.value = ending.value;
     if (ending.error) outcome.error = ending.error;
     if (ending.step) outcome.step = ending.step;
+    if (ending.ms !== undefined) outcome.ms = ending.ms;
     if (this.chain.length > 0) outcome.chain = this.chain;
     return outcome;
   }

@@ -127,6 +127,13 @@ export type HostMessage =
        * independent calls (workflow runs) whose steps wait on I/O. Never with carryDb.
        */
       concurrent?: boolean;
+      /**
+       * The call's ending may wait in the runner for the calls queued behind it
+       * (see Runner.hold): a batch then answers in one message. A runner that
+       * dies with endings held loses them, so the host runs those calls again
+       * (see Sandbox.invokeBatch). Never with concurrent.
+       */
+      holdEnd?: boolean;
       maxLogBytes: number;
       maxLogEntries: number;
     }
@@ -163,8 +170,9 @@ export type CallMessage<R = HttpResponse> =
   /** A step of a `steps` call ended; sent at once, so that what a later step's crash loses is only that step. */
   | { type: "step-done"; id: number; done: StepDone }
   /** `step` only for a step call; also on its error, with what the step recorded before it failed. */
-  | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean; step?: StepOutcome }
-  | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean; step?: StepOutcome };
+  /** `ms`: how long the call ran, as the runner measured it (its ending may have waited after, see holdEnd). */
+  | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean; step?: StepOutcome; ms?: number }
+  | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean; step?: StepOutcome; ms?: number };
 
 const SANDBOX_ERROR_CODES = new Set([
   "UserError",
@@ -185,6 +193,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function isCallId(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value);
+}
+
+function readMs(value: unknown): { ms?: number } {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? { ms: value } : {};
 }
 
 function readDb(value: unknown): DbSnapshot | null | undefined {
@@ -295,14 +307,14 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
       const db = readDb(raw.db);
       const step = readOptionalStep(raw.step);
       if (!isCallId(raw.id) || db === undefined || !step) return undefined;
-      return { type: "result", id: raw.id, value: raw.value, db, retire: raw.retire === true, ...step };
+      return { type: "result", id: raw.id, value: raw.value, db, retire: raw.retire === true, ...step, ...readMs(raw.ms) };
     }
     case "error": {
       const db = readDb(raw.db);
       const error = readError(raw.error);
       const step = readOptionalStep(raw.step);
       if ((raw.id !== null && !isCallId(raw.id)) || db === undefined || !error || !step) return undefined;
-      return { type: "error", id: raw.id, error, db, retire: raw.retire === true, ...step };
+      return { type: "error", id: raw.id, error, db, retire: raw.retire === true, ...step, ...readMs(raw.ms) };
     }
     default:
       return undefined;

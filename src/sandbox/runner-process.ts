@@ -75,6 +75,8 @@ export class RunnerProcess {
   private timer: NodeJS.Timeout | undefined;
   /** The batch in flight runs its calls side by side (callEach's `concurrent`), each on its own clock. */
   private concurrent = false;
+  /** The runner may hold the endings of the batch in flight (callEach's `holdEnds`). */
+  private holding = false;
   private readonly clocks = new Map<CallCollector, NodeJS.Timeout>();
   private timedOut: CallCollector | undefined;
   private markExited: () => void = () => {};
@@ -129,11 +131,15 @@ export class RunnerProcess {
    * answers. `concurrent`: independent calls (each with its own db) that the
    * runner runs side by side, each on its own clock; a call that runs past
    * its time limit stops the runner, and the calls beside it fail with it.
+   * `holdEnds` (one after the other only): the runner answers the batch in
+   * one message; if it dies before, no call of the batch left unanswered can
+   * be told to have run or not, so they all answer null.
    */
-  callEach(requests: CallRequest[], options: { concurrent?: boolean } = {}): Array<Promise<CallOutcome | null>> {
+  callEach(requests: CallRequest[], options: { concurrent?: boolean; holdEnds?: boolean } = {}): Array<Promise<CallOutcome | null>> {
     if (this.calls.length > 0) throw new Error("A runner serves one batch of calls at a time.");
     if (!this.alive) return requests.map(() => Promise.resolve(null));
     this.concurrent = options.concurrent === true && requests.length > 1;
+    this.holding = options.holdEnds === true && !this.concurrent && requests.length > 1;
     const { props, dbProps } = requests[0]!;
     const invokes: BatchInvoke[] = [];
     const outcomes: Array<Promise<CallOutcome | null>> = [];
@@ -151,6 +157,7 @@ export class RunnerProcess {
         maxLogEntries: MAX_LOG_ENTRIES,
       };
       if (this.concurrent) invoke.concurrent = true;
+      if (this.holding) invoke.holdEnd = true;
       // Props shared by the calls of a batch (the common case) travel once, in `shared`.
       if (request.props !== props) invoke.props = request.props;
       if (request.dbProps !== dbProps) invoke.dbProps = request.dbProps;
@@ -354,7 +361,8 @@ export class RunnerProcess {
     this.alive = false;
     if (this.concurrent) this.failConcurrent(code, signal);
     const collector = this.calls[0]?.collector;
-    if (collector && !collector.finished) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
+    // Endings held in the runner died with it: the first call left may have ended well, so it is not blamed.
+    if (collector && !collector.finished && !this.holding) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
     this.dropWaiting();
     this.markExited();
     this.options.onExit(this);
@@ -364,7 +372,8 @@ export class RunnerProcess {
 type BatchInvoke = Extract<HostMessage, { type: "invoke-many" }>["invokes"][number];
 
 /** A step call's record joins its ending; set, not spread: this runs once per call. */
-function withStep(ending: CallEnding, message: { step?: StepOutcome }): CallEnding {
+function withStep(ending: CallEnding, message: { step?: StepOutcome; ms?: number }): CallEnding {
   if (message.step) ending.step = message.step;
+  if (message.ms !== undefined) ending.ms = message.ms;
   return ending;
 }

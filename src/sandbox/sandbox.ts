@@ -224,7 +224,17 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }
   };
 
-  const executeBatch = async (requests: RunnerRequest[], callbacks: Array<InvokeCallbacks | undefined>, options: BatchOptions = {}): Promise<InvokeResult[]> => {
+  /**
+   * `isolated`: each call answers on its own (no held endings), for calls run
+   * again after a runner died holding endings, so that the call at fault is
+   * the one that gets the error.
+   */
+  const executeBatch = async (
+    requests: RunnerRequest[],
+    callbacks: Array<InvokeCallbacks | undefined>,
+    options: BatchOptions = {},
+    isolated = false,
+  ): Promise<InvokeResult[]> => {
     const first = requests[0];
     if (!first) return [];
     const limits = resolveLimits(first.limits);
@@ -246,13 +256,14 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           limits: resolvedOf(request.limits),
           onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
         })),
-        options,
+        { concurrent: options.concurrent === true, holdEnds: !isolated && options.concurrent !== true },
       )
       .map((promise) =>
         promise.then((outcome) => {
           const now = performance.now();
           // One after the other, a call took the time since the one before it; side by side, since the start.
-          const durationMs = Math.round(now - (options.concurrent ? started : last));
+          // The runner's own measure when it gave one: an ending it held arrived after the call ended.
+          const durationMs = Math.round(outcome?.ms ?? now - (options.concurrent ? started : last));
           last = now;
           return outcome === null ? null : toResult(outcome, durationMs);
         }),
@@ -265,18 +276,19 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }
     const stranded = outcomes.indexOf(null);
     if (stranded < 0) return outcomes as InvokeResult[];
-    if (stranded === 0) {
+    const held = !isolated && options.concurrent !== true && requests.length > 1;
+    if (stranded === 0 && !held) {
       // Not even the first call ran (the runner was gone already): say so rather than try forever.
       const error: SandboxError = { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner stopped before the call could start; try again." };
       outcomes[0] = { ok: false, emits: [], db: null, logs: [], error, durationMs: 0 };
       if (outcomes.length === 1) return outcomes as InvokeResult[];
       return [outcomes[0], ...(await executeBatch(requests.slice(1).map((r, i) => (i === 0 ? { ...r, db: first.db } : r)), callbacks.slice(1), options))];
     }
-    // The store as the last call that answered left it, for the calls that never ran.
+    // The store as the last call that answered left it, for the calls that never ran (or whose ending was lost).
     let db = first.db;
     for (const outcome of outcomes.slice(0, stranded)) if (outcome?.db) db = outcome.db;
     const rest = requests.slice(stranded).map((request, index) => (index === 0 ? { ...request, db } : request));
-    const rerun = await executeBatch(rest, callbacks.slice(stranded), options);
+    const rerun = await executeBatch(rest, callbacks.slice(stranded), options, isolated || held);
     return [...(outcomes.slice(0, stranded) as InvokeResult[]), ...rerun];
   };
 

@@ -30,6 +30,12 @@ export interface ActiveCallOptions {
   /** Set for a step call: what its `$` records, sent with the result or the error. */
   step?: StepRecorder | undefined;
   send(message: RunnerMessage<WireResponse>): void;
+  /**
+   * Set when the call's ending may wait for the calls behind it: it gets the
+   * ended call instead of a flush. `now`: send it with what is held at once
+   * (the runner is about to be replaced).
+   */
+  hold?: ((call: ActiveCall, now: boolean) => void) | undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -74,6 +80,7 @@ export class ActiveCall {
   private pending: Array<CallMessage<WireResponse>> = [];
   private pendingBytes = 0;
   private flushTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt = performance.now();
 
   constructor(options: ActiveCallOptions) {
     this.options = options;
@@ -149,16 +156,38 @@ export class ActiveCall {
       return;
     }
     this.finished = true;
-    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false, ...this.closeStep() }, 0);
-    this.flush();
+    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false, ...this.closeStep(), ms: this.elapsedMs() }, 0);
+    this.end(false);
   }
 
   fail(error: SandboxError, retire: boolean): void {
     if (this.finished) return;
     this.finished = true;
     // A failed step still reports what it exported (and sent, and whether it exited) before the failure.
-    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire, ...this.closeStep() }, 0);
-    this.flush();
+    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire, ...this.closeStep(), ms: this.elapsedMs() }, 0);
+    this.end(retire);
+  }
+
+  /** What waits to be sent (the ending last), taken by the runner to send with other held endings. */
+  takePending(): Array<CallMessage<WireResponse>> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const messages = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    return messages;
+  }
+
+  /** A retiring ending never waits: the runner is about to go, and what it holds must reach the host first. */
+  private end(retire: boolean): void {
+    if (!this.options.hold) return this.flush();
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.options.hold(this, retire);
+  }
+
+  private elapsedMs(): number {
+    return performance.now() - this.startedAt;
   }
 
   private closeStep(): { step?: StepOutcome } {
@@ -176,12 +205,8 @@ export class ActiveCall {
 
   /** Sends what waits, in order, as one message. */
   private flush(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const messages = this.pending;
+    const messages = this.takePending();
     if (messages.length === 0) return;
-    this.pending = [];
-    this.pendingBytes = 0;
     const message: RunnerMessage<WireResponse> = messages.length === 1 ? messages[0]! : { type: "batch", messages };
     this.options.send(message);
   }

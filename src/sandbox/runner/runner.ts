@@ -33,6 +33,13 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Held endings are sent at the latest when the oldest has waited this long,
+ * checked between calls and by a timer (for a call that waits on I/O): it
+ * bounds what a runner that dies can take with it.
+ */
+const HOLD_MS = 5;
+
 export class Runner {
   private readonly options: RunnerOptions;
   private bundleFile: string | undefined;
@@ -49,6 +56,12 @@ export class Runner {
   private carried: DbSnapshot = {};
   /** Calls run one after the other, in the order they arrived. */
   private queue: Promise<void> = Promise.resolve();
+  /** Calls queued and not yet ended (one after the other, not concurrent ones). */
+  private queued = 0;
+  /** Ended calls whose endings wait for the calls behind them, in order, and since when. */
+  private held: ActiveCall[] = [];
+  private heldSince = 0;
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(options: RunnerOptions) {
     this.options = options;
@@ -66,6 +79,7 @@ export class Runner {
   /** Queues a call behind those already sent; a concurrent one starts at once. */
   enqueue(message: InvokeMessage): void {
     if (!message.concurrent) {
+      this.queued += 1;
       this.queue = this.queue.then(() => this.invoke(message));
       return;
     }
@@ -78,7 +92,8 @@ export class Runner {
 
   private startCall(message: InvokeMessage): ActiveCall {
     const step = message.call.kind === "step" ? new StepRecorder() : undefined;
-    return new ActiveCall({ ...message, db: message.carryDb ? this.carried : message.db, step, send: this.options.send });
+    const hold = message.holdEnd && !message.concurrent ? (ended: ActiveCall, now: boolean) => this.hold(ended, now) : undefined;
+    return new ActiveCall({ ...message, db: message.carryDb ? this.carried : message.db, step, send: this.options.send, hold });
   }
 
   private async invoke(message: InvokeMessage): Promise<void> {
@@ -88,7 +103,33 @@ export class Runner {
       await this.run(call, message);
     } finally {
       this.carried = call.db.snapshot();
+      this.queued -= 1;
+      // The last call of what was sent, or endings held long enough: send them.
+      if (this.queued === 0 || performance.now() - this.heldSince >= HOLD_MS) this.sendHeld();
     }
+  }
+
+  /**
+   * A call of a batch ended: its ending waits for the calls behind it, so the
+   * batch answers in one message, one write and one read instead of one per
+   * call. The host then has one wake-up per batch rather than per call.
+   */
+  private hold(call: ActiveCall, now: boolean): void {
+    if (this.held.length === 0) {
+      this.heldSince = performance.now();
+      this.holdTimer = setTimeout(() => this.sendHeld(), HOLD_MS);
+    }
+    this.held.push(call);
+    if (now) this.sendHeld();
+  }
+
+  /** Sends the held endings, in the order the calls ended, as one message. */
+  private sendHeld(): void {
+    if (this.held.length === 0) return;
+    clearTimeout(this.holdTimer);
+    const messages = this.held.flatMap((call) => call.takePending());
+    this.held = [];
+    if (messages.length > 0) this.options.send(messages.length === 1 ? messages[0]! : { type: "batch", messages });
   }
 
   private async run(call: ActiveCall, message: InvokeMessage): Promise<void> {
@@ -123,6 +164,8 @@ export class Runner {
    * fault cannot be told, so every one in flight fails with it.
    */
   fault(error: SandboxError): void {
+    // What ended before the fault reaches the host before the fault does.
+    this.sendHeld();
     const inFlight = [...this.active].filter((call) => !call.ended);
     if (this.current && !this.current.ended) inFlight.push(this.current);
     if (inFlight.length === 0) this.options.send({ type: "error", id: null, error, db: null, retire: true });
