@@ -69,6 +69,35 @@ interface PendingCall {
   reject(error: unknown): void;
 }
 
+/** A batch that has run, waiting for its commit. */
+interface RanBatch {
+  source: DeployedSource;
+  outcomes: CallOutcome[];
+  dedupe: ValidatedComponent["dedupe"];
+  db: Record<string, unknown> | null;
+  batch: PendingCall[];
+}
+
+/** Per source: the commit chain's tail, how many commits are in it, the store they will write, and the batches waiting. */
+interface CommitChain {
+  tail: Promise<void>;
+  count: number;
+  db: Record<string, unknown> | null;
+  ready: RanBatch[];
+}
+
+/** Consecutive batches that store the same way (an update between them changes code or retention). */
+function mergeable(ready: RanBatch[]): RanBatch[][] {
+  const groups: RanBatch[][] = [];
+  for (const ran of ready) {
+    const group = groups[groups.length - 1];
+    const head = group?.[0];
+    if (head && head.source.componentId === ran.source.componentId && head.source.retention === ran.source.retention) group!.push(ran);
+    else groups.push([ran]);
+  }
+  return groups;
+}
+
 /** Calls run in one batch at most: bounds the wait of the first of them. */
 const MAX_BATCH = 64;
 /** How long a busy source's row is reused between batches. */
@@ -89,7 +118,7 @@ export class SourceInvoker {
   private readonly mutex = new KeyedMutex();
   /** Per source: the commit chain's tail, how many commits are in it, and the store they will write. */
   private readonly sources = new ExpiringCache<string, DeployedSource>({ ttlMs: SOURCE_CACHE_MS, maxEntries: 10_000 });
-  private readonly commits = new Map<string, { tail: Promise<void>; count: number; db: Record<string, unknown> | null }>();
+  private readonly commits = new Map<string, CommitChain>();
   private readonly queues = new Map<string, { ownerId: string; items: PendingCall[] }>();
   private readonly components = new Map<string, { saved: SavedComponent; validated: ValidatedComponent }>();
   private readonly now: () => number;
@@ -163,10 +192,7 @@ export class SourceInvoker {
     } catch (error) {
       return fail(error);
     }
-    this.commitStage(sourceId, ran.db, async () => {
-      const results = await this.commitOutcomes(ran.source, ran.outcomes, ran.dedupe, ran.db);
-      batch.forEach((pending, index) => pending.resolve(results[index]!));
-    }).catch(fail);
+    this.commitStage(sourceId, { ...ran, batch });
   }
 
   private async runStage(ownerId: string, sourceId: string, batch: PendingCall[]) {
@@ -199,20 +225,45 @@ export class SourceInvoker {
     return this.sources.set(sourceId, source);
   }
 
-  /** Queues a commit behind the source's earlier ones; the store it will write is what later batches start from. */
-  private commitStage(sourceId: string, db: Record<string, unknown> | null, commit: () => Promise<void>): Promise<void> {
-    const chain = this.commits.get(sourceId) ?? { tail: Promise.resolve(), count: 0, db: null };
+  /**
+   * Queues a batch's commit behind the source's earlier ones; the store it
+   * will write is what later batches start from. Resolves at once: the
+   * batch's callers are answered when its commit lands.
+   */
+  private commitStage(sourceId: string, ran: RanBatch): void {
+    const chain = this.commits.get(sourceId) ?? { tail: Promise.resolve(), count: 0, db: null, ready: [] };
     chain.count += 1;
-    if (db) chain.db = db;
+    if (ran.db) chain.db = ran.db;
+    chain.ready.push(ran);
     // A turn of the event loop first: the next batch, started by promise callbacks, goes to the
     // runner before this commit holds the thread, so the runner works while the database writes.
-    const run = chain.tail.then(afterPendingCallbacks).then(commit);
-    chain.tail = run.catch(() => undefined).then(() => {
+    const link = chain.tail.then(afterPendingCallbacks).then(() => this.commitReady(chain));
+    chain.tail = link.catch((error: unknown) => this.options.logger.error({ err: error, sourceId }, "a source's commit failed")).then(() => {
       chain.count -= 1;
       if (chain.count === 0 && this.commits.get(sourceId) === chain) this.commits.delete(sourceId);
     });
     this.commits.set(sourceId, chain);
-    return run;
+  }
+
+  /**
+   * Commits every batch of the source that has run and waits, in one
+   * transaction when they agree on how to store (same code and retention):
+   * when the database falls behind (a slow disk, a checkpoint), the batches
+   * that pile up meanwhile cost it one transaction, not one each.
+   */
+  private async commitReady(chain: CommitChain): Promise<void> {
+    const ready = chain.ready.splice(0);
+    for (const group of mergeable(ready)) {
+      const outcomes = group.flatMap((ran) => ran.outcomes);
+      const last = group[group.length - 1]!;
+      try {
+        const results = await this.commitOutcomes(last.source, outcomes, last.dedupe, last.db);
+        let index = 0;
+        for (const ran of group) for (const pending of ran.batch) pending.resolve(results[index++]!);
+      } catch (error) {
+        for (const ran of group) for (const pending of ran.batch) pending.reject(error);
+      }
+    }
   }
 
   private async commitOutcomes(source: DeployedSource, outcomes: CallOutcome[], dedupe: ValidatedComponent["dedupe"], db: Record<string, unknown> | null): Promise<InvocationResult[]> {

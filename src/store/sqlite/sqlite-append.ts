@@ -61,6 +61,16 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
     return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries };
   });
 
-  // Through Kysely's connection, so the transaction never lands inside one of Kysely's own.
-  return { append: (batch) => kysely.connection().execute(async () => append(batch)), appendInTransaction: (batch) => append(batch) };
+  return { append: (batch) => outsideKyselyTransaction(database, kysely, () => append(batch)), appendInTransaction: (batch) => append(batch) };
+}
+
+/**
+ * Runs synchronous work on the connection, never inside a transaction of
+ * Kysely's (which stays open across awaits): while one is open, the work
+ * waits for Kysely's connection; otherwise it runs at once, since nothing
+ * else can run on the thread meanwhile, without the wait's promises.
+ */
+export async function outsideKyselyTransaction<T>(database: SqliteDatabase.Database, kysely: Kysely<any>, work: () => T): Promise<T> {
+  if (!database.inTransaction) return work();
+  return kysely.connection().execute(async () => work());
 }

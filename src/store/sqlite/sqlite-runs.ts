@@ -5,6 +5,7 @@ import { toRunRow } from "../kysely/workflow-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
+import { outsideKyselyTransaction } from "./sqlite-append.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
 
@@ -52,11 +53,8 @@ export function createSqliteRuns(
 
   return {
     claimDeliveries: ({ now, leaseMs, limit }) =>
-      kysely.connection().execute(async (): Promise<ClaimedDelivery[]> => {
-        const rows = claim.all(now + leaseMs, now, limit) as DeliveryRow[];
-        return rows.map(toClaimed).sort(deliveryOrder);
-      }),
-    finishRuns: (input) => kysely.connection().execute(async () => finish(input)),
+      outsideKyselyTransaction(database, kysely, (): ClaimedDelivery[] => (claim.all(now + leaseMs, now, limit) as DeliveryRow[]).map(toClaimed).sort(deliveryOrder)),
+    finishRuns: (input) => outsideKyselyTransaction(database, kysely, () => finish(input)),
   };
 }
 
