@@ -18,6 +18,18 @@ const EMIT_EVERY_REQUEST = `module.exports = {
   async run(event) { this.$emit(event.body, { summary: "request" }); },
 };`;
 
+/** As most real webhook sources do: a line in its logs for each request, written with its event. */
+const LOG_AND_EMIT_EVERY_REQUEST = EMIT_EVERY_REQUEST.replace("async run(event) {", 'async run(event) { console.log("received", event.body.id);');
+
+async function deployHttpSource(bench: Awaited<ReturnType<typeof startBenchServer>>, code: string): Promise<string> {
+  const deployed = await fetch(`${bench.server.url}/v1/sources`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${bench.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ component_code: code }),
+  });
+  return ((await deployed.json()) as { data: { endpoint_url: string } }).data.endpoint_url;
+}
+
 /** The HTTP source against a bare Fastify route, in the same run, and the ratio between them. */
 export async function benchHttpSource(): Promise<BenchRow[]> {
   const bare = Fastify();
@@ -29,13 +41,8 @@ export async function benchHttpSource(): Promise<BenchRow[]> {
 
   const bench = await startBenchServer("sqlite");
   try {
-    const deployed = await fetch(`${bench.server.url}/v1/sources`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${bench.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ component_code: EMIT_EVERY_REQUEST }),
-    });
-    const endpoint = ((await deployed.json()) as { data: { endpoint_url: string } }).data.endpoint_url;
-    const figures = await autocannon(endpoint, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+    const figures = await autocannon(await deployHttpSource(bench, EMIT_EVERY_REQUEST), { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+    const logging = await autocannon(await deployHttpSource(bench, LOG_AND_EMIT_EVERY_REQUEST), { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
     const ratio = figures.perSecond / bareFigures.perSecond;
     return [
       { benchmark: `bare Fastify POST route (reference), ${CONNECTIONS} connections`, ...bareFigures, note: "autocannon, own process" },
@@ -43,6 +50,11 @@ export async function benchHttpSource(): Promise<BenchRow[]> {
         benchmark: `HTTP source emitting every request, ${CONNECTIONS} connections`,
         ...figures,
         note: `${(ratio * 100).toFixed(0)}% of the reference (target >= 40%); errors ${figures.errors}, non-2xx ${figures.non2xx}`,
+      },
+      {
+        benchmark: `HTTP source logging a line and emitting, ${CONNECTIONS} connections`,
+        ...logging,
+        note: `${((logging.perSecond / bareFigures.perSecond) * 100).toFixed(0)}% of the reference; errors ${logging.errors}, non-2xx ${logging.non2xx}`,
       },
     ];
   } finally {
@@ -90,12 +102,7 @@ export async function benchDeployToFirstEvent(): Promise<BenchRow> {
       // A different bundle each time (esbuild drops comments, so the change must be code): a new runner.
       const code = EMIT_EVERY_REQUEST.replace('version: "1"', `version: "1.${i}"`);
       const begin = performance.now();
-      const deployed = await fetch(`${bench.server.url}/v1/sources`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${bench.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ component_code: code }),
-      });
-      const endpoint = ((await deployed.json()) as { data: { endpoint_url: string } }).data.endpoint_url;
+      const endpoint = await deployHttpSource(bench, code);
       const first = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
       await first.arrayBuffer();
       if (first.status !== 200) throw new Error(`the first event failed: ${first.status}`);

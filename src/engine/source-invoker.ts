@@ -353,20 +353,25 @@ export class SourceInvoker {
     owners: Map<PendingEmit, number>,
   ): Promise<StoredEvent[][]> {
     const { store, hub } = this.options;
+    const now = this.now();
+    // The calls' logs go in the events' transaction: one commit for both.
+    const logs = logEntries(outcomes.map((outcome) => outcome.result), outcomes.flatMap((outcome) => outcome.problems), now);
     const appended = await store.appendEvents({
       ownerId: source.ownerId,
       emitterId: source.id,
       emits: outcomes.flatMap((outcome) => outcome.emits),
       dedupe,
       retention: source.retention,
-      now: this.now(),
+      now,
       sourceDb: db,
+      logs,
     });
     const byCall: StoredEvent[][] = outcomes.map(() => []);
     appended.events.forEach((event, index) => byCall[owners.get(appended.accepted[index]!) ?? 0]!.push(event));
-    const problems = outcomes.flatMap((outcome) => outcome.problems);
-    problems.push(...appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`));
-    await this.writeLogs(source, outcomes.map((outcome) => outcome.result), problems);
+    for (const log of appended.logs) hub.publish(source.id, { kind: "log", item: log });
+    // What only the append could tell (an emit its dedupe could not take) is logged after it: rare.
+    const refused = appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`);
+    if (refused.length > 0) await this.writeLogs(source, logEntries([], refused, now));
     for (const event of appended.events) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
     // The worker claims only when there is something to claim: a source nobody listens to costs it nothing.
     if (appended.deliveries > 0) this.options.onAppended?.();
@@ -386,14 +391,7 @@ export class SourceInvoker {
     return component;
   }
 
-  private async writeLogs(source: DeployedSource, results: InvokeResult[], problems: string[]): Promise<void> {
-    const at = this.now();
-    const entries: Array<Pick<LogEntry, "stream" | "text" | "ts">> = [];
-    for (const result of results) {
-      for (const log of result.logs) entries.push({ stream: log.stream, text: log.text, ts: log.ts });
-      if (result.error) entries.push({ stream: "stderr", text: describeError(result.error), ts: at });
-    }
-    for (const problem of problems) entries.push({ stream: "system", text: problem, ts: at });
+  private async writeLogs(source: DeployedSource, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<void> {
     if (entries.length === 0) return;
     try {
       const logs = await this.options.store.appendLogs(source.ownerId, source.id, entries);
@@ -402,6 +400,17 @@ export class SourceInvoker {
       this.options.logger.error({ err: error, sourceId: source.id }, "could not store a source's logs");
     }
   }
+}
+
+/** The log lines of calls: what each printed, then its error, then the problems found with its emits. */
+function logEntries(results: InvokeResult[], problems: string[], at: number): Array<Pick<LogEntry, "stream" | "text" | "ts">> {
+  const entries: Array<Pick<LogEntry, "stream" | "text" | "ts">> = [];
+  for (const result of results) {
+    for (const log of result.logs) entries.push({ stream: log.stream, text: log.text, ts: log.ts });
+    if (result.error) entries.push({ stream: "stderr", text: describeError(result.error), ts: at });
+  }
+  for (const problem of problems) entries.push({ stream: "system", text: problem, ts: at });
+  return entries;
 }
 
 /** Resolves once the promise callbacks queued so far (and I/O callbacks ready now) have run. */

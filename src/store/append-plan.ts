@@ -2,12 +2,17 @@ import { applyDedupe, type DedupeState, type Rejection, type PendingEmit } from 
 import { formatEventId, nextEventIdParts, parseEventId, type EventIdParts } from "../domain/event-ids.js";
 import type { StoredEvent } from "../domain/sources.js";
 import { globFor } from "../domain/subscriptions.js";
+import { parseChannelCounts, readCount, type ChannelCounts } from "./retention-plan.js";
 import type { EventBatch } from "./store.js";
 
-/** Where an emitter's ids and dedupe stand, as stored in `emitter_state`. */
+/** Where an emitter's ids, dedupe and retention counts stand, as stored in `emitter_state`. */
 export interface EmitterState {
   lastId: string | null;
   dedupe: DedupeState | null;
+  /** Events held per channel, where known (see retention-plan.ts). */
+  channelCounts: ChannelCounts;
+  /** Log lines held, when known. */
+  logCount: number | null;
 }
 
 /** What one append writes: the events, the emitter's new state, the channels to trim. */
@@ -99,8 +104,16 @@ export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscrip
 }
 
 /** Reads an `emitter_state` row into the state planAppend starts from. */
-export function emitterStateOf(row: { last_ms: number | string; last_seq: number | string; dedupe_state: string | null } | undefined): EmitterState {
-  if (!row) return { lastId: null, dedupe: null };
+export function emitterStateOf(
+  row: { last_ms: number | string; last_seq: number | string; dedupe_state: string | null; channel_counts?: string | null; log_count?: number | string | null } | undefined,
+): EmitterState {
+  // No row: no count is known (logs could have been written without one before counts were kept).
+  if (!row) return { lastId: null, dedupe: null, channelCounts: {}, logCount: null };
   const lastId = Number(row.last_seq) < 0 ? null : `${row.last_ms}-${row.last_seq}`;
-  return { lastId, dedupe: row.dedupe_state === null ? null : (JSON.parse(row.dedupe_state) as DedupeState) };
+  return {
+    lastId,
+    dedupe: row.dedupe_state === null ? null : (JSON.parse(row.dedupe_state) as DedupeState),
+    channelCounts: parseChannelCounts(row.channel_counts),
+    logCount: readCount(row.log_count),
+  };
 }

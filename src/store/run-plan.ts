@@ -18,7 +18,7 @@ export function staleAppend(batch: EventBatch, runs: WorkflowRun[], recorded: Se
 }
 
 export function noAppend(): AppendResult {
-  return { events: [], accepted: [], rejected: [], deliveries: 0 };
+  return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
 }
 
 /**

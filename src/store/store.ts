@@ -176,6 +176,8 @@ export interface EventBatch {
   deliverTo?: "all" | "explicit" | "none" | undefined;
   /** In finishRuns: the run these events come from; when that run was recorded before, they are not appended again. */
   runId?: string | undefined;
+  /** Log lines of the emitter, written in the same transaction (a source's invocations: one commit for both). */
+  logs?: Array<Pick<LogEntry, "stream" | "text" | "ts">> | undefined;
 }
 
 /** A delivery as a claimer gets it: with the event it carries. */
@@ -200,6 +202,8 @@ export interface AppendResult {
   rejected: Rejection[];
   /** Deliveries recorded for listeners: when none, there is no listener to wake. */
   deliveries: number;
+  /** The batch's log lines as stored (with their ids); empty without any. */
+  logs: LogEntry[];
 }
 
 export interface NewUser {

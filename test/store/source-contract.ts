@@ -164,6 +164,67 @@ export function describeSourceContract(name: string, makeBackend: () => Promise<
       expect(await store.deleteEvents(ownerId, source.id, {})).toBe(2);
     });
 
+    it("trims each channel to its retention by count: after a deletion by hand, and when the retention is lowered", async () => {
+      const totals = async (channel: string) => (await store.listEvents(ownerId, source.id, { channel, page: parsePageRequest({ limit: 100 }) })).totalCount;
+      for (let round = 0; round < 5; round++) {
+        const emits = Array.from({ length: 5 }, (_, i) => ({ event: round * 5 + i }));
+        await store.appendEvents({ ownerId, emitterId: source.id, emits: [...emits, { event: round, name: "side" }], dedupe: null, retention: 10, now: 10_000 + round });
+        expect(await totals("")).toBe(Math.min(10, (round + 1) * 5));
+      }
+      expect(await totals("side")).toBe(5);
+      let kept = await store.listEvents(ownerId, source.id, { channel: "", page: parsePageRequest({ limit: 100 }) });
+      expect(kept.items.map((e) => e.event)).toEqual([24, 23, 22, 21, 20, 19, 18, 17, 16, 15]);
+      // Deleted by hand (three of "" and the "side" event between them), the counts are not known any
+      // more: the next append counts, and trims to exactly 10.
+      expect(await store.deleteEvents(ownerId, source.id, { startId: kept.items[5]!.id, endId: kept.items[3]!.id })).toBe(4);
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [25, 26, 27, 28, 29].map((event) => ({ event })), dedupe: null, retention: 10, now: 11_000 });
+      kept = await store.listEvents(ownerId, source.id, { channel: "", page: parsePageRequest({ limit: 100 }) });
+      expect(kept.items.map((e) => e.event)).toEqual([29, 28, 27, 26, 25, 24, 23, 22, 18, 17]);
+      // A lower retention takes effect at the next append.
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [{ event: 30 }], dedupe: null, retention: 4, now: 12_000 });
+      expect(await totals("")).toBe(4);
+      expect(await totals("side")).toBe(4);
+    });
+
+    it("takes appends to one emitter one at a time: ids and counts stay right when they come together", async () => {
+      const appends = Array.from({ length: 8 }, (_, round) =>
+        store.appendEvents({ ownerId, emitterId: source.id, emits: [0, 1, 2].map((i) => ({ event: round * 3 + i })), dedupe: null, retention: 20, now: 30_000, logs: [{ stream: "stdout", text: `round ${round}`, ts: 30_000 }] }),
+      );
+      const results = await Promise.all(appends);
+      const ids = results.flatMap((result) => result.events.map((event) => event.id));
+      expect(new Set(ids).size).toBe(24);
+      expect((await store.listEvents(ownerId, source.id, { page: parsePageRequest({ limit: 100 }) })).totalCount).toBe(20);
+      expect(new Set(results.flatMap((result) => result.logs.map((log) => log.id))).size).toBe(8);
+    });
+
+    it("writes log lines with events in one append, and keeps an emitter's newest 1000 lines", async () => {
+      const appended = await store.appendEvents({
+        ownerId,
+        emitterId: source.id,
+        emits: [{ event: 1 }],
+        dedupe: null,
+        retention: 10,
+        now: 20,
+        logs: [
+          { stream: "stdout", text: "first", ts: 20 },
+          { stream: "system", text: "second", ts: 20 },
+        ],
+      });
+      expect(appended.logs.map((l) => [l.id, l.text, l.stream])).toEqual([["20-0", "first", "stdout"], ["20-1", "second", "system"]]);
+      expect(appended.events).toHaveLength(1);
+      for (let chunk = 0; chunk < 12; chunk++) {
+        await store.appendLogs(ownerId, source.id, Array.from({ length: 100 }, (_, i) => ({ stream: "stdout" as const, text: `line ${chunk * 100 + i}`, ts: 30 + chunk })));
+      }
+      const last = await store.appendEvents({ ownerId, emitterId: source.id, emits: [], dedupe: null, retention: 10, now: 50, logs: [{ stream: "stderr", text: "last", ts: 50 }] });
+      expect(last.logs[0]!.id).toBe("50-0");
+      const page = await store.listLogs(ownerId, source.id, parsePageRequest({ limit: 1 }));
+      expect(page.totalCount).toBe(1000);
+      expect(page.items[0]!.text).toBe("last");
+      // The oldest kept: 1202 lines were written, of which the 203 oldest went.
+      const oldest = await store.listLogs(ownerId, source.id, parsePageRequest({ limit: 1, before: "0-0" }));
+      expect(oldest.items.map((l) => l.text)).toEqual(["line 201"]);
+    });
+
     it("appends and pages logs, owner-scoped", async () => {
       const logs = await store.appendLogs(ownerId, source.id, [
         { stream: "stdout", text: "one", ts: 10 },

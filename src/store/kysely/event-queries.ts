@@ -1,6 +1,7 @@
-import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
+import { sql, SqliteAdapter, type Kysely, type Selectable, type Transaction } from "kysely";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, planAppend } from "../append-plan.js";
+import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
 import type { AppendResult, EventBatch, Store } from "../store.js";
@@ -46,32 +47,26 @@ export function eventQueries({ db }: QueryContext): EventQueries {
     },
 
     async deleteEvents(ownerId, emitterId, range) {
-      let query = db.deleteFrom("events").where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
       const start = range.startId ? parseEventId(range.startId) : null;
       const end = range.endId ? parseEventId(range.endId) : null;
-      if (start) query = query.where((eb) => eb.or([eb("ms", ">", start.ms), eb.and([eb("ms", "=", start.ms), eb("seq", ">=", start.seq)])]));
-      if (end) query = query.where((eb) => eb.or([eb("ms", "<", end.ms), eb.and([eb("ms", "=", end.ms), eb("seq", "<=", end.seq)])]));
-      const result = await query.executeTakeFirst();
-      return Number(result.numDeletedRows);
+      return db.transaction().execute(async (trx) => {
+        let query = trx.deleteFrom("events").where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
+        if (start) query = query.where((eb) => eb.or([eb("ms", ">", start.ms), eb.and([eb("ms", "=", start.ms), eb("seq", ">=", start.seq)])]));
+        if (end) query = query.where((eb) => eb.or([eb("ms", "<", end.ms), eb.and([eb("ms", "=", end.ms), eb("seq", "<=", end.seq)])]));
+        const result = await query.executeTakeFirst();
+        // Held events per channel are no longer known: the next append counts them.
+        await trx.updateTable("emitter_state").set({ channel_counts: null }).where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId).execute();
+        return Number(result.numDeletedRows);
+      });
     },
 
     appendLogs(ownerId, emitterId, entries) {
       if (entries.length === 0) return Promise.resolve([]);
       return db.transaction().execute(async (trx) => {
-        const newest = await trx
-          .selectFrom("logs")
-          .select(["ms", "seq"])
-          .where("emitter_id", "=", emitterId)
-          .orderBy("ms", "desc")
-          .orderBy("seq", "desc")
-          .limit(1)
-          .executeTakeFirst();
-        const previous = newest ? `${newest.ms}-${newest.seq}` : null;
-        const ids = nextEventIds(previous, Math.max(...entries.map((entry) => entry.ts)), entries.length);
-        const logs: LogEntry[] = entries.map((entry, index) => ({ ...entry, id: ids[index]!, emitterId }));
-        await trx.insertInto("logs").values(logs.map((log) => toLogRow(log, ownerId))).execute();
-        await trimToNewest(trx, "logs", emitterId, LOG_RETENTION, null);
-        return logs;
+        const state = await lockedState(trx, emitterId, ownerId);
+        const written = await writeLogs(trx, ownerId, emitterId, entries, state.logCount);
+        await trx.updateTable("emitter_state").set({ log_count: written.held }).where("emitter_id", "=", emitterId).execute();
+        return written.logs;
       });
     },
 
@@ -117,15 +112,57 @@ function afterCursor(eb: any, cursor: TimeCursor) {
 }
 
 /**
- * Keeps the newest `keep` rows of an emitter (one channel of it, for events),
- * in one statement: rows older than the keep-th newest go. Row values compare
- * (ms, seq) pairs in SQLite and PostgreSQL alike.
+ * The emitter's state row, locked for this transaction (made first when
+ * missing), so that appends to one emitter from several processes take turns
+ * over its ids and counts. SQLite locks the whole file on write already.
  */
-async function trimToNewest(trx: Kysely<Database>, table: "events" | "logs", emitterId: string, keep: number, channel: string | null) {
+async function lockedState(trx: Transaction<Database>, emitterId: string, ownerId: string) {
+  const sqlite = trx.getExecutor().adapter instanceof SqliteAdapter;
+  if (sqlite) return emitterStateOf(await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).executeTakeFirst());
+  await trx
+    .insertInto("emitter_state")
+    .values({ emitter_id: emitterId, owner_id: ownerId, last_ms: 0, last_seq: -1, dedupe_state: null, channel_counts: null, log_count: null })
+    .onConflict((oc) => oc.column("emitter_id").doNothing())
+    .execute();
+  return emitterStateOf(await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).forUpdate().executeTakeFirst());
+}
+
+/**
+ * Deletes the oldest `excess` rows of an emitter (of one channel, for events):
+ * the index read from its start as far as they go. Row values compare (ms,
+ * seq) pairs in SQLite and PostgreSQL alike. Returns how many went.
+ */
+async function deleteOldest(trx: Kysely<Database>, table: "events" | "logs", emitterId: string, excess: number, channel: string | null): Promise<number> {
   const inChannel = channel !== null && table === "events" ? sql` AND channel = ${channel}` : sql``;
-  await sql`DELETE FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} AND (ms, seq) < (
-    SELECT ms, seq FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} ORDER BY ms DESC, seq DESC LIMIT 1 OFFSET ${keep - 1}
+  const result = await sql`DELETE FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} AND (ms, seq) <= (
+    SELECT ms, seq FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} ORDER BY ms, seq LIMIT 1 OFFSET ${excess - 1}
   )`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** How many rows an emitter holds (of one channel, for events): for a count not known yet. */
+async function countRows(trx: Kysely<Database>, table: "events" | "logs", emitterId: string, channel: string | null): Promise<number> {
+  const inChannel = channel !== null && table === "events" ? sql` AND channel = ${channel}` : sql``;
+  const result = await sql<{ count: number | string }>`SELECT COUNT(*) AS count FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel}`.execute(trx);
+  return Number(result.rows[0]?.count ?? 0);
+}
+
+/** Log lines after the emitter's newest, then the oldest beyond LOG_RETENTION deleted; how many it holds after. */
+async function writeLogs(
+  trx: Transaction<Database>,
+  ownerId: string,
+  emitterId: string,
+  entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>,
+  known: number | null,
+): Promise<{ logs: LogEntry[]; held: number }> {
+  const newest = await trx.selectFrom("logs").select(["ms", "seq"]).where("emitter_id", "=", emitterId).orderBy("ms", "desc").orderBy("seq", "desc").limit(1).executeTakeFirst();
+  const ids = nextEventIds(newest ? `${newest.ms}-${newest.seq}` : null, Math.max(...entries.map((entry) => entry.ts)), entries.length);
+  const logs: LogEntry[] = entries.map((entry, index) => ({ stream: entry.stream, text: entry.text, ts: entry.ts, id: ids[index]!, emitterId }));
+  await trx.insertInto("logs").values(logs.map((log) => toLogRow(log, ownerId))).execute();
+  let held = known === null ? await countRows(trx, "logs", emitterId, null) : known + logs.length;
+  const excess = excessOf(held, LOG_RETENTION);
+  if (excess > 0) held -= await deleteOldest(trx, "logs", emitterId, excess, null);
+  return { logs, held };
 }
 
 function toEventRow(event: StoredEvent, ownerId: string): EventRow {
@@ -167,12 +204,19 @@ function toLogEntry(row: Selectable<LogRow>): LogEntry {
 
 /** appendEvents' work inside a transaction the caller holds (finishing runs appends in theirs). */
 export async function appendWithin(trx: Transaction<Database>, batch: EventBatch): Promise<AppendResult> {
-  const row = await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", batch.emitterId).executeTakeFirst();
-  const plan = planAppend(batch, emitterStateOf(row));
+  const state = await lockedState(trx, batch.emitterId, batch.ownerId);
+  const plan = planAppend(batch, state);
+  const counts = { ...state.channelCounts };
   let recorded = 0;
   if (plan.events.length > 0) {
     await trx.insertInto("events").values(plan.events.map((event) => toEventRow(event, batch.ownerId))).execute();
-    for (const channel of plan.channels) await trimToNewest(trx, "events", batch.emitterId, batch.retention, channel);
+    for (const [channel, added] of addedPerChannel(plan.events)) {
+      const known = counts[channel];
+      let held = known === undefined ? await countRows(trx, "events", batch.emitterId, channel) : known + added;
+      const excess = excessOf(held, batch.retention);
+      if (excess > 0) held -= await deleteOldest(trx, "events", batch.emitterId, excess, channel);
+      counts[channel] = held;
+    }
     const subscriptions = await trx
       .selectFrom("subscriptions")
       .select(["id", "emitter_id", "listener_id", "event_name"])
@@ -183,7 +227,14 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
     if (deliveries.length > 0) await trx.insertInto("deliveries").values(deliveries).onConflict((oc) => oc.doNothing()).execute();
     recorded = deliveries.length;
   }
-  const values = { last_ms: plan.state.lastMs, last_seq: plan.state.lastSeq, dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe) };
+  const written = batch.logs?.length ? await writeLogs(trx, batch.ownerId, batch.emitterId, batch.logs, state.logCount) : { logs: [], held: state.logCount };
+  const values = {
+    last_ms: plan.state.lastMs,
+    last_seq: plan.state.lastSeq,
+    dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe),
+    channel_counts: formatChannelCounts(counts),
+    log_count: written.held,
+  };
   await trx
     .insertInto("emitter_state")
     .values({ emitter_id: batch.emitterId, owner_id: batch.ownerId, ...values })
@@ -197,5 +248,5 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       .where("owner_id", "=", batch.ownerId)
       .execute();
   }
-  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded };
+  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs };
 }

@@ -81,6 +81,10 @@ export interface EmitterStateRow {
   last_ms: number;
   last_seq: number;
   dedupe_state: string | null;
+  /** Events held per channel, as JSON ({ "": 100, … }); null: count them. */
+  channel_counts: string | null;
+  /** Log lines held; null: count them. */
+  log_count: number | string | null;
 }
 
 export interface EventRow {

@@ -7,6 +7,7 @@ import { subscriptionsMigration } from "./0005-subscriptions.js";
 import { workflowsMigration } from "./0006-workflows.js";
 import { outboxMigration } from "./0007-outbox.js";
 import { registryMigration } from "./0008-registry.js";
+import { retentionCountsMigration } from "./0009-retention-counts.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0006-workflows": workflowsMigration,
   "0007-outbox": outboxMigration,
   "0008-registry": registryMigration,
+  "0009-retention-counts": retentionCountsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

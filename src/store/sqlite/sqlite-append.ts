@@ -1,6 +1,9 @@
 import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
+import { formatEventId, nextEventIdParts } from "../../domain/event-ids.js";
+import { LOG_RETENTION, type LogEntry } from "../../domain/sources.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, planAppend, type SubscriptionMatch } from "../append-plan.js";
+import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { AppendResult, EventBatch } from "../store.js";
 
 /**
@@ -18,17 +21,20 @@ export interface SqliteAppender {
 }
 
 export function createSqliteAppender(database: SqliteDatabase.Database, kysely: Kysely<any>): SqliteAppender {
-  const readState = database.prepare("SELECT last_ms, last_seq, dedupe_state FROM emitter_state WHERE emitter_id = ?");
+  const readState = database.prepare("SELECT last_ms, last_seq, dedupe_state, channel_counts, log_count FROM emitter_state WHERE emitter_id = ?");
   const insertEvent = database.prepare(
     "INSERT INTO events (emitter_id, ms, seq, owner_id, channel, summary, emit_id, event, indexed_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  const trim = database.prepare(
-    `DELETE FROM events WHERE emitter_id = ? AND channel = ? AND (ms, seq) < (
-       SELECT ms, seq FROM events WHERE emitter_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT 1 OFFSET ?)`,
+  const countChannel = database.prepare("SELECT COUNT(*) FROM events WHERE emitter_id = ? AND channel = ?").pluck();
+  // The oldest `excess` rows of a channel: the events_channel index read from its start, as far as they go.
+  const trimOldest = database.prepare(
+    `DELETE FROM events WHERE emitter_id = ? AND channel = ? AND (ms, seq) <= (
+       SELECT ms, seq FROM events WHERE emitter_id = ? AND channel = ? ORDER BY ms, seq LIMIT 1 OFFSET ?)`,
   );
   const writeState = database.prepare(
-    `INSERT INTO emitter_state (emitter_id, owner_id, last_ms, last_seq, dedupe_state) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (emitter_id) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, dedupe_state = excluded.dedupe_state`,
+    `INSERT INTO emitter_state (emitter_id, owner_id, last_ms, last_seq, dedupe_state, channel_counts, log_count) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (emitter_id) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, dedupe_state = excluded.dedupe_state,
+       channel_counts = excluded.channel_counts, log_count = excluded.log_count`,
   );
   const writeDb = database.prepare("UPDATE sources SET db_state = ? WHERE id = ? AND owner_id = ?");
   const matchingSubscriptions = database.prepare(
@@ -38,14 +44,23 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
     `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
+  const logs = createSqliteLogWriter(database);
 
   const append = database.transaction((batch: EventBatch): AppendResult => {
-    const plan = planAppend(batch, emitterStateOf(readState.get(batch.emitterId) as Parameters<typeof emitterStateOf>[0]));
+    const state = emitterStateOf(readState.get(batch.emitterId) as Parameters<typeof emitterStateOf>[0]);
+    const plan = planAppend(batch, state);
     plan.events.forEach((event, index) => {
       const { ms, seq } = plan.positions[index]!;
       insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, JSON.stringify(event.event ?? null), event.indexedAtMs);
     });
-    for (const channel of plan.channels) trim.run(batch.emitterId, channel, batch.emitterId, channel, batch.retention - 1);
+    const counts = { ...state.channelCounts };
+    for (const [channel, added] of addedPerChannel(plan.events)) {
+      const known = counts[channel];
+      let held = known === undefined ? (countChannel.get(batch.emitterId, channel) as number) : known + added;
+      const excess = excessOf(held, batch.retention);
+      if (excess > 0) held -= trimOldest.run(batch.emitterId, channel, batch.emitterId, channel, excess - 1).changes;
+      counts[channel] = held;
+    }
     let deliveries = 0;
     if (plan.events.length > 0) {
       const [own, glob] = emitterKeys(batch.emitterId);
@@ -55,13 +70,43 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
         insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms);
       }
     }
+    const written = batch.logs?.length ? logs.append(batch.ownerId, batch.emitterId, batch.logs, state.logCount) : { logs: [], held: state.logCount };
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);
-    writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe);
+    writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe, formatChannelCounts(counts), written.held);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
-    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries };
+    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs };
   });
 
   return { append: (batch) => outsideKyselyTransaction(database, kysely, () => append(batch)), appendInTransaction: (batch) => append(batch) };
+}
+
+/**
+ * Log lines of an emitter, inside a transaction the caller holds: ids after
+ * its newest line, then the oldest beyond LOG_RETENTION deleted (by count, as
+ * events are). Returns the lines as stored and how many the emitter holds.
+ */
+export function createSqliteLogWriter(database: SqliteDatabase.Database) {
+  const newest = database.prepare("SELECT ms, seq FROM logs WHERE emitter_id = ? ORDER BY ms DESC, seq DESC LIMIT 1");
+  const insert = database.prepare("INSERT INTO logs (emitter_id, ms, seq, owner_id, stream, text) VALUES (?, ?, ?, ?, ?, ?)");
+  const count = database.prepare("SELECT COUNT(*) FROM logs WHERE emitter_id = ?").pluck();
+  const trimOldest = database.prepare(
+    `DELETE FROM logs WHERE emitter_id = ? AND (ms, seq) <= (SELECT ms, seq FROM logs WHERE emitter_id = ? ORDER BY ms, seq LIMIT 1 OFFSET ?)`,
+  );
+  return {
+    append(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>, known: number | null): { logs: LogEntry[]; held: number } {
+      const row = newest.get(emitterId) as { ms: number; seq: number } | undefined;
+      const positions = nextEventIdParts(row ? `${row.ms}-${row.seq}` : null, Math.max(...entries.map((entry) => entry.ts)), entries.length);
+      const logs = entries.map((entry, index): LogEntry => {
+        const { ms, seq } = positions[index]!;
+        insert.run(emitterId, ms, seq, ownerId, entry.stream, entry.text);
+        return { stream: entry.stream, text: entry.text, ts: entry.ts, id: formatEventId(positions[index]!), emitterId };
+      });
+      let held = known === null ? (count.get(emitterId) as number) : known + logs.length;
+      const excess = excessOf(held, LOG_RETENTION);
+      if (excess > 0) held -= trimOldest.run(emitterId, emitterId, excess - 1).changes;
+      return { logs, held };
+    },
+  };
 }
 
 /**
