@@ -9,6 +9,8 @@ import { startBenchServer } from "./bench-server.js";
 import { quantile, type BenchRow } from "./table.js";
 
 const SECONDS = Number(process.env.RUNNEL_BENCH_SECONDS ?? 8);
+/** Load before each measured run, not counted: sustained throughput, not the first second's JIT and runner start. */
+const WARM_UP_SECONDS = 2;
 const CONNECTIONS = Number(process.env.RUNNEL_BENCH_CONNECTIONS ?? 32);
 const BODY = JSON.stringify({ id: 1, message: "hello" });
 
@@ -20,6 +22,12 @@ const EMIT_EVERY_REQUEST = `module.exports = {
 
 /** As most real webhook sources do: a line in its logs for each request, written with its event. */
 const LOG_AND_EMIT_EVERY_REQUEST = EMIT_EVERY_REQUEST.replace("async run(event) {", 'async run(event) { console.log("received", event.body.id);');
+
+/** POSTs to `url` for WARM_UP_SECONDS, then measures SECONDS. */
+async function sustained(url: string) {
+  await autocannon(url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+  return autocannon(url, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+}
 
 async function deployHttpSource(bench: Awaited<ReturnType<typeof startBenchServer>>, code: string): Promise<string> {
   const deployed = await fetch(`${bench.server.url}/v1/sources`, {
@@ -36,13 +44,13 @@ export async function benchHttpSource(): Promise<BenchRow[]> {
   bare.post("/hook", async () => ({ success: true }));
   await bare.listen({ host: "127.0.0.1", port: 0 });
   const bareAddress = bare.server.address() as { port: number };
-  const bareFigures = await autocannon(`http://127.0.0.1:${bareAddress.port}/hook`, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+  const bareFigures = await sustained(`http://127.0.0.1:${bareAddress.port}/hook`);
   await bare.close();
 
   const bench = await startBenchServer("sqlite");
   try {
-    const figures = await autocannon(await deployHttpSource(bench, EMIT_EVERY_REQUEST), { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
-    const logging = await autocannon(await deployHttpSource(bench, LOG_AND_EMIT_EVERY_REQUEST), { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+    const figures = await sustained(await deployHttpSource(bench, EMIT_EVERY_REQUEST));
+    const logging = await sustained(await deployHttpSource(bench, LOG_AND_EMIT_EVERY_REQUEST));
     const ratio = figures.perSecond / bareFigures.perSecond;
     return [
       { benchmark: `bare Fastify POST route (reference), ${CONNECTIONS} connections`, ...bareFigures, note: "autocannon, own process" },
