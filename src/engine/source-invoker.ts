@@ -116,7 +116,7 @@ const SOURCE_CACHE_MS = 1_000;
  */
 export class SourceInvoker {
   private readonly mutex = new KeyedMutex();
-  /** Per source: the commit chain's tail, how many commits are in it, and the store they will write. */
+  /** Source rows, reused for a second while a source is busy (see freshSource). */
   private readonly sources = new ExpiringCache<string, DeployedSource>({ ttlMs: SOURCE_CACHE_MS, maxEntries: 10_000 });
   private readonly commits = new Map<string, CommitChain>();
   private readonly queues = new Map<string, { ownerId: string; items: PendingCall[] }>();
