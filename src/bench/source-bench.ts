@@ -12,6 +12,8 @@ const SECONDS = Number(process.env.RUNNEL_BENCH_SECONDS ?? 8);
 /** Load before each measured run, not counted: sustained throughput, not the first second's JIT and runner start. */
 const WARM_UP_SECONDS = 2;
 const CONNECTIONS = Number(process.env.RUNNEL_BENCH_CONNECTIONS ?? 32);
+/** Enough connections that batching is never short of requests: the server's throughput at saturation, for comparison. */
+const SATURATING_CONNECTIONS = 128;
 const BODY = JSON.stringify({ id: 1, message: "hello" });
 
 const EMIT_EVERY_REQUEST = `module.exports = {
@@ -24,9 +26,13 @@ const EMIT_EVERY_REQUEST = `module.exports = {
 const LOG_AND_EMIT_EVERY_REQUEST = EMIT_EVERY_REQUEST.replace("async run(event) {", 'async run(event) { console.log("received", event.body.id);');
 
 /** POSTs to `url` for WARM_UP_SECONDS, then measures SECONDS. */
-async function sustained(url: string) {
-  await autocannon(url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
-  return autocannon(url, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
+async function sustained(url: string, connections = CONNECTIONS) {
+  await autocannon(url, { seconds: WARM_UP_SECONDS, connections, method: "POST", body: BODY });
+  return autocannon(url, { seconds: SECONDS, connections, method: "POST", body: BODY });
+}
+
+function ofReference(figures: { perSecond: number; errors: number; non2xx: number }, reference: { perSecond: number }, target = ""): string {
+  return `${((figures.perSecond / reference.perSecond) * 100).toFixed(0)}% of the reference${target}; errors ${figures.errors}, non-2xx ${figures.non2xx}`;
 }
 
 async function deployHttpSource(bench: Awaited<ReturnType<typeof startBenchServer>>, code: string): Promise<string> {
@@ -44,26 +50,23 @@ export async function benchHttpSource(): Promise<BenchRow[]> {
   bare.post("/hook", async () => ({ success: true }));
   await bare.listen({ host: "127.0.0.1", port: 0 });
   const bareAddress = bare.server.address() as { port: number };
-  const bareFigures = await sustained(`http://127.0.0.1:${bareAddress.port}/hook`);
+  const bareUrl = `http://127.0.0.1:${bareAddress.port}/hook`;
+  const bareFigures = await sustained(bareUrl);
+  const bareSaturated = await sustained(bareUrl, SATURATING_CONNECTIONS);
   await bare.close();
 
   const bench = await startBenchServer("sqlite");
   try {
-    const figures = await sustained(await deployHttpSource(bench, EMIT_EVERY_REQUEST));
+    const endpoint = await deployHttpSource(bench, EMIT_EVERY_REQUEST);
+    const figures = await sustained(endpoint);
+    const saturated = await sustained(endpoint, SATURATING_CONNECTIONS);
     const logging = await sustained(await deployHttpSource(bench, LOG_AND_EMIT_EVERY_REQUEST));
-    const ratio = figures.perSecond / bareFigures.perSecond;
     return [
       { benchmark: `bare Fastify POST route (reference), ${CONNECTIONS} connections`, ...bareFigures, note: "autocannon, own process" },
-      {
-        benchmark: `HTTP source emitting every request, ${CONNECTIONS} connections`,
-        ...figures,
-        note: `${(ratio * 100).toFixed(0)}% of the reference (target >= 40%); errors ${figures.errors}, non-2xx ${figures.non2xx}`,
-      },
-      {
-        benchmark: `HTTP source logging a line and emitting, ${CONNECTIONS} connections`,
-        ...logging,
-        note: `${((logging.perSecond / bareFigures.perSecond) * 100).toFixed(0)}% of the reference; errors ${logging.errors}, non-2xx ${logging.non2xx}`,
-      },
+      { benchmark: `HTTP source emitting every request, ${CONNECTIONS} connections`, ...figures, note: ofReference(figures, bareFigures, " (target >= 40%)") },
+      { benchmark: `HTTP source logging a line and emitting, ${CONNECTIONS} connections`, ...logging, note: ofReference(logging, bareFigures) },
+      { benchmark: `bare Fastify POST route (reference), ${SATURATING_CONNECTIONS} connections`, ...bareSaturated, note: "autocannon, own process" },
+      { benchmark: `HTTP source emitting every request, ${SATURATING_CONNECTIONS} connections`, ...saturated, note: ofReference(saturated, bareSaturated) },
     ];
   } finally {
     await bench.close();
