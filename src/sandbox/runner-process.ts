@@ -77,6 +77,9 @@ export class RunnerProcess {
   private concurrent = false;
   /** The runner may hold the endings of the batch in flight (callEach's `holdEnds`). */
   private holding = false;
+  /** While the calls of one runner message are read, and whether the first waiting call's clock is to start after. */
+  private readingBatch = false;
+  private clockDue = false;
   private readonly clocks = new Map<CallCollector, NodeJS.Timeout>();
   private timedOut: CallCollector | undefined;
   private markExited: () => void = () => {};
@@ -241,7 +244,14 @@ export class RunnerProcess {
     const message = readRunnerMessage(raw);
     if (!message) return this.options.logger?.debug({ pid: this.pid }, "sandbox: ignored a malformed message from a runner");
     if (message.type === "batch") {
-      for (const item of message.messages) this.onCallMessage(item);
+      // A batch's endings arrive together: the next call's clock starts once, after them all.
+      this.readingBatch = true;
+      try {
+        for (const item of message.messages) this.onCallMessage(item);
+      } finally {
+        this.readingBatch = false;
+        if (this.clockDue) this.startClock();
+      }
       return;
     }
     this.onCallMessage(message);
@@ -291,6 +301,7 @@ export class RunnerProcess {
       for (const pending of ended.slice(0, -1)) pending.resolve(null);
       ended[ended.length - 1]!.resolve(collector.outcome(ending));
       if (!this.alive || retire) this.dropWaiting();
+      else if (this.readingBatch) this.clockDue = true;
       else this.startClock();
     };
     // A retired runner is gone before the call answers, so the pool never counts a dying process as free.
@@ -312,6 +323,7 @@ export class RunnerProcess {
 
   /** The first waiting call's time limit starts when it becomes the first; concurrent calls each start theirs at once. */
   private startClock(): void {
+    this.clockDue = false;
     if (this.concurrent) {
       for (const { collector } of this.calls) {
         this.clocks.set(
