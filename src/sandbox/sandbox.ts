@@ -238,6 +238,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const first = requests[0];
     if (!first) return [];
     const limits = resolveLimits(first.limits);
+    // A batch of one has nothing to hold its ending for.
+    const held = !isolated && options.concurrent !== true && requests.length > 1;
     const runner = await acquire(first.bundle, limits);
     if (!(runner instanceof RunnerProcess)) return requests.map(() => ({ ok: false, emits: [], db: null, logs: [], error: runner, durationMs: 0 }));
     const started = performance.now();
@@ -256,7 +258,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           limits: resolvedOf(request.limits),
           onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
         })),
-        { concurrent: options.concurrent === true, holdEnds: !isolated && options.concurrent !== true },
+        { concurrent: options.concurrent === true, holdEnds: held },
       )
       .map((promise) =>
         promise.then((outcome) => {
@@ -276,7 +278,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }
     const stranded = outcomes.indexOf(null);
     if (stranded < 0) return outcomes as InvokeResult[];
-    const held = !isolated && options.concurrent !== true && requests.length > 1;
     if (stranded === 0 && !held) {
       // Not even the first call ran (the runner was gone already): say so rather than try forever.
       const error: SandboxError = { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner stopped before the call could start; try again." };

@@ -3,29 +3,9 @@ import { ConflictError } from "../../src/domain/errors.js";
 import { newId } from "../../src/domain/ids.js";
 import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
 import type { EventBatch, Store } from "../../src/store/store.js";
+import { workflowFor } from "../helpers/workflow-rows.js";
 import { newUserInput, type StoreBackend } from "./store-contract.js";
 
-function workflowFor(ownerId: string, slug: string, overrides: Partial<Workflow> = {}): Workflow {
-  const at = Date.now();
-  return {
-    id: newId("workflow", at),
-    ownerId,
-    name: slug,
-    nameSlug: slug,
-    active: true,
-    triggerSourceId: null,
-    triggerOwned: false,
-    triggerKind: "none",
-    steps: [{ id: newId("cell", at), name: "a", componentId: null, key: "$runnel/error-mail", props: { x: "{{steps.trigger.event}}" } }],
-    respond: "immediately",
-    settings: { errorNotifications: true, errorRetention: 100 },
-    isErrorWorkflow: false,
-    deploymentId: newId("deployment", at),
-    createdAt: at,
-    updatedAt: at,
-    ...overrides,
-  };
-}
 
 function runFor(workflow: Workflow, emitterId: string, eventId: string): WorkflowRun {
   const at = Date.now();

@@ -4,12 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
-import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
+import type { WorkflowRun } from "../../src/domain/workflows.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { startCli, type RunningChild } from "../helpers/child.js";
 import { freePort } from "../helpers/ports.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { workflowFor } from "../helpers/workflow-rows.js";
 import { createWorkflow, waitFor } from "./helpers.js";
 
 /**
@@ -208,23 +209,10 @@ describe("a delivery given twice", () => {
     store = await openStore({ databaseUrl: null, dataDir });
     const at = Date.now();
     const owner = await store.createUser({ id: newId("user", at), username: "twice", email: null, isAdmin: false, createdAt: at });
-    const workflow: Workflow = {
-      id: newId("workflow", at),
-      ownerId: owner.id,
+    const workflow = workflowFor(owner.id, "twice", {
       name: "Twice",
-      nameSlug: "twice",
-      active: true,
-      triggerSourceId: null,
-      triggerOwned: false,
-      triggerKind: "none",
       steps: [{ id: newId("cell", at), name: "a", componentId: null, key: "$runnel/error-mail", props: {} }],
-      respond: "immediately",
-      settings: { errorNotifications: true, errorRetention: 100 },
-      isErrorWorkflow: false,
-      deploymentId: newId("deployment", at),
-      createdAt: at,
-      updatedAt: at,
-    };
+    });
     await store.createWorkflow(workflow);
     const emitter = "dc_emitter000000000000000000";
     await store.subscribe({ id: newId("subscription", at), ownerId: owner.id, emitterId: emitter, listenerId: workflow.id, eventName: "", createdAt: at });

@@ -55,15 +55,9 @@ export class WorkflowsService {
     const workflow: Workflow = {
       id: newId("workflow", at),
       ownerId,
-      name: input.name,
+      ...fromInput(input, trigger, steps),
       nameSlug: await this.freeSlug(ownerId, input.name, null),
       active,
-      triggerSourceId: trigger.sourceId,
-      triggerOwned: trigger.owned,
-      triggerKind: trigger.kind,
-      steps,
-      respond: input.respond,
-      settings: input.settings,
       isErrorWorkflow: false,
       deploymentId: newId("deployment", at),
       createdAt: at,
@@ -98,15 +92,9 @@ export class WorkflowsService {
     const at = this.now();
     const updated: Workflow = {
       ...current,
-      name: input.name,
+      ...fromInput(input, trigger, steps),
       nameSlug: input.name === current.name ? current.nameSlug : await this.freeSlug(ownerId, input.name, current.nameSlug),
       active: body.active === undefined ? current.active : readActive(body),
-      triggerSourceId: trigger.sourceId,
-      triggerOwned: trigger.owned,
-      triggerKind: trigger.kind,
-      steps,
-      respond: input.respond,
-      settings: input.settings,
       deploymentId: newId("deployment", at),
       updatedAt: at,
     };
@@ -339,6 +327,11 @@ export class WorkflowsService {
     if (ownSlug) taken.delete(ownSlug);
     return uniqueSlug(base, taken);
   }
+}
+
+/** What a created or updated workflow takes from its checked input, its trigger and its saved steps. */
+function fromInput(input: WorkflowInput, trigger: ResolvedTrigger, steps: WorkflowStep[]): Pick<Workflow, "name" | "triggerSourceId" | "triggerOwned" | "triggerKind" | "steps" | "respond" | "settings"> {
+  return { name: input.name, triggerSourceId: trigger.sourceId, triggerOwned: trigger.owned, triggerKind: trigger.kind, steps, respond: input.respond, settings: input.settings };
 }
 
 function readActive(body: WorkflowBody): boolean {
