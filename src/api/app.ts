@@ -2,6 +2,7 @@ import swagger from "@fastify/swagger";
 import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { OptionalKind } from "@sinclair/typebox";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { NotFoundError, RateLimitedError } from "../domain/errors.js";
@@ -21,7 +22,8 @@ import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
 import { sourcesRoutes } from "./routes/sources.js";
 import { sourceEventsRoutes } from "./routes/source-events.js";
-import { ENDPOINT_PREFIX, httpEndpointRoutes } from "./http-endpoint/routes.js";
+import { createEndpointHandler } from "./http-endpoint/endpoint-handler.js";
+import { parseEndpointUrl } from "./http-endpoint/endpoint-url.js";
 import { SseStreams } from "./sse.js";
 import { createValidatorCompiler } from "./validation.js";
 
@@ -38,6 +40,10 @@ const API_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 
 /** Builds the HTTP application; listening is the caller's business, so tests can `inject()`. */
 export async function createApp(options: AppOptions): Promise<FastifyInstance> {
+  // Responses finished during shutdown close their connection, so that a keep-alive
+  // socket does not hold the process open until its idle timeout.
+  let closing = false;
+  const endpoints = createEndpointHandler({ sources: options.engine.sources, logger: options.logger, isClosing: () => closing });
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
@@ -45,6 +51,20 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: API_BODY_LIMIT_BYTES,
     // Close idle keep-alive sockets on shutdown so that close() does not wait on them.
     forceCloseConnections: "idle",
+    // Sources' endpoints are served beside Fastify, on the same server (see endpoint-handler.ts).
+    serverFactory: (fastifyHandler, settings) => {
+      const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+        const address = parseEndpointUrl(request.url ?? "");
+        if (address) endpoints(request, response, address);
+        else fastifyHandler(request, response);
+      });
+      // What Fastify sets on a server it creates itself (it passes its options with their defaults filled in).
+      const timeouts = settings as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number };
+      server.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000;
+      server.requestTimeout = timeouts.requestTimeout ?? 0;
+      server.setTimeout(timeouts.connectionTimeout ?? 0);
+      return server;
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -61,15 +81,12 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(status).send(body);
   });
 
-  // Responses finished during shutdown close their connection, so that a keep-alive
-  // socket does not hold the process open until its idle timeout.
-  let closing = false;
   const streams = new SseStreams();
   app.addHook("preClose", async () => {
     closing = true;
     streams.closeAll();
   });
-  // Both hooks run on every request, endpoints included: callback style, so that they cost no promise.
+  // Both hooks run on every API request: callback style, so that they cost no promise.
   app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
     done(null, payload);
@@ -126,8 +143,6 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: "/v1" },
   );
-
-  await app.register(httpEndpointRoutes, { prefix: ENDPOINT_PREFIX, sources: options.engine.sources });
 
   return app;
 }
