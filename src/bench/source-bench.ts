@@ -44,8 +44,8 @@ async function deployHttpSource(bench: Awaited<ReturnType<typeof startBenchServe
   return ((await deployed.json()) as { data: { endpoint_url: string } }).data.endpoint_url;
 }
 
-/** Reference and source take turns this many times; the round with the median ratio is reported. */
-const ROUNDS = 3;
+/** Reference and source take turns this many times; the round with the median ratio is reported (3 rounds spread 29–64 % on a shared VM: 5 make the median steadier). */
+const ROUNDS = 5;
 
 /**
  * The HTTP source against a bare Fastify route, in the same run, and the
