@@ -44,7 +44,7 @@ async function deployHttpSource(bench: Awaited<ReturnType<typeof startBenchServe
   return ((await deployed.json()) as { data: { endpoint_url: string } }).data.endpoint_url;
 }
 
-/** Reference and source take turns this many times; the round with the median ratio is reported (3 rounds spread 29–64 % on a shared VM: 5 make the median steadier). */
+/** Reference and source take turns this many times; the round with the median ratio is reported (on a shared VM the rounds of one run spread by 15 points or more; 5 make the median steadier than 3). */
 const ROUNDS = 5;
 
 /**
