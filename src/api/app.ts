@@ -38,7 +38,7 @@ export interface AppOptions {
 /** API bodies carry component code and props; 5 MB is far above any real one. */
 const API_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 
-/** Builds the HTTP application; listening is the caller's business, so tests can `inject()`. */
+/** Builds the HTTP application; listening is the caller's business, so tests can `inject()` API routes (sources' endpoints are served by the server itself, see serverFactory). */
 export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // Responses finished during shutdown close their connection, so that a keep-alive
   // socket does not hold the process open until its idle timeout.
