@@ -107,11 +107,11 @@ export class ApiClient {
   }
 
   async me(): Promise<UserView> {
-    return (await this.request<{ data: UserView }>("GET", "/v1/users/me")).data;
+    return this.data<UserView>("GET", "/v1/users/me");
   }
 
   async createUser(input: { username: string; email?: string; admin?: boolean }): Promise<CreatedUserView> {
-    return (await this.request<{ data: CreatedUserView }>("POST", "/v1/users", input)).data;
+    return this.data<CreatedUserView>("POST", "/v1/users", input);
   }
 
   listApiKeys(page: PageParams = {}): Promise<Page<ApiKeyView>> {
@@ -119,7 +119,7 @@ export class ApiClient {
   }
 
   async createApiKey(name?: string): Promise<IssuedApiKeyView> {
-    return (await this.request<{ data: IssuedApiKeyView }>("POST", "/v1/users/me/api_keys", name ? { name } : {})).data;
+    return this.data<IssuedApiKeyView>("POST", "/v1/users/me/api_keys", name ? { name } : {});
   }
 
   async revokeApiKey(id: string): Promise<void> {
@@ -132,33 +132,33 @@ export class ApiClient {
   }
 
   async saveComponent(input: ComponentInput): Promise<ComponentView> {
-    return (await this.request<{ data: ComponentView }>("POST", "/v1/components", input)).data;
+    return this.data<ComponentView>("POST", "/v1/components", input);
   }
 
   async getComponent(idOrKey: string): Promise<ComponentView> {
-    return (await this.request<{ data: ComponentView }>("GET", `/v1/components/${encodeURIComponent(idOrKey)}`)).data;
+    return this.data<ComponentView>("GET", `/v1/components/${encodeURIComponent(idOrKey)}`);
   }
 
   /** Publishes to your registry (the code's key and semantic version); the same version with the same code again is no change. */
   async publishComponent(input: ComponentInput): Promise<PublishedComponentView> {
-    return (await this.request<{ data: PublishedComponentView }>("POST", "/v1/components/registry", input)).data;
+    return this.data<PublishedComponentView>("POST", "/v1/components/registry", input);
   }
 
   /** A published component: the given version, or the highest release. */
   async getPublished(key: string, version?: string): Promise<PublishedComponentView> {
-    return (await this.request<{ data: PublishedComponentView }>("GET", `/v1/components/registry/${encodeURIComponent(key)}${queryString({ version })}`)).data;
+    return this.data<PublishedComponentView>("GET", `/v1/components/registry/${encodeURIComponent(key)}${queryString({ version })}`);
   }
 
   async deploySource(input: DeployInput): Promise<SourceView> {
-    return (await this.request<{ data: SourceView }>("POST", "/v1/sources", input)).data;
+    return this.data<SourceView>("POST", "/v1/sources", input);
   }
 
   async getSource(idOrSlug: string): Promise<SourceView> {
-    return (await this.request<{ data: SourceView }>("GET", sourcePath(idOrSlug))).data;
+    return this.data<SourceView>("GET", sourcePath(idOrSlug));
   }
 
   async updateSource(idOrSlug: string, input: UpdateInput): Promise<SourceView> {
-    return (await this.request<{ data: SourceView }>("PUT", sourcePath(idOrSlug), input)).data;
+    return this.data<SourceView>("PUT", sourcePath(idOrSlug), input);
   }
 
   async deleteSource(idOrSlug: string): Promise<void> {
@@ -182,25 +182,25 @@ export class ApiClient {
 
   /** Runs the source now, with `event` (a timer source gets a timer event when none is given). */
   async runSource(idOrSlug: string, event?: unknown): Promise<RunResultView> {
-    return (await this.request<{ data: RunResultView }>("POST", `${sourcePath(idOrSlug)}/run`, event === undefined ? {} : { event })).data;
+    return this.data<RunResultView>("POST", `${sourcePath(idOrSlug)}/run`, event === undefined ? {} : { event });
   }
 
   async propOptions(idOrSlug: string, prop: string, args: { page?: number; prevContext?: unknown; query?: string } = {}): Promise<PropOptionsView> {
     const path = `${sourcePath(idOrSlug)}/props/${encodeURIComponent(prop)}/options`;
-    return (await this.request<{ data: PropOptionsView }>("POST", path, args)).data;
+    return this.data<PropOptionsView>("POST", path, args);
   }
 
   async createWorkflow(body: WorkflowBody): Promise<WorkflowView> {
-    return (await this.request<{ data: WorkflowView }>("POST", "/v1/workflows", body)).data;
+    return this.data<WorkflowView>("POST", "/v1/workflows", body);
   }
 
   async getWorkflow(idOrSlug: string): Promise<WorkflowView> {
-    return (await this.request<{ data: WorkflowView }>("GET", workflowPath(idOrSlug))).data;
+    return this.data<WorkflowView>("GET", workflowPath(idOrSlug));
   }
 
   /** Fields left out stay as they are; an inline trigger keeps its id and endpoint. */
   async updateWorkflow(idOrSlug: string, body: WorkflowBody): Promise<WorkflowView> {
-    return (await this.request<{ data: WorkflowView }>("PUT", workflowPath(idOrSlug), body)).data;
+    return this.data<WorkflowView>("PUT", workflowPath(idOrSlug), body);
   }
 
   async deleteWorkflow(idOrSlug: string): Promise<void> {
@@ -217,7 +217,7 @@ export class ApiClient {
   }
 
   async getRun(runId: string): Promise<RunView> {
-    return (await this.request<{ data: RunView }>("GET", `/v1/runs/${encodeURIComponent(runId)}`)).data;
+    return this.data<RunView>("GET", `/v1/runs/${encodeURIComponent(runId)}`);
   }
 
   /** The workflow's `$errors`, newest first; `expand` includes each error and its original event. */
@@ -228,7 +228,7 @@ export class ApiClient {
 
   /** Runs the workflow again on the error's original event; the run's replay_of names the error. */
   async replayError(idOrSlug: string, errorId: string): Promise<ReplayedView> {
-    return (await this.request<{ data: ReplayedView }>("POST", `${workflowPath(idOrSlug)}/$errors/${encodeURIComponent(errorId)}/replay`)).data;
+    return this.data<ReplayedView>("POST", `${workflowPath(idOrSlug)}/$errors/${encodeURIComponent(errorId)}/replay`);
   }
 
   /** Replays the given errors, or every listed one (of one code, one step id). */
@@ -238,11 +238,11 @@ export class ApiClient {
   }
 
   async listSubscriptions(): Promise<SubscriptionView[]> {
-    return (await this.request<{ data: SubscriptionView[] }>("GET", "/v1/users/me/subscriptions")).data;
+    return this.data<SubscriptionView[]>("GET", "/v1/users/me/subscriptions");
   }
 
   async subscribe(key: SubscriptionKey): Promise<SubscriptionView> {
-    return (await this.request<{ data: SubscriptionView }>("POST", `/v1/subscriptions${subscriptionQuery(key)}`)).data;
+    return this.data<SubscriptionView>("POST", `/v1/subscriptions${subscriptionQuery(key)}`);
   }
 
   async unsubscribe(key: SubscriptionKey): Promise<void> {
@@ -304,6 +304,11 @@ export class ApiClient {
       throw toApiError(response.status, await response.text());
     }
     return readStream(response, signal, () => signal.removeEventListener("abort", stopConnecting), this.serverUrl);
+  }
+
+  /** A call whose answer is `{ data }`: the data. */
+  private async data<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.request<{ data: T }>(method, path, body)).data;
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {

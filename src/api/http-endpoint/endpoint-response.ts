@@ -10,21 +10,21 @@ export function canAnswer(response: ServerResponse): boolean {
   return !response.headersSent && !response.writableEnded;
 }
 
-/** The answer to a request that made its events durable: the hottest write of the server, so a string written as is. */
-export function answerStored(response: ServerResponse, eventCount: number, closing: boolean): void {
-  const body = `{"success":true,"events":${eventCount}}`;
-  const headers: Record<string, string | number> = { "content-type": JSON_TYPE, "content-length": body.length };
-  if (closing) headers.connection = "close";
-  response.writeHead(200, headers);
-  response.end(body);
-}
-
-export function answerError(response: ServerResponse, status: number, body: ErrorBody, closeConnection: boolean): void {
-  const text = JSON.stringify(body);
+/** JSON text, as it is: the answers of the server itself (a stored request's, an error's). */
+function answerJson(response: ServerResponse, status: number, text: string, closeConnection: boolean): void {
   const headers: Record<string, string | number> = { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(text) };
   if (closeConnection) headers.connection = "close";
   response.writeHead(status, headers);
   response.end(text);
+}
+
+/** The answer to a request that made its events durable: the hottest write of the server, so text rather than a serializer. */
+export function answerStored(response: ServerResponse, eventCount: number, closing: boolean): void {
+  answerJson(response, 200, `{"success":true,"events":${eventCount}}`, closing);
+}
+
+export function answerError(response: ServerResponse, status: number, body: ErrorBody, closeConnection: boolean): void {
+  answerJson(response, status, JSON.stringify(body), closeConnection);
 }
 
 /**
