@@ -12,7 +12,7 @@ import { RUNNEL_VERSION } from "../version.js";
 import { addBearerAuth } from "./auth.js";
 import { toHttpError } from "./error-mapping.js";
 import { apiKeysRoutes } from "./routes/api-keys.js";
-import { healthRoutes } from "./routes/health.js";
+import { healthRoutes, type SandboxIsolation } from "./routes/health.js";
 import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { usersRoutes } from "./routes/users.js";
@@ -33,6 +33,8 @@ export interface AppOptions {
   logger: Logger;
   /** Requests per minute per API key on /v1; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** How user code is isolated on this machine, shown by /healthz so that an operator sees what is not enforced. */
+  isolation?: SandboxIsolation;
 }
 
 /** API bodies carry component code and props; 5 MB is far above any real one. */
@@ -112,7 +114,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  await app.register(healthRoutes, { store: options.store, version: RUNNEL_VERSION });
+  await app.register(healthRoutes, { store: options.store, version: RUNNEL_VERSION, isolation: options.isolation ?? null });
 
   await app.register(
     async (v1) => {

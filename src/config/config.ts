@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
+import { createEgressPolicy, EgressAllowListError } from "../domain/egress-policy.js";
 
 /**
  * The server's configuration, parsed and validated once at start-up into this
@@ -31,6 +32,14 @@ export interface RunnelConfig {
   readonly smtpUrl: string | null;
   /** The From of every mail Runnel sends. */
   readonly mailFrom: string;
+  /**
+   * What user code (and `$.send.http`) may connect to: "policy" (the public
+   * internet and `egressAllow`, enforced outside the runner) or
+   * "unrestricted" (the server's own network, the admin's explicit choice).
+   */
+  readonly sandboxNetwork: "policy" | "unrestricted";
+  /** RUNNEL_EGRESS_ALLOW: host names, addresses and CIDR ranges user code may reach beyond the public internet. */
+  readonly egressAllow: readonly string[];
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -91,6 +100,8 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
     smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),
     mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),
+    sandboxNetwork: parseChoice(raw("RUNNEL_SANDBOX_NETWORK"), ["policy", "unrestricted"] as const, "policy"),
+    egressAllow: parseEgressAllow(raw("RUNNEL_EGRESS_ALLOW")),
   };
   return Object.freeze(config);
 }
@@ -209,4 +220,17 @@ function parseMailFrom({ variable, value }: RawValue, fallback: string): string 
     throw new ConfigError(variable, `expected a sender address like "Runnel <runnel@example.com>", got "${value}".`);
   }
   return value;
+}
+
+/** Comma-separated host names, addresses and CIDR ranges; each is checked here so that a typo stops the start, naming it. */
+function parseEgressAllow({ variable, value }: RawValue): readonly string[] {
+  if (value === undefined) return Object.freeze([]);
+  const entries = value.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+  try {
+    createEgressPolicy(entries);
+  } catch (error) {
+    if (error instanceof EgressAllowListError) throw new ConfigError(variable, error.message);
+    throw error;
+  }
+  return Object.freeze(entries);
 }

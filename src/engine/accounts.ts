@@ -8,7 +8,7 @@ import {
   type ApiKey,
   type User,
 } from "../domain/accounts.js";
-import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from "../domain/errors.js";
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from "../domain/errors.js";
 import { newId } from "../domain/ids.js";
 import type { PageRequest, PageSlice } from "../domain/paging.js";
 import type { Store } from "../store/store.js";
@@ -30,6 +30,11 @@ export interface AccountsOptions {
   now?: () => number;
   /** How often a key's last-used time is written at most; keeps auth free of a write per request. */
   touchIntervalMs?: number;
+  /**
+   * Set when this server must serve one user only (it cannot keep one
+   * user's code from reaching the server's network): why, for the refusal.
+   */
+  singleUserReason?: string | null;
 }
 
 export const ADMIN_USERNAME = "admin";
@@ -40,8 +45,10 @@ export class Accounts {
   private readonly now: () => number;
   private readonly touchIntervalMs: number;
   private readonly lastTouched = new Map<string, number>();
+  private readonly singleUserReason: string | null;
 
   constructor(options: AccountsOptions) {
+    this.singleUserReason = options.singleUserReason ?? null;
     this.store = options.store;
     this.now = options.now ?? Date.now;
     this.touchIntervalMs = options.touchIntervalMs ?? 60_000;
@@ -87,6 +94,7 @@ export class Accounts {
     if (!isValidUsername(input.username)) {
       throw new ValidationError("username", `username must be ${USERNAME_RULE}; got "${input.username}".`);
     }
+    if (this.singleUserReason !== null) throw new ConflictError(this.singleUserReason);
     const at = this.now();
     const user = await this.store.createUser({
       id: newId("user", at),

@@ -4,6 +4,7 @@ import { ComponentBundler } from "../components/component-bundler.js";
 import { PackageCache } from "../components/packages/package-cache.js";
 import { RegistryClient } from "../components/packages/registry-client.js";
 import { registryLocator } from "../components/packages/registry-url.js";
+import { createEgressPolicy, type EgressPolicy } from "../domain/egress-policy.js";
 import type { DeployedSource } from "../domain/sources.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/store.js";
@@ -38,6 +39,10 @@ export interface EngineOptions {
   npmRegistry?: string | null;
   /** The mail room (outbox, SMTP); absent in setups that send no mail. */
   mailer?: Mailer;
+  /** What `$.send.http` may connect to, as user code may; null: anything (RUNNEL_SANDBOX_NETWORK=unrestricted). Default: the public internet only. */
+  egressPolicy?: EgressPolicy | null;
+  /** Set when the server must serve one user only: why (see Accounts). */
+  singleUserReason?: string | null;
 }
 
 export interface Engine {
@@ -92,7 +97,8 @@ export function createEngine(options: EngineOptions): Engine {
     },
     baseUrl: () => baseUrl,
   });
-  const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects") });
+  const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
+  const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits });
   worker = new DeliveryWorker({ store, executor, logger });
   const changed = (workflowId: string) => {
@@ -112,7 +118,7 @@ export function createEngine(options: EngineOptions): Engine {
   const subscriptions = new SubscriptionsService({ store });
 
   return {
-    accounts: new Accounts({ store }),
+    accounts: new Accounts({ store, singleUserReason: options.singleUserReason ?? null }),
     sources,
     registry: componentRegistry,
     scheduler,

@@ -24,6 +24,8 @@ export interface RunnerNodeArgs {
   /** Files and folders the runner may read: its own entry and the bundle's folder. */
   readPaths: string[];
   entry: string;
+  /** Arguments for the runner itself, after its entry file. */
+  runnerArgs?: string[];
 }
 
 export function runnerNodeArgs(options: RunnerNodeArgs): string[] {
@@ -31,6 +33,6 @@ export function runnerNodeArgs(options: RunnerNodeArgs): string[] {
   if (options.support.permission) {
     args.push(options.support.permission, ...options.readPaths.map((path) => `--allow-fs-read=${path}`));
   }
-  args.push(options.entry);
+  args.push(options.entry, ...(options.runnerArgs ?? []));
   return args;
 }

@@ -17,11 +17,16 @@
  * gets a fresh one. State lives in what a call returns (`db`), never in a
  * runner's memory, though a warm runner keeps its loaded module.
  */
+import { randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { ComponentManifest } from "../domain/component-manifest.js";
-import { bubblewrapArgs, checkBubblewrap } from "./bubblewrap.js";
+import { bubblewrapArgs, checkBubblewrap, SANDBOX_EGRESS_SOCKET, type BubblewrapCheck } from "./bubblewrap.js";
+import { createEgressPolicy } from "../domain/egress-policy.js";
+import { EgressProxy } from "./network/egress-proxy.js";
+import { EGRESS_ARG } from "./runner/runner-args.js";
 import type { HttpResponse } from "./http-response.js";
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from "./limits.js";
 import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-flags.js";
@@ -45,6 +50,13 @@ export interface SandboxOptions {
   workDir: string;
   /** Keep one runner started ahead, so new code does not wait for a process to start. Default true. */
   spare?: boolean;
+  /**
+   * What user code may reach. "policy" (default): the public internet and
+   * the `allow` list (RUNNEL_EGRESS_ALLOW), through the egress proxy, from
+   * a network namespace of the runner's own where bubblewrap can make one.
+   * "unrestricted": the host's network, as the server itself has it.
+   */
+  network?: { mode: "policy" | "unrestricted"; allow?: readonly string[] };
 }
 
 export interface ComponentBundle {
@@ -103,6 +115,15 @@ export interface Isolation {
   permissionModel: boolean;
   /** Runners run under bubblewrap. */
   bubblewrap: boolean;
+  /**
+   * "policy": user code reaches only what the egress policy allows, enforced
+   * outside its process (a network namespace whose only way out is the
+   * proxy). "unenforced": the policy is asked for but this machine cannot
+   * enforce it (no bubblewrap, or no network namespaces): code that skips
+   * the runner's shim reaches the host's network. "unrestricted": turned off
+   * by the admin (RUNNEL_SANDBOX_NETWORK=unrestricted).
+   */
+  network: "policy" | "unenforced" | "unrestricted";
 }
 
 export interface BatchOptions {
@@ -139,24 +160,43 @@ function realDir(file: string): string {
   }
 }
 
-function resolveBubblewrap(options: SandboxOptions): string | null {
+function resolveBubblewrap(options: SandboxOptions): BubblewrapCheck {
   if (options.bubblewrap === "off") {
     options.logger?.info("sandbox: bubblewrap is off by configuration; runners rely on the node permission model");
-    return null;
+    return { path: null, reason: "off by configuration", ownNetwork: false };
   }
   const check = checkBubblewrap(process.execPath);
   if (check.path) options.logger?.info(`sandbox: runners run under bubblewrap (${check.reason})`);
   else options.logger?.warn(`sandbox: bubblewrap is not used: ${check.reason}; runners rely on the node permission model`);
-  return check.path;
+  return check;
 }
 
-function spawnCommand(support: NodeFlagSupport, bwrap: string | null, entry: RunnerEntry, bundle: ComponentBundle, memoryMb: number): SpawnCommand {
+/** How a runner reaches the network: through the egress proxy at this host path, and whether it is in a namespace of its own. */
+interface RunnerNetwork {
+  egressSocket: string;
+  ownNamespace: boolean;
+}
+
+function spawnCommand(support: NodeFlagSupport, bwrap: string | null, entry: RunnerEntry, bundle: ComponentBundle, memoryMb: number, network: RunnerNetwork | null): SpawnCommand {
   const bundleDir = realDir(bundle.file);
   const readPaths = [...entry.readPaths, bundleDir];
-  const nodeArgs = runnerNodeArgs({ support, memoryMb, readPaths, entry: entry.file });
+  const inNamespace = bwrap !== null && network?.ownNamespace === true;
+  const runnerArgs = network ? [`${EGRESS_ARG}${inNamespace ? SANDBOX_EGRESS_SOCKET : network.egressSocket}`] : [];
+  const nodeArgs = runnerNodeArgs({ support, memoryMb, readPaths, entry: entry.file, runnerArgs });
   if (!bwrap) return { command: process.execPath, args: nodeArgs, cwd: bundleDir };
-  const args = bubblewrapArgs({ nodeBinary: process.execPath, readOnly: readPaths, cwd: bundleDir, nodeArgs, infoFd: BWRAP_INFO_FD });
+  const args = bubblewrapArgs({ nodeBinary: process.execPath, readOnly: readPaths, cwd: bundleDir, nodeArgs, infoFd: BWRAP_INFO_FD, ...(inNamespace ? { egressSocket: network.egressSocket } : {}) });
   return { command: bwrap, args, cwd: bundleDir, childPidFd: BWRAP_INFO_FD };
+}
+
+/**
+ * The egress proxy's socket: under the sandbox's work folder when the path
+ * fits a Unix socket address (107 bytes), else in a private folder of the
+ * system's temporary folder.
+ */
+function egressSocketPath(workDir: string): string {
+  const preferred = join(resolve(workDir), "egress.sock");
+  if (Buffer.byteLength(preferred) <= 100) return preferred;
+  return join(tmpdir(), `runnel-${process.pid}-${randomBytes(4).toString("hex")}`, "egress.sock");
 }
 
 /** The descriptor after stdin, stdout, stderr and the IPC channel. */
@@ -177,7 +217,17 @@ function toResult(outcome: CallOutcome, durationMs: number): InvokeResult {
 export function createSandbox(options: SandboxOptions): Sandbox {
   const support = detectNodeFlags();
   if (!support.permission) options.logger?.error("sandbox: this node has no permission model (node 20+ is needed); runners can read every file the server can");
-  const bwrap = resolveBubblewrap(options);
+  const bubblewrap = resolveBubblewrap(options);
+  const bwrap = bubblewrap.path;
+  const networkMode = options.network?.mode ?? "policy";
+  const egressSocket = egressSocketPath(options.workDir);
+  const proxy = networkMode === "policy" ? new EgressProxy({ policy: createEgressPolicy(options.network?.allow ?? []), socketPath: egressSocket, logger: options.logger }) : null;
+  const network: RunnerNetwork | null = proxy ? { egressSocket, ownNamespace: bubblewrap.ownNetwork } : null;
+  const networkIsolation: Isolation["network"] = !proxy ? "unrestricted" : bwrap && bubblewrap.ownNetwork ? "policy" : "unenforced";
+  if (networkIsolation === "unenforced") {
+    options.logger?.warn("sandbox: the network policy cannot be enforced on this machine (it needs bubblewrap with network namespaces): user code that skips the runner's shim reaches the server's own network. Install bubblewrap, or run one user only.");
+  }
+  let proxyStarted: Promise<void> | undefined;
   const pool = new RunnerPool({ maxRunners: options.maxRunners ?? 4, idleMs: options.idleMs ?? 60_000, logger: options.logger });
   let entry: Promise<RunnerEntry> | undefined;
   let closed = false;
@@ -191,7 +241,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       logger: options.logger,
       start: (dir, hooks) =>
         new RunnerProcess({
-          command: spawnCommand(support, bwrap, runnerEntry, { id: "spare", ownerId: "", file: join(dir, "component.cjs") }, DEFAULT_LIMITS.memoryMb),
+          command: spawnCommand(support, bwrap, runnerEntry, { id: "spare", ownerId: "", file: join(dir, "component.cjs") }, DEFAULT_LIMITS.memoryMb, network),
           memoryMb: DEFAULT_LIMITS.memoryMb,
           logger: options.logger,
           ...hooks,
@@ -203,6 +253,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const acquire = async (bundle: ComponentBundle, limits: Limits): Promise<RunnerProcess | SandboxError> => {
     if (closed) throw new Error("The sandbox is closed.");
     const runnerEntry = await (entry ??= prepareRunnerEntry(options.workDir));
+    // Listening before the first runner starts, so that its first connection finds the socket.
+    if (proxy) await (proxyStarted ??= proxy.start());
     const key = JSON.stringify([bundle.ownerId, bundle.id, limits.memoryMb]);
     const spareRunner = spareFor(runnerEntry);
     let started = false;
@@ -211,7 +263,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       const bundleFile = realpathOr(bundle.file);
       return (
         spareRunner?.take(bundleFile, limits.memoryMb, hooks) ??
-        new RunnerProcess({ command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb), bundleFile, memoryMb: limits.memoryMb, logger: options.logger, ...hooks })
+        new RunnerProcess({ command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb, network), bundleFile, memoryMb: limits.memoryMb, logger: options.logger, ...hooks })
       );
     };
     try {
@@ -294,7 +346,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   };
 
   return {
-    isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null },
+    isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null, network: networkIsolation },
     async inspect(bundle, limits) {
       const [result] = await executeBatch([{ bundle, call: { kind: "inspect" }, props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) }], []);
       if (result?.ok) return { ok: true, manifest: result.value as ComponentManifest };
@@ -310,6 +362,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       closed = true;
       await spare?.close();
       await pool.close();
+      if (proxyStarted) await proxyStarted.then(() => proxy?.close()).catch(() => undefined);
       if (entry) await (await entry.catch(() => undefined))?.dispose();
     },
   };

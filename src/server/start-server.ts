@@ -8,6 +8,7 @@ import { generateApiKeySecret } from "../domain/accounts.js";
 import { createEngine, type Engine } from "../engine/create-engine.js";
 import { Mailer } from "../engine/mail/mailer.js";
 import { loadOrCreateMasterKey } from "../engine/master-key.js";
+import { createEgressPolicy } from "../domain/egress-policy.js";
 import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { openStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
@@ -40,11 +41,13 @@ export async function startServer({ config, logger, announce }: StartServerOptio
 
   let sandbox: Sandbox | null = null;
   try {
-    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners });
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry, mailer });
+    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
+    const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
+    const egressPolicy = config.sandboxNetwork === "policy" ? createEgressPolicy(config.egressAllow) : null;
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 
-    const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute });
+    const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });
     await app.listen({ host: config.host, port: config.port });
     const url = listeningUrl(app, config);
     engine.setBaseUrl(config.publicUrl ?? url);
@@ -77,6 +80,21 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     await store.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Why this server may serve one user only, or null; refuses to start when it already has more. */
+async function checkNetworkIsolation(sandbox: Sandbox, store: Store, logger: Logger): Promise<string | null> {
+  const { network } = sandbox.isolation;
+  if (network === "unrestricted") {
+    logger.warn("RUNNEL_SANDBOX_NETWORK=unrestricted: user code reaches this server's own network (its loopback, private networks and cloud metadata). Serve only users you trust with that.");
+    return null;
+  }
+  if (network === "policy") return null;
+  const reason =
+    "This server cannot keep user code off its own network (it needs bubblewrap with network namespaces, which this machine lacks), so it serves one user only. Install bubblewrap (apt-get install bubblewrap), or set RUNNEL_SANDBOX_NETWORK=unrestricted to accept that every user's code can reach this server's network.";
+  const users = await store.countUsers();
+  if (users > 1) throw new Error(`${reason} It has ${users} users.`);
+  return reason;
 }
 
 async function bootstrapAdmin(options: { accounts: Engine["accounts"]; dataDir: string; logger: Logger; announce: (text: string) => void }) {

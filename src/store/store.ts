@@ -28,6 +28,8 @@ export interface Store {
   bootstrapAdmin(input: NewUser & { key: NewApiKeyFields }): Promise<{ user: User; key: ApiKey } | null>;
   findUser(userId: string): Promise<User | null>;
   findUserByUsername(username: string): Promise<User | null>;
+  /** How many users exist (a server that cannot isolate user code's network serves one). */
+  countUsers(): Promise<number>;
 
   createApiKey(input: NewApiKeyFields & { ownerId: string }): Promise<ApiKey>;
   /** The active (unrevoked) key with this hash and its owner, or null. */

@@ -70,16 +70,21 @@ describe.each([["auto"], ["off"]] as const)("a runner's isolation (bubblewrap %s
     expect(result.error?.message).toMatch(/Access to this API has been restricted/);
   });
 
-  it("keeps the network: components call HTTP APIs", async () => {
+  it("reaches a loopback service only when the egress allow list opens it", async () => {
     const server = createServer((_request, response) => response.end("pong"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const open = new SandboxFixture({ bubblewrap, network: { mode: "policy", allow: ["127.0.0.1"] } });
     try {
       const { port } = server.address() as AddressInfo;
-      const bundle = fixture.bundle(`module.exports = { name: "net", async run(e) { return (await fetch(e.url)).text(); } };`);
-      const result = await fixture.invoke(bundle, { call: { kind: "run", event: { url: `http://127.0.0.1:${port}/` } } });
-      expect(result.value).toBe("pong");
+      const source = `module.exports = { name: "net", async run(e) { try { return await (await fetch(e.url)).text(); } catch (error) { return "refused: " + (error.cause?.message ?? error.message); } } };`;
+      const event = { url: `http://127.0.0.1:${port}/` };
+      const closed = await fixture.invoke(fixture.bundle(source), { call: { kind: "run", event } });
+      expect(closed.value).toMatch(/^refused: Connection to 127\.0\.0\.1:\d+ refused by Runnel's network policy: 127\.0\.0\.1 is loopback/);
+      const allowed = await open.invoke(open.bundle(source), { call: { kind: "run", event } });
+      expect(allowed.value).toBe("pong");
     } finally {
       server.close();
+      await open.close();
     }
   });
 });

@@ -31,7 +31,7 @@ describe("hooks", () => {
   let calls: string[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
     recorder = createServer((request, response) => {
       calls.push(request.url!.slice(1));
       response.end("ok");

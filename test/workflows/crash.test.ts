@@ -94,7 +94,7 @@ describe("a server killed with SIGKILL in the middle of runs", () => {
   async function start(port: number): Promise<{ url: string; child: RunningChild }> {
     const child = startCli(["server"], {
       cwd: dataDir,
-      env: { RUNNEL_DATA_DIR: dataDir, RUNNEL_PORT: String(port), RUNNEL_HOST: "127.0.0.1", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_LOG_FORMAT: "json" },
+      env: { RUNNEL_DATA_DIR: dataDir, RUNNEL_PORT: String(port), RUNNEL_HOST: "127.0.0.1", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_LOG_FORMAT: "json", RUNNEL_EGRESS_ALLOW: "127.0.0.1" },
     });
     children.push(child);
     const [, url] = await child.waitFor(LISTENING, 30_000);
@@ -270,7 +270,7 @@ describe("a redelivery of an event whose run is recorded", () => {
   let server: TestServer;
   let gate: Gate;
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
     gate = new Gate();
     await gate.start();
   });

@@ -90,7 +90,7 @@ let key: string;
 let userId: string;
 let receiver: Receiver;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
   ({ id: userId, key } = await createUser(server, "helper"));
   receiver = new Receiver((runId) => call(server.url, "GET", `/v1/runs/${runId}`, { key }));
   await receiver.start();

@@ -1,11 +1,13 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { Logger } from "pino";
+import type { EgressPolicy } from "../../domain/egress-policy.js";
 import type { Workflow } from "../../domain/workflows.js";
 import type { StepSend } from "../../sandbox/protocol.js";
 import type { Store } from "../../store/store.js";
 import type { EventHub } from "../event-hub.js";
 import type { Mailer } from "../mail/mailer.js";
+import { egressRequest } from "../network/egress-request.js";
 import type { Destinations } from "./destinations.js";
 
 export interface DestinationsOptions {
@@ -17,6 +19,8 @@ export interface DestinationsOptions {
   objectsDir: string;
   /** Time allowed to one `$.send.http` request. */
   httpTimeoutMs?: number;
+  /** What `$.send.http` may connect to (the network policy of user code); null: anything. */
+  egressPolicy: EgressPolicy | null;
   now?: () => number;
 }
 
@@ -36,7 +40,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
   const carry: Record<StepSend["type"], (workflow: Workflow, runId: string, payload: Record<string, unknown>) => Promise<string>> = {
     // Appended with the run itself, in its transaction.
     emit: async () => "",
-    http: (_workflow, _runId, payload) => sendHttp(payload, options.httpTimeoutMs ?? 30_000),
+    http: (_workflow, _runId, payload) => sendHttp(payload, options.httpTimeoutMs ?? 30_000, options.egressPolicy),
     email: async (workflow, _runId, payload) => {
       if (!options.mailer) throw new Error("this server has no mail room");
       const subject = typeof payload.subject === "string" ? payload.subject : `Message from workflow ${workflow.name}`;
@@ -71,7 +75,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
 }
 
 /** `{method, url, auth?, data?, headers?, params?}`, as the hosted service takes it; the answer's status is noted. */
-async function sendHttp(payload: Record<string, unknown>, timeoutMs: number): Promise<string> {
+async function sendHttp(payload: Record<string, unknown>, timeoutMs: number, policy: EgressPolicy | null): Promise<string> {
   if (typeof payload.url !== "string" || typeof payload.method !== "string") throw new Error("the payload needs method and url");
   const url = new URL(payload.url);
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`url must be http or https, got ${url.protocol}`);
@@ -89,9 +93,8 @@ async function sendHttp(payload: Record<string, unknown>, timeoutMs: number): Pr
     if (typeof payload.data !== "string") headers["content-type"] ??= "application/json";
   }
   const method = payload.method.toUpperCase();
-  const response = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, signal: AbortSignal.timeout(timeoutMs) });
-  await response.arrayBuffer().catch(() => undefined);
-  if (!response.ok) throw new Error(`${method} ${url.origin}${url.pathname} answered ${response.status}`);
+  const response = await egressRequest({ method, url, headers, body: method === "GET" || method === "HEAD" ? undefined : body, timeoutMs, policy });
+  if (response.status < 200 || response.status > 299) throw new Error(`${method} ${url.origin}${url.pathname} answered ${response.status}`);
   return `${method} ${url.origin}${url.pathname} answered ${response.status}`;
 }
 

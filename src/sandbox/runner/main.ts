@@ -12,6 +12,8 @@ import { dirname, sep } from "node:path";
 import type { HostMessage, RunnerMessage, WireResponse } from "../protocol.js";
 import { installCapture } from "./capture.js";
 import { installDefineGlobals } from "./component.js";
+import { installNetworkShim } from "./network-shim.js";
+import { egressSocketFromArgs } from "./runner-args.js";
 import { Runner } from "./runner.js";
 
 function start(): void {
@@ -52,6 +54,8 @@ function start(): void {
   // Empty already when spawned; bubblewrap adds PWD.
   for (const name of Object.keys(process.env)) delete process.env[name];
   installDefineGlobals();
+  const egressSocket = egressSocketFromArgs(process.argv);
+  if (egressSocket) installNetworkShim(egressSocket);
   installCapture((stream, text) => runner.log(stream, text));
   process.exit = exitIntercepted;
   (process as unknown as { reallyExit: typeof exitIntercepted }).reallyExit = exitIntercepted;

@@ -9,7 +9,7 @@ import { readIdPage } from "./id-paging.js";
 
 type AccountQueries = Pick<
   Store,
-  "createUser" | "bootstrapAdmin" | "findUser" | "findUserByUsername" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey"
+  "createUser" | "bootstrapAdmin" | "findUser" | "findUserByUsername" | "countUsers" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey"
 >;
 
 /** Users and API keys. */
@@ -87,6 +87,11 @@ export function accountQueries({ db, isUniqueViolation }: QueryContext): Account
     async findUserByUsername(username) {
       const row = await db.selectFrom("users").selectAll().where("username", "=", username).executeTakeFirst();
       return row ? toUser(row) : null;
+    },
+
+    async countUsers() {
+      const row = await db.selectFrom("users").select((eb) => eb.fn.countAll<number | string>().as("count")).executeTakeFirstOrThrow();
+      return Number(row.count);
     },
 
     createApiKey: (input) => insertApiKey(db, input),
