@@ -22,6 +22,9 @@ describe("loadConfig", () => {
       npmRegistry: null,
       smtpUrl: null,
       mailFrom: "Runnel <runnel@localhost>",
+      sandboxNetwork: "policy",
+      egressAllow: [],
+      sandboxBubblewrap: "auto",
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -114,5 +117,25 @@ describe("loadConfig", () => {
       expect((error as ConfigError).variable).toBe(variable);
       expect((error as ConfigError).message).toMatch(new RegExp(`^${variable}: `));
     }
+  });
+});
+
+describe("the network settings of user code", () => {
+  it("defaults to the policy with nothing extra allowed", () => {
+    const config = loadConfig({}, {}, context);
+    expect(config.sandboxNetwork).toBe("policy");
+    expect(config.egressAllow).toEqual([]);
+  });
+
+  it("reads RUNNEL_EGRESS_ALLOW as comma-separated hosts, addresses and ranges", () => {
+    const config = loadConfig({ RUNNEL_EGRESS_ALLOW: " db.internal, 10.0.0.0/8 ,,*.corp.example,192.168.1.5 ", RUNNEL_SANDBOX_NETWORK: "Unrestricted" }, {}, context);
+    expect(config.egressAllow).toEqual(["db.internal", "10.0.0.0/8", "*.corp.example", "192.168.1.5"]);
+    expect(config.sandboxNetwork).toBe("unrestricted");
+  });
+
+  it("stops on an entry it cannot read, naming the variable and the entry", () => {
+    expect(() => loadConfig({ RUNNEL_EGRESS_ALLOW: "10.0.0.0/8,10.0.0.0/99" }, {}, context)).toThrow(ConfigError);
+    expect(() => loadConfig({ RUNNEL_EGRESS_ALLOW: "10.0.0.0/8,10.0.0.0/99" }, {}, context)).toThrow('RUNNEL_EGRESS_ALLOW: "10.0.0.0/99" is not a host name');
+    expect(() => loadConfig({ RUNNEL_SANDBOX_NETWORK: "open" }, {}, context)).toThrow('RUNNEL_SANDBOX_NETWORK: expected one of policy, unrestricted, got "open".');
   });
 });

@@ -40,6 +40,8 @@ export interface RunnelConfig {
   readonly sandboxNetwork: "policy" | "unrestricted";
   /** RUNNEL_EGRESS_ALLOW: host names, addresses and CIDR ranges user code may reach beyond the public internet. */
   readonly egressAllow: readonly string[];
+  /** RUNNEL_SANDBOX_BUBBLEWRAP: "auto" runs runners under bubblewrap where it works; "off" never (the permission model alone). */
+  readonly sandboxBubblewrap: "auto" | "off";
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -102,6 +104,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),
     sandboxNetwork: parseChoice(raw("RUNNEL_SANDBOX_NETWORK"), ["policy", "unrestricted"] as const, "policy"),
     egressAllow: parseEgressAllow(raw("RUNNEL_EGRESS_ALLOW")),
+    sandboxBubblewrap: parseChoice(raw("RUNNEL_SANDBOX_BUBBLEWRAP"), ["auto", "off"] as const, "auto"),
   };
   return Object.freeze(config);
 }
