@@ -32,7 +32,7 @@ describe("components written for @pipedream/platform", () => {
 
   beforeAll(async () => {
     registry = await startNpmFixture("/nonexistent/marker");
-    server = await startTestServer({ RUNNEL_NPM_REGISTRY: registry.url });
+    server = await startTestServer({ RUNNEL_NPM_REGISTRY: registry.url, RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
     api = createServer((request, response) => {
       seen.push(request.url ?? "");
       response.writeHead(200, { "content-type": "application/json" });
