@@ -75,20 +75,25 @@ export class CallCollector {
 
   /**
    * Output that bypassed the runner's capture (fs.writeSync(1, …), V8's fatal
-   * errors): kept within the log limit, then dropped. It never fails the
-   * call, so that a crash report cannot turn a crash into a flood.
+   * errors): it counts toward the log limit like captured output, and
+   * returns the error that ends the call when it passes it. (A crash report
+   * is a few KB: it turns a crash into a flood only for a call already at its
+   * limit.)
    */
-  addRawOutput(stream: LogStream, text: string): void {
-    if (this.rawTruncated) return;
-    const cost = Buffer.byteLength(text) + 1;
+  addRawOutput(stream: LogStream, text: string): SandboxError | undefined {
+    if (this.rawTruncated) return undefined;
+    // Chunks are at most the pipe's read size (64 KB), so text.length bounds the bytes closely enough.
+    const cost = text.length + 1;
     if (this.logBytes + cost > this.limits.maxLogBytes || this.logs.length >= MAX_LOG_ENTRIES) {
       this.rawTruncated = true;
-      return;
+      const message = `The component wrote more than its log limit (${this.limits.maxLogBytes} bytes or ${MAX_LOG_ENTRIES} lines), straight to its standard output or error; the call was stopped.`;
+      return { code: "OutputFlood", name: "OutputFlood", message };
     }
     this.logBytes += cost;
     const entry: LogEntry = { stream, text: text.replace(/\n$/, ""), ts: Date.now() };
     this.logs.push(entry);
     if (stream === "stderr") this.rawStderr.add(entry);
+    return undefined;
   }
 
   addStepDone(done: StepDone): void {

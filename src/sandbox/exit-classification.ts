@@ -2,7 +2,7 @@
 import type { SandboxError } from "./sandbox-error.js";
 
 /** Why the host itself stopped a runner, when it did. */
-export type StopReason = "timeout" | "flood" | "retire" | "evict" | "idle" | "close";
+export type StopReason = "timeout" | "flood" | "protocol" | "retire" | "evict" | "idle" | "close";
 
 export interface RunnerExit {
   code: number | null;
@@ -13,6 +13,8 @@ export interface RunnerExit {
   spawnError: Error | undefined;
   timeoutMs: number;
   memoryMb: number;
+  /** What the runner sent that was not a message, when it broke the wire protocol. */
+  violation?: string | undefined;
 }
 
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Allocation failed - JavaScript heap|Fatal JavaScript out of memory/i;
@@ -27,8 +29,18 @@ export function classifyExit(exit: RunnerExit): SandboxError {
   if (exit.stoppedBy === "timeout") {
     return { code: "Timeout", name: "Timeout", message: `The call did not finish within its time limit of ${exit.timeoutMs} ms; the runner was stopped.` };
   }
+  if (exit.stoppedBy === "protocol") {
+    return {
+      code: "RunnerCrashed",
+      name: "RunnerCrashed",
+      message: `The runner was stopped because its channel to the server carried something that is not a message (${exit.violation ?? "unknown"}). The component's code wrote to, or closed, descriptor 3, which the runner uses to talk to the server; do not touch file descriptors your code did not open.`,
+    };
+  }
   if (OUT_OF_MEMORY.test(exit.stderrTail)) {
     return { code: "OutOfMemory", name: "OutOfMemory", message: `The component ran out of memory (heap limit ${exit.memoryMb} MB); the runner was stopped.` };
+  }
+  if (exit.stoppedBy === "flood") {
+    return { code: "OutputFlood", name: "OutputFlood", message: "The component wrote more than its output limit; the runner was stopped." };
   }
   if (exit.stoppedBy === "close") {
     return { code: "RunnerCrashed", name: "RunnerCrashed", message: "The sandbox was closed during the call." };

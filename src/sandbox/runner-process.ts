@@ -5,6 +5,7 @@
  * nothing is added to the host's own process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import { CallCollector, type CallEnding, type CallOutcome } from "./call-collector.js";
@@ -12,6 +13,8 @@ import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
 import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome } from "./protocol.js";
+import { CHANNEL_FD } from "./runner/channel.js";
+import { encodeFrame, FrameReader } from "./runner/frames.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 export interface SpawnCommand {
@@ -55,6 +58,8 @@ const CLOSE_GRACE_MS = 1000;
 const WRAPPER_GRACE_MS = 500;
 /** Errors after which the runner's state cannot be trusted, whatever it says. */
 const RETIRING_CODES = new Set<SandboxError["code"]>(["OutputFlood", "ProcessExit", "UnhandledRejection"]);
+/** Raw output a runner may write while it has no call (a timer left behind that prints): past it, the runner is stopped. */
+const IDLE_RAW_OUTPUT_BYTES = 1024 * 1024;
 
 export class RunnerProcess {
   readonly memoryMb: number;
@@ -63,6 +68,12 @@ export class RunnerProcess {
   readonly exited: Promise<void>;
   private readonly options: RunnerProcessOptions;
   private readonly child: ChildProcess;
+  /** The wire to the runner (frames on its descriptor 3); nothing else it writes is read as a message. */
+  private readonly channel: Socket;
+  private readonly reader: FrameReader;
+  /** What was wrong with what the runner sent, when it broke the protocol. */
+  private violation: string | undefined;
+  private idleRawBytes = 0;
   private alive = true;
   private stoppedBy: StopReason | undefined;
   private spawnError: Error | undefined;
@@ -89,11 +100,13 @@ export class RunnerProcess {
     this.memoryMb = options.memoryMb;
     this.exited = new Promise((resolve) => (this.markExited = resolve));
     const { command, args, cwd, childPidFd } = options.command;
-    const stdio: Array<"ignore" | "pipe" | "ipc"> = ["ignore", "pipe", "pipe", "ipc"];
+    const stdio: Array<"ignore" | "pipe"> = ["ignore", "pipe", "pipe", "pipe"];
     if (childPidFd !== undefined) stdio[childPidFd] = "pipe";
     // An empty environment: nothing of the server's (keys, database URLs) reaches user code.
-    this.child = spawn(command, args, { cwd, env: {}, stdio, serialization: "json" });
+    this.child = spawn(command, args, { cwd, env: {}, stdio });
     this.pid = this.child.pid;
+    this.channel = this.child.stdio[CHANNEL_FD] as Socket;
+    this.reader = new FrameReader({ onMessage: (raw) => this.onMessage(raw), onMalformed: (reason) => this.onViolation(reason) });
     this.listen();
     if (options.bundleFile) this.post({ type: "load", file: options.bundleFile });
   }
@@ -200,19 +213,40 @@ export class RunnerProcess {
   }
 
   private post(message: HostMessage, onError?: (error: Error) => void): void {
+    let frame: Buffer;
     try {
-      this.child.send(message, (error) => {
-        if (error && this.alive) onError?.(error);
-      });
+      frame = encodeFrame(message);
     } catch (error) {
-      // A value that cannot be serialized (a function in props): reported as the call's failure.
+      // A value that cannot be serialized (a BigInt, a cycle in props): reported as the call's failure.
       onError?.(error as Error);
+      return;
     }
+    if (!this.channel || this.channel.destroyed) return onError?.(new Error("the runner's channel is closed"));
+    this.channel.write(frame, (error) => {
+      if (error && this.alive) onError?.(error);
+    });
+  }
+
+  /**
+   * The runner sent what is not a message: its code wrote to the channel's
+   * descriptor. Nothing more it sends can be trusted to be in step, so it
+   * is stopped; its calls fail saying why (classifyExit).
+   */
+  private onViolation(reason: string): void {
+    if (!this.alive || this.violation !== undefined) return;
+    this.violation = reason;
+    this.options.logger?.warn({ pid: this.pid, reason }, "sandbox: a runner broke the wire protocol (its code wrote to the runner's channel); it was stopped");
+    void this.stop("protocol");
   }
 
   private listen(): void {
     const child = this.child;
-    child.on("message", (raw: unknown) => this.onMessage(raw));
+    this.channel.on("data", (chunk: Buffer) => this.reader.push(chunk));
+    // A channel that ends while the process lives on (its code closed descriptor 3) leaves the runner unreachable: it goes.
+    // A dying process ends its channel too, just before its exit is seen: that is the exit's business.
+    this.channel.on("end", () => setTimeout(() => this.onViolation("the runner closed its channel"), CLOSE_GRACE_MS).unref());
+    // Write errors after the runner died are the exit's business, reported there.
+    this.channel.on("error", () => undefined);
     child.stdout?.setEncoding("utf8").on("data", (text: string) => this.onRawOutput("stdout", text));
     child.stderr?.setEncoding("utf8").on("data", (text: string) => this.onRawOutput("stderr", text));
     const childPidFd = this.options.command.childPidFd;
@@ -241,8 +275,9 @@ export class RunnerProcess {
   }
 
   private onMessage(raw: unknown): void {
+    if (this.violation !== undefined) return;
     const message = readRunnerMessage(raw);
-    if (!message) return this.options.logger?.debug({ pid: this.pid }, "sandbox: ignored a malformed message from a runner");
+    if (!message) return this.onViolation("a frame held a message of no known shape");
     if (message.type === "batch") {
       // A batch's endings arrive together: the next call's clock starts once, after them all.
       this.readingBatch = true;
@@ -283,10 +318,24 @@ export class RunnerProcess {
     }
   }
 
+  /**
+   * Output written straight to descriptors 1 and 2, past the runner's
+   * capture: it counts toward the call's log limit and stops the call past
+   * it, as console floods do; between calls, past IDLE_RAW_OUTPUT_BYTES.
+   */
   private onRawOutput(stream: LogStream, text: string): void {
     if (stream === "stderr") this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
     const collector = this.calls[0]?.collector;
-    if (collector && !collector.finished) collector.addRawOutput(stream, text);
+    if (collector && !collector.finished) {
+      const flood = collector.addRawOutput(stream, text);
+      if (flood) this.finish(collector, { ok: false, error: flood, db: null }, true);
+      return;
+    }
+    this.idleRawBytes += text.length;
+    if (this.idleRawBytes > IDLE_RAW_OUTPUT_BYTES && this.alive) {
+      this.options.logger?.debug({ pid: this.pid }, "sandbox: a runner wrote past its output limit between calls; it was stopped");
+      void this.stop("flood");
+    }
   }
 
   private finish(collector: CallCollector, ending: CallEnding, retire: boolean): void {
@@ -364,8 +413,8 @@ export class RunnerProcess {
   }
 
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
-    const { stderrTail, stoppedBy, spawnError, memoryMb } = this;
-    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb });
+    const { stderrTail, stoppedBy, spawnError, memoryMb, violation } = this;
+    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation });
   }
 
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {

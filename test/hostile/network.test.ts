@@ -103,7 +103,7 @@ describe("the default policy, through a real server", () => {
       publicHost: `${host.publicAddress}:${host.port}`,
       privateHost: `${host.privateAddress}:${host.port}`,
     };
-    const attack = fetch(probe.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(targets) }).then((response) => response.json());
+    const attack = fetch(probe.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(targets) }).then((response) => response.json() as Promise<Record<string, string>>);
     const { result: out, answers } = await bystanderDuring(echo.endpoint_url, attack);
 
     const refused = (what: string) => new RegExp(`refused by Runnel's network policy: ${what}`);
@@ -173,7 +173,7 @@ describe("RUNNEL_EGRESS_ALLOW", () => {
     const user = await createUser(server, "ops");
     const probe = await deploySource(server, user.key, { component_code: PROBE_SOURCE });
     const targets = { api: server.url, fakePort: (fakeDatabase.address() as AddressInfo).port, publicHost: `${host.publicAddress}:${host.port}`, privateHost: `${host.privateAddress}:${host.port}` };
-    const out = await (await fetch(probe.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(targets) })).json();
+    const out = (await (await fetch(probe.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(targets) })).json()) as Record<string, string>;
     expect(out.privateHost).toBe("answered: hello from the test host");
     expect(out.api).toMatch(/127\.0\.0\.1 is loopback/);
     expect(out.metadata).toMatch(/169\.254\.169\.254 is link-local/);

@@ -2,7 +2,7 @@
  * The runner's entry: a child process that runs one component bundle's code
  * for the host, one call at a time. It starts with an empty environment,
  * under Node's permission model (and bubblewrap where available), and talks
- * to the host over the IPC channel only (protocol.ts). Anything user code
+ * to the host over framed messages on descriptor 3 only (channel.ts). Anything user code
  * prints is captured into the current call's logs.
  *
  * This folder is the runner's whole world at run time: it may import types
@@ -14,22 +14,25 @@ import { installCapture } from "./capture.js";
 import { installDefineGlobals } from "./component.js";
 import { installNetworkShim } from "./network-shim.js";
 import { egressSocketFromArgs } from "./runner-args.js";
+import { openChannel, type RunnerChannel } from "./channel.js";
 import { Runner } from "./runner.js";
 
 function start(): void {
-  // Bound before user code runs, so that replacing process.send or process.exit cannot cut the runner off.
-  const channelSend = process.send?.bind(process);
   // process.exit() ends in process.reallyExit(), which is replaced below; this is the original.
   const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 
-  const send = (message: RunnerMessage<WireResponse>): void => {
-    try {
-      channelSend?.(message);
-    } catch {
-      // The channel is gone (the host is closing): nothing is waiting for the message.
+  let channel: RunnerChannel | undefined;
+  const runner = new Runner({ send: (message: RunnerMessage<WireResponse>) => channel?.send(message), runnerPath: `${dirname(process.argv[1] ?? "")}${sep}` });
+  const receive = (message: HostMessage): void => {
+    if (message.type === "load") runner.setBundle(message.file);
+    else if (message.type === "invoke") runner.enqueue(message);
+    else if (message.type === "invoke-many") {
+      const { props, dbProps } = message.shared;
+      for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps });
     }
   };
-  const runner = new Runner({ send, runnerPath: `${dirname(process.argv[1] ?? "")}${sep}` });
+  // Opened before user code runs; without the host (or with a host that sends what is not a frame) there is nobody to answer to.
+  channel = openChannel({ onMessage: (message) => receive(message as HostMessage), onLost: () => reallyExit(0) });
 
   const exitIntercepted = (code?: number | string | null): never => {
     const exitCode = Number(code ?? process.exitCode ?? 0) || 0;
@@ -38,7 +41,7 @@ function start(): void {
       name: "ProcessExit",
       message: `The component called process.exit(${exitCode}). A component ends by returning or throwing; it must not end the process.`,
     });
-    // The IPC write above is attempted synchronously, so the host has it before it sees the exit.
+    // The channel's write above is attempted at once (libuv writes a socket synchronously when it can), so the host has it before it sees the exit.
     return reallyExit(exitCode);
   };
 
@@ -61,16 +64,6 @@ function start(): void {
   (process as unknown as { reallyExit: typeof exitIntercepted }).reallyExit = exitIntercepted;
   process.on("uncaughtException", (thrown) => runner.fault(runner.describe(thrown)));
   process.on("unhandledRejection", (reason) => runner.fault(runner.describe(reason, { code: "UnhandledRejection", prefix: "Unhandled promise rejection: " })));
-  // Without the host there is nobody to answer to.
-  process.on("disconnect", () => reallyExit(0));
-  process.on("message", (message: HostMessage) => {
-    if (message.type === "load") runner.setBundle(message.file);
-    else if (message.type === "invoke") runner.enqueue(message);
-    else if (message.type === "invoke-many") {
-      const { props, dbProps } = message.shared;
-      for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps });
-    }
-  });
 }
 
 start();

@@ -1,0 +1,62 @@
+/**
+ * The runner's end of the wire (frames.ts): descriptor 3, opened as a
+ * socket before any user code runs. Messages go out as frames, never one
+ * over the cap: a batch that would pass it goes as one frame per message,
+ * and a single message that would (a response body of hundreds of MB) is
+ * replaced by that call's error, so the host never has to refuse a frame
+ * the runner itself wrote.
+ */
+import { Socket } from "node:net";
+import type { RunnerMessage, WireResponse } from "../protocol.js";
+import { encodeFrame, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
+
+/** stdin, stdout, stderr, then the channel. */
+export const CHANNEL_FD = 3;
+
+export interface RunnerChannel {
+  send(message: RunnerMessage<WireResponse>): void;
+}
+
+export interface ChannelOptions {
+  onMessage(message: unknown): void;
+  /** The host is gone, or sent what is not a frame: nobody is left to answer to. */
+  onLost(): void;
+}
+
+function tooLarge(message: RunnerMessage<WireResponse>, bytes: number): RunnerMessage<WireResponse> | null {
+  if (message.type === "batch" || message.id === null) return null;
+  const megabytes = (bytes / 1024 / 1024).toFixed(1);
+  return {
+    type: "error",
+    id: message.id,
+    error: { code: "UserError", name: "RangeError", message: `The call's ${message.type} is ${megabytes} MB, more than the ${MAX_FRAME_BYTES / 1024 / 1024} MB a runner can send to the server. Send large data elsewhere and pass a reference.` },
+    db: null,
+    retire: true,
+  };
+}
+
+export function openChannel(options: ChannelOptions): RunnerChannel {
+  const socket = new Socket({ fd: CHANNEL_FD, readable: true, writable: true });
+  const reader = new FrameReader({ onMessage: options.onMessage, onMalformed: () => options.onLost() });
+  socket.on("data", (chunk: Buffer) => reader.push(chunk));
+  socket.on("end", () => options.onLost());
+  socket.on("error", () => options.onLost());
+
+  const send = (message: RunnerMessage<WireResponse>): void => {
+    let frame: Buffer;
+    try {
+      frame = encodeFrame(message);
+    } catch {
+      // Everything sent was made JSON-safe by the runner; a message that still is not is a bug, not worth the process.
+      return;
+    }
+    if (frame.length - 4 > MAX_FRAME_BYTES) {
+      if (message.type === "batch") return message.messages.forEach(send);
+      const replacement = tooLarge(message, frame.length);
+      if (replacement) send(replacement);
+      return;
+    }
+    if (!socket.destroyed) socket.write(frame);
+  };
+  return { send };
+}
