@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       sandboxNetwork: "policy",
       egressAllow: [],
       sandboxBubblewrap: "auto",
+      maxRunInterruptions: 3,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -40,6 +40,8 @@ export interface RunnelConfig {
   readonly sandboxNetwork: "policy" | "unrestricted";
   /** RUNNEL_EGRESS_ALLOW: host names, addresses and CIDR ranges user code may reach beyond the public internet. */
   readonly egressAllow: readonly string[];
+  /** A workflow run cut off this many times by its process dying is recorded as an error instead of being run again. */
+  readonly maxRunInterruptions: number;
   /** RUNNEL_SANDBOX_BUBBLEWRAP: "auto" runs runners under bubblewrap where it works; "off" never (the permission model alone). */
   readonly sandboxBubblewrap: "auto" | "off";
 }
@@ -104,6 +106,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),
     sandboxNetwork: parseChoice(raw("RUNNEL_SANDBOX_NETWORK"), ["policy", "unrestricted"] as const, "policy"),
     egressAllow: parseEgressAllow(raw("RUNNEL_EGRESS_ALLOW")),
+    maxRunInterruptions: parseInteger(raw("RUNNEL_MAX_RUN_INTERRUPTIONS"), 3, 1, 100),
     sandboxBubblewrap: parseChoice(raw("RUNNEL_SANDBOX_BUBBLEWRAP"), ["auto", "off"] as const, "auto"),
   };
   return Object.freeze(config);

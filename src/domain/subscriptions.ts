@@ -23,6 +23,8 @@ export interface Delivery {
   channel: string;
   status: "pending" | "running" | "done" | "failed";
   attempts: number;
+  /** Times a run of it was cut off by its process dying (a start found it running, or its lease ran out). */
+  interruptions: number;
   availableAt: number;
   createdAt: number;
 }

@@ -116,6 +116,8 @@ export const RUN_ERROR_CODES = {
   DestinationFailed: "A $.send destination could not be reached.",
   /** The runner process died for another reason, or Runnel itself failed. */
   InternalFailure: "The platform failed while running the step.",
+  /** The run was cut off by its process dying, again and again: it is not run any more (replay it once the cause is fixed). */
+  RepeatedCrash: "The run took down the process running it too many times.",
 } as const;
 
 export type RunErrorCode = keyof typeof RUN_ERROR_CODES;

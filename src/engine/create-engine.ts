@@ -43,6 +43,8 @@ export interface EngineOptions {
   egressPolicy?: EgressPolicy | null;
   /** Set when the server must serve one user only: why (see Accounts). */
   singleUserReason?: string | null;
+  /** A workflow run cut off this many times by its process dying becomes an error instead (default 3). */
+  maxRunInterruptions?: number;
 }
 
 export interface Engine {
@@ -99,7 +101,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, maxInterruptions: options.maxRunInterruptions ?? 3 });
   worker = new DeliveryWorker({ store, executor, logger });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);

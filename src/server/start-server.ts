@@ -44,7 +44,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
     const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
     const egressPolicy = config.sandboxNetwork === "policy" ? createEgressPolicy(config.egressAllow) : null;
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });

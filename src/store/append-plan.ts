@@ -92,6 +92,7 @@ export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscrip
         channel: event.channel,
         status: "pending",
         attempts: 0,
+        interruptions: 0,
         available_at: batch.now,
         created_at: batch.now,
         // The event travels with its delivery: retention may trim it from the log before the listener runs.

@@ -195,7 +195,7 @@ export interface FinishedRuns {
   recorded: Set<string>;
 }
 
-export type NewDelivery = Omit<Delivery, "status" | "attempts"> & { event: unknown; indexedAtMs: number };
+export type NewDelivery = Omit<Delivery, "status" | "attempts" | "interruptions"> & { event: unknown; indexedAtMs: number };
 
 export interface AppendResult {
   events: StoredEvent[];

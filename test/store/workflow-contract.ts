@@ -81,12 +81,22 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       const eventId = appended.events[0]!.id;
       const now = Date.now();
       const claimed = await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10 });
-      expect(claimed).toMatchObject([{ listenerId: listener.id, emitterId: emitter, eventId, event: { a: 1 }, attempts: 1, status: "running" }]);
+      expect(claimed).toMatchObject([{ listenerId: listener.id, emitterId: emitter, eventId, event: { a: 1 }, attempts: 1, interruptions: 0, status: "running" }]);
       expect(await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10 })).toEqual([]);
+      // Claimed again after its lease ran out: its first claimer died mid-run.
       const again = await store.claimDeliveries({ now: now + 60_001, leaseMs: 60_000, limit: 10 });
-      expect(again).toMatchObject([{ eventId, attempts: 2 }]);
+      expect(again).toMatchObject([{ eventId, attempts: 2, interruptions: 1 }]);
+      // Found running at a start: interrupted again.
       expect(await store.requeueDeliveries(now)).toBe(1);
-      expect(await store.claimDeliveries({ now, leaseMs: 1, limit: 10 })).toHaveLength(1);
+      expect(await store.claimDeliveries({ now, leaseMs: 1, limit: 10 })).toMatchObject([{ eventId, attempts: 3, interruptions: 2 }]);
+    });
+
+    it("does not count a delivery given back by its claimer (a failure it survived) as interrupted", async () => {
+      await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
+      const now = Date.now();
+      const claimed = await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10 });
+      await store.releaseDeliveries(claimed, now);
+      expect(await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10 })).toMatchObject([{ attempts: 2, interruptions: 0 }]);
     });
 
     it("keeps the event with its delivery when retention trims it from the log", async () => {

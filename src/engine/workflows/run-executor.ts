@@ -27,6 +27,8 @@ export interface RunExecutorOptions {
   destinations: Destinations;
   logger: Logger;
   limits: RunLimits;
+  /** A delivery whose runs were cut off this many times by their process dying is not run again (RUNNEL_MAX_RUN_INTERRUPTIONS). Default 3. */
+  maxInterruptions?: number;
   now?: () => number;
 }
 
@@ -64,6 +66,7 @@ export class RunExecutor {
     // Ids of one millisecond sort by their random part: hand them out in delivery order, so runs list in event order.
     const ids = runs.map((run) => run.id).sort();
     runs.forEach((run, index) => (run.id = ids[index]!));
+    this.abandonRepeatedCrashes(workflow, runs);
     let prepared: PreparedWorkflow | Error;
     try {
       prepared = await this.prepare(workflow);
@@ -92,6 +95,25 @@ export class RunExecutor {
     }
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
     await this.commit(workflow, runs);
+  }
+
+  /**
+   * A delivery whose runs kept taking their process down (the server killed
+   * mid-run, again and again) would do it at every start: it becomes an
+   * error of its workflow instead, kept in `$errors` for replay, and is not
+   * run again.
+   */
+  private abandonRepeatedCrashes(workflow: Workflow, runs: RunState[]): void {
+    const most = this.options.maxInterruptions ?? 3;
+    const first = workflow.steps[0];
+    if (!first) return;
+    for (const run of runs) {
+      const times = run.delivery.interruptions;
+      if (times < most) continue;
+      const message = `This run was cut off ${times} times by the process running it dying (the server was killed or crashed while it ran), so it is not run again. Look at what its steps do with the event, then replay it from $errors.`;
+      failRun(run, first, { code: "RepeatedCrash", name: "RepeatedCrash", message }, this.now());
+      this.options.logger.warn({ workflowId: workflow.id, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId, interruptions: times }, "a delivery kept taking its process down; it was recorded as an error of its workflow and is not run again");
+    }
   }
 
   /** Forgets what was prepared for a workflow (it changed or went away). */

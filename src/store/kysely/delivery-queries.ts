@@ -27,7 +27,8 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
   return {
     async claimDeliveries({ now, leaseMs, limit }) {
       const result = await sql<DeliveryRow>`
-        UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ${now + leaseMs}
+        UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ${now + leaseMs},
+          interruptions = interruptions + CASE WHEN status = 'running' THEN 1 ELSE 0 END
         WHERE (listener_id, emitter_id, event_id) IN (
           SELECT listener_id, emitter_id, event_id FROM deliveries
           WHERE available_at <= ${now} AND status IN ('pending', 'running')
@@ -43,7 +44,12 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
     },
 
     async requeueDeliveries(now) {
-      const result = await db.updateTable("deliveries").set({ status: "pending", available_at: now }).where("status", "=", "running").executeTakeFirst();
+      // Found running at a start: the process that ran them died mid-run.
+      const result = await db
+        .updateTable("deliveries")
+        .set((eb) => ({ status: "pending", available_at: now, interruptions: eb("interruptions", "+", 1) }))
+        .where("status", "=", "running")
+        .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
 
@@ -61,6 +67,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
             channel: delivery.channel,
             status: "pending",
             attempts: 0,
+            interruptions: 0,
             available_at: delivery.availableAt,
             created_at: delivery.createdAt,
             payload: toJson(delivery.event),

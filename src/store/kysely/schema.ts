@@ -126,6 +126,8 @@ export interface DeliveryRow {
   channel: string;
   status: string;
   attempts: number;
+  /** Claims of it that its claimer's death cut off (see 0010-delivery-interruptions); 0 when inserted. */
+  interruptions: number;
   available_at: number;
   created_at: number;
   /** The event's JSON, copied: retention may trim the event itself before the listener runs. */

@@ -96,6 +96,7 @@ export function toDelivery(row: Selectable<DeliveryRow>): Delivery {
     channel: row.channel,
     status,
     attempts: Number(row.attempts),
+    interruptions: Number(row.interruptions ?? 0),
     availableAt: Number(row.available_at),
     createdAt: Number(row.created_at),
   };

@@ -8,6 +8,7 @@ import { workflowsMigration } from "./0006-workflows.js";
 import { outboxMigration } from "./0007-outbox.js";
 import { registryMigration } from "./0008-registry.js";
 import { retentionCountsMigration } from "./0009-retention-counts.js";
+import { deliveryInterruptionsMigration } from "./0010-delivery-interruptions.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0007-outbox": outboxMigration,
   "0008-registry": registryMigration,
   "0009-retention-counts": retentionCountsMigration,
+  "0010-delivery-interruptions": deliveryInterruptionsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

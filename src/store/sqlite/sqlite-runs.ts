@@ -21,7 +21,8 @@ export function createSqliteRuns(
   appendInTransaction: (batch: EventBatch) => AppendResult,
 ): Pick<Store, "claimDeliveries" | "finishRuns"> {
   const claim = database.prepare(
-    `UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ?
+    `UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ?,
+       interruptions = interruptions + CASE WHEN status = 'running' THEN 1 ELSE 0 END
      WHERE (listener_id, emitter_id, event_id) IN (
        SELECT listener_id, emitter_id, event_id FROM deliveries
        WHERE available_at <= ? AND status IN ('pending', 'running')
