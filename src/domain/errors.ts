@@ -58,8 +58,8 @@ export class SourceFailedError extends RunnelError {
 }
 
 export class MalformedBodyError extends RunnelError {
-  constructor(message: string) {
-    super("MalformedBody", message);
+  constructor(message: string, details?: ErrorDetails) {
+    super("MalformedBody", message, details);
   }
 }
 

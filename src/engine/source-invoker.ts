@@ -261,8 +261,33 @@ export class SourceInvoker {
         let index = 0;
         for (const ran of group) for (const pending of ran.batch) pending.resolve(results[index++]!);
       } catch (error) {
-        for (const ran of group) for (const pending of ran.batch) pending.reject(error);
+        const pendings = group.flatMap((ran) => ran.batch);
+        if (pendings.length === 1) pendings[0]!.reject(error);
+        else await this.commitOneByOne(last, outcomes, pendings, error);
       }
+    }
+  }
+
+  /**
+   * A batch's shared commit failed: one request's events may be what the
+   * store refused, and the others must not fail with it. Each call is
+   * committed alone, in order, so only the one at fault gets the error;
+   * the source's store, as the batch left it, is written last.
+   */
+  private async commitOneByOne(last: RanBatch, outcomes: CallOutcome[], pendings: PendingCall[], batchError: unknown): Promise<void> {
+    this.options.logger.warn({ err: batchError, sourceId: last.source.id, calls: pendings.length }, "a source's batch could not be committed; its calls are committed one by one");
+    for (const [index, pending] of pendings.entries()) {
+      try {
+        const [result] = await this.commitOutcomes(last.source, [outcomes[index]!], last.dedupe, null);
+        pending.resolve(result!);
+      } catch (error) {
+        pending.reject(error);
+      }
+    }
+    if (last.db) {
+      await this.commitOutcomes(last.source, [], last.dedupe, last.db).catch((error: unknown) =>
+        this.options.logger.error({ err: error, sourceId: last.source.id }, "a source's key-value store could not be saved after its batch"),
+      );
     }
   }
 

@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { SourceFailedError, UnavailableError } from "../../domain/errors.js";
+import { MalformedBodyError, SourceFailedError, UnavailableError } from "../../domain/errors.js";
 import { describeError } from "../../engine/source-invoker.js";
 import type { HttpHandled, SourcesService, WorkflowEnd } from "../../engine/sources-service.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import { toHttpError } from "../error-mapping.js";
 import type { EndpointAddress } from "./endpoint-url.js";
+import { isJsonContentType, jsonNestingDepth, MAX_BODY_DEPTH } from "./body-depth.js";
 import { answerCustom, answerError, answerStored, canAnswer } from "./endpoint-response.js";
 import { BodyTooLargeError, readBodyText } from "./request-body.js";
 
@@ -49,6 +50,10 @@ export function createEndpointHandler(options: EndpointHandlerOptions): Endpoint
     };
     readBodyText(request, ENDPOINT_BODY_LIMIT_BYTES)
       .then((bodyRaw) => {
+        // Checked alone, before it joins a batch whose other requests it could fail.
+        if (isJsonContentType(request.headers["content-type"]) && jsonNestingDepth(bodyRaw) > MAX_BODY_DEPTH) {
+          throw new MalformedBodyError(`The JSON body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep. Send a flatter body.`, { max_depth: MAX_BODY_DEPTH });
+        }
         const event = { method: request.method ?? "GET", path: address.path, query: address.query, headers: { ...request.headers }, bodyRaw };
         return sources.handleHttp(address.token, event, respond);
       })
