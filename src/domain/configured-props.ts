@@ -61,11 +61,12 @@ function configuredValue(prop: ValidatedProp, given: unknown): unknown {
   }
   if (given === undefined) return prop.default ?? required(prop, what(prop));
   const problem = checkPropValue(prop, given);
-  if (problem !== null) throw new ValidationError(field, `Prop "${prop.name}" ${problem}`);
+  if (problem !== null) throw new ValidationError(field, `Prop "${prop.name}" ${prop.secret ? withoutValue(problem) : problem}`);
   if (prop.options !== undefined) {
     const items = prop.isArray ? (given as unknown[]) : [given];
     const outside = items.find((item) => !isAmongOptions(item, prop.options ?? []));
     if (outside !== undefined) {
+      if (prop.secret) throw new ValidationError(field, `Prop "${prop.name}": the value given is not one of its options (it is secret, so neither is shown).`);
       const allowed = prop.options.slice(0, 10).map((option) => JSON.stringify(optionValue(option)));
       const more = prop.options.length > 10 ? ", …" : "";
       throw new ValidationError(field, `Prop "${prop.name}": ${JSON.stringify(outside)} is not one of its options (${allowed.join(", ")}${more}).`);
@@ -103,4 +104,9 @@ function checkSize(name: string, value: unknown): void {
       `Prop "${name}" is ${Math.ceil(bytes / 1024)} KB as JSON; a prop value may be at most ${MAX_PROP_VALUE_BYTES / 1024} KB. Store large data elsewhere and pass a reference.`,
     );
   }
+}
+
+/** A problem's sentence without the value it quotes: a secret prop's value is never repeated, not even in an error. */
+function withoutValue(problem: string): string {
+  return `${problem.replace(/;?\s*got [\s\S]*$/, "")} (the value given is not shown: the prop is secret).`;
 }

@@ -101,7 +101,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, maxInterruptions: options.maxRunInterruptions ?? 3 });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, maxInterruptions: options.maxRunInterruptions ?? 3 });
   worker = new DeliveryWorker({ store, executor, logger });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);
@@ -113,6 +113,7 @@ export function createEngine(options: EngineOptions): Engine {
     sources,
     loader,
     hub,
+    secrets,
     resolveAction: (ownerId, key) => componentRegistry.resolve(ownerId, key),
     onChanged: changed,
     onEnqueued: () => worker?.wake(),

@@ -35,6 +35,16 @@ export class SecretBox {
 
 const PREFIX = "enc:v1:";
 
+/** What the API shows in place of a sealed value; sent back unchanged, it keeps the stored value. */
+export const SECRET_MASK = "**********";
+
+/** `props` as the API shows them: sealed values masked. */
+export function maskSealed(props: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(props)) out[name] = isSealed(value) ? SECRET_MASK : value;
+  return out;
+}
+
 export function isSealed(value: unknown): value is string {
   return typeof value === "string" && value.startsWith(PREFIX);
 }

@@ -1,6 +1,6 @@
 import type { ValidatedComponent } from "../domain/component-rules.js";
 import type { DeployedSource } from "../domain/sources.js";
-import { isSealed, type SecretBox } from "./secrets.js";
+import { isSealed, SECRET_MASK, type SecretBox } from "./secrets.js";
 
 /** Encrypts the values of secret props before they are stored. */
 export function sealSecrets(component: ValidatedComponent, values: Record<string, unknown>, box: SecretBox): Record<string, unknown> {
@@ -8,6 +8,29 @@ export function sealSecrets(component: ValidatedComponent, values: Record<string
   for (const prop of component.props) {
     const value = out[prop.name];
     if (prop.secret && typeof value === "string" && !isSealed(value)) out[prop.name] = box.seal(value);
+  }
+  return out;
+}
+
+/**
+ * A workflow step's props as stored: each string value of a secret prop
+ * sealed (expressions too: a secret prop's text is nobody's business). A
+ * secret left out, or sent back as the mask or as the sealed value it has,
+ * keeps what is stored; any other value is new and sealed, so a client can
+ * never slip in a "sealed" value of its own.
+ */
+export function sealStepSecrets(component: ValidatedComponent, given: Record<string, unknown>, stored: Record<string, unknown>, box: SecretBox): Record<string, unknown> {
+  const out = { ...given };
+  for (const prop of component.props) {
+    if (!prop.secret) continue;
+    const value = out[prop.name];
+    const kept = stored[prop.name];
+    if (value === undefined || value === SECRET_MASK || (isSealed(kept) && value === kept)) {
+      if (isSealed(kept)) out[prop.name] = kept;
+      else delete out[prop.name];
+      continue;
+    }
+    if (typeof value === "string") out[prop.name] = box.seal(value);
   }
   return out;
 }

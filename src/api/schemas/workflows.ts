@@ -1,6 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import type { StoredEvent } from "../../domain/sources.js";
 import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
+import { maskSealed } from "../../engine/secrets.js";
 import { toEpochSeconds } from "./common.js";
 
 const Json = Type.Unknown();
@@ -89,7 +90,7 @@ export function toWorkflowView(workflow: Workflow, endpointUrl: string | null): 
     name_slug: workflow.nameSlug,
     active: workflow.active,
     trigger: { type: workflow.triggerKind, source_id: workflow.triggerSourceId, ...(endpointUrl ? { endpoint_url: endpointUrl } : {}) },
-    steps: workflow.steps.map((step) => ({ id: step.id, name: step.name, key: step.key, component_id: step.componentId, props: step.props })),
+    steps: workflow.steps.map((step) => ({ id: step.id, name: step.name, key: step.key, component_id: step.componentId, props: maskSealed(step.props) })),
     respond: workflow.respond,
     settings: { error_notifications: workflow.settings.errorNotifications, error_retention: workflow.settings.errorRetention },
     is_error_workflow: workflow.isErrorWorkflow,

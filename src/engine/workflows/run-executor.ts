@@ -9,6 +9,8 @@ import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
 import type { BundleFiles } from "../bundle-files.js";
 import type { ComponentLoader } from "../component-loader.js";
 import type { EventHub } from "../event-hub.js";
+import type { SecretBox } from "../secrets.js";
+import { openSecrets } from "../source-props.js";
 import type { RunLimits } from "../source-invoker.js";
 import type { BuiltinActions } from "./builtin-actions.js";
 import type { Destinations } from "./destinations.js";
@@ -27,6 +29,8 @@ export interface RunExecutorOptions {
   destinations: Destinations;
   logger: Logger;
   limits: RunLimits;
+  /** Opens sealed secret step props, just before the steps run. */
+  secrets: SecretBox;
   /** A delivery whose runs were cut off this many times by their process dying is not run again (RUNNEL_MAX_RUN_INTERRUPTIONS). Default 3. */
   maxInterruptions?: number;
   now?: () => number;
@@ -146,7 +150,8 @@ export class RunExecutor {
       if (!saved) throw new Error(`The code of step "${step.name}" (${step.componentId}) is missing; update the workflow to save it again.`);
       const props: Record<string, unknown> = {};
       for (const prop of loader.validatedOf(saved).props) if (prop.default !== undefined) props[prop.name] = prop.default;
-      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: { ...props, ...step.props }, field: `steps[${index}]` });
+      // Sealed secrets are opened here, into the prepared (in-memory) workflow only.
+      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: openSecrets({ ...props, ...step.props }, this.options.secrets), field: `steps[${index}]` });
       sandboxed.push(saved);
     }
     const bundle = sandboxed.length > 0 ? await workflowBundle(this.options.bundleFiles, workflow.ownerId, sandboxed) : null;

@@ -8,6 +8,8 @@ import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows
 import type { Store } from "../../store/store.js";
 import type { ComponentLoader, LoadedComponent } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
+import type { SecretBox } from "../secrets.js";
+import { sealStepSecrets } from "../source-props.js";
 import type { SourcesService } from "../sources-service.js";
 import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
 import { replayErrors, type ReplayFilter, type Replayed } from "./error-replay.js";
@@ -18,6 +20,8 @@ export interface WorkflowsServiceOptions {
   sources: SourcesService;
   loader: ComponentLoader;
   hub: EventHub;
+  /** Seals secret step props at rest. */
+  secrets: SecretBox;
   /** A published action by key (the user's registry). */
   resolveAction(ownerId: string, key: string): Promise<LoadedComponent>;
   /** Something about a workflow changed here: caches of it go. */
@@ -223,6 +227,8 @@ export class WorkflowsService {
   /** Saves each step's code (or resolves its key) before anything is stored; step ids stay with their names. */
   private async saveSteps(ownerId: string, inputs: StepInput[], current: WorkflowStep[]): Promise<WorkflowStep[]> {
     const idsByName = new Map(current.map((step) => [step.name, step.id]));
+    const storedByName = new Map(current.map((step) => [step.name, step.props]));
+    const sealed = (loaded: LoadedComponent, input: StepInput) => sealStepSecrets(loaded.validated, input.props, storedByName.get(input.name) ?? {}, this.options.secrets);
     const at = this.now();
     const steps: WorkflowStep[] = [];
     for (const [index, input] of inputs.entries()) {
@@ -233,12 +239,12 @@ export class WorkflowsService {
           continue;
         }
         const action = await this.resolveKey(ownerId, input.key, index);
-        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: input.props });
+        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: sealed(action, input) });
         continue;
       }
       const loaded = await this.options.loader.save(ownerId, { component_code: input.code, filename: input.filename }, { asStep: true, field: `steps[${index}].code` });
       checkStepProps(loaded, `steps[${index}].code`);
-      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: input.props });
+      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: sealed(loaded, input) });
     }
     return steps;
   }
