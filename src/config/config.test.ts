@@ -17,7 +17,7 @@ describe("loadConfig", () => {
       shutdownTimeoutMs: 10_000,
       rateLimitPerMinute: 1_200,
       masterKey: null,
-      limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256 },
+      limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256, maxMemoryMb: 1024, maxTimeoutMs: 300_000 },
       maxRunners: 8,
       npmRegistry: null,
       smtpUrl: null,
@@ -138,5 +138,21 @@ describe("the network settings of user code", () => {
     expect(() => loadConfig({ RUNNEL_EGRESS_ALLOW: "10.0.0.0/8,10.0.0.0/99" }, {}, context)).toThrow(ConfigError);
     expect(() => loadConfig({ RUNNEL_EGRESS_ALLOW: "10.0.0.0/8,10.0.0.0/99" }, {}, context)).toThrow('RUNNEL_EGRESS_ALLOW: "10.0.0.0/99" is not a host name');
     expect(() => loadConfig({ RUNNEL_SANDBOX_NETWORK: "open" }, {}, context)).toThrow('RUNNEL_SANDBOX_NETWORK: expected one of policy, unrestricted, got "open".');
+  });
+});
+
+describe("the ceilings on what user code may ask for", () => {
+  it("default to 1,024 MB and 300 s, and can be raised", () => {
+    expect(loadConfig({}, {}, context).limits).toMatchObject({ maxMemoryMb: 1024, maxTimeoutMs: 300_000 });
+    expect(loadConfig({ RUNNEL_MAX_MEMORY_MB: "4096", RUNNEL_MAX_TIMEOUT_SECONDS: "3600", RUNNEL_RUN_TIMEOUT_SECONDS: "900" }, {}, context).limits).toMatchObject({
+      maxMemoryMb: 4096,
+      maxTimeoutMs: 3_600_000,
+      runTimeoutMs: 900_000,
+    });
+  });
+
+  it("refuse defaults over them, naming both settings", () => {
+    expect(() => loadConfig({ RUNNEL_MEMORY_MB: "2048" }, {}, context)).toThrow("RUNNEL_MEMORY_MB: the default heap (2048 MB) is over the ceiling RUNNEL_MAX_MEMORY_MB (1024 MB)");
+    expect(() => loadConfig({ RUNNEL_RUN_TIMEOUT_SECONDS: "600" }, {}, context)).toThrow("RUNNEL_RUN_TIMEOUT_SECONDS: 600 s is over the ceiling RUNNEL_MAX_TIMEOUT_SECONDS (300 s)");
   });
 });

@@ -22,8 +22,11 @@ export interface RunnelConfig {
   readonly rateLimitPerMinute: number;
   /** 32-byte key that encrypts secret props; null: generated once into the data folder. */
   readonly masterKey: Buffer | null;
-  /** Limits of user code: time per HTTP-triggered run, per timer or manual run, and heap. */
-  readonly limits: { readonly httpTimeoutMs: number; readonly runTimeoutMs: number; readonly memoryMb: number };
+  /**
+   * Limits of user code: time per HTTP-triggered run, per timer or manual
+   * run, and heap; and the ceilings on what a source may ask for itself.
+   */
+  readonly limits: { readonly httpTimeoutMs: number; readonly runTimeoutMs: number; readonly memoryMb: number; readonly maxMemoryMb: number; readonly maxTimeoutMs: number };
   /** Runner processes at most (warm, one per component or workflow in use, busy or idle). */
   readonly maxRunners: number;
   /** npm registry that component imports are resolved from (ends with `/`); null: the one npm is configured with. */
@@ -95,11 +98,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     shutdownTimeoutMs: parseInteger(raw("RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"), 10, 1, 3_600) * 1000,
     rateLimitPerMinute: parseInteger(raw("RUNNEL_RATE_LIMIT_PER_MINUTE"), 1_200, 0, 10_000_000),
     masterKey: parseKey(raw("RUNNEL_MASTER_KEY")),
-    limits: Object.freeze({
-      httpTimeoutMs: parseInteger(raw("RUNNEL_HTTP_TIMEOUT_SECONDS"), 30, 1, 3_600) * 1000,
-      runTimeoutMs: parseInteger(raw("RUNNEL_RUN_TIMEOUT_SECONDS"), 60, 1, 86_400) * 1000,
-      memoryMb: parseInteger(raw("RUNNEL_MEMORY_MB"), 256, 32, 16_384),
-    }),
+    limits: parseLimits(raw),
     maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 8, 1, 256),
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
     smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),
@@ -110,6 +109,26 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     sandboxBubblewrap: parseChoice(raw("RUNNEL_SANDBOX_BUBBLEWRAP"), ["auto", "off"] as const, "auto"),
   };
   return Object.freeze(config);
+}
+
+/** The defaults must fit under the ceilings: a server whose own defaults break its rules is refused at start. */
+function parseLimits(raw: (variable: string) => RawValue): RunnelConfig["limits"] {
+  const maxMemoryMb = parseInteger(raw("RUNNEL_MAX_MEMORY_MB"), 1_024, 32, 65_536);
+  const maxTimeoutSeconds = parseInteger(raw("RUNNEL_MAX_TIMEOUT_SECONDS"), 300, 1, 86_400);
+  const memory = raw("RUNNEL_MEMORY_MB");
+  const memoryMb = parseInteger(memory, 256, 32, 16_384);
+  if (memoryMb > maxMemoryMb) throw new ConfigError(memory.value === undefined ? "RUNNEL_MAX_MEMORY_MB" : memory.variable, `the default heap (${memoryMb} MB) is over the ceiling RUNNEL_MAX_MEMORY_MB (${maxMemoryMb} MB); lower one or raise the other.`);
+  const timeouts: Array<[string, number]> = [
+    ["RUNNEL_HTTP_TIMEOUT_SECONDS", 30],
+    ["RUNNEL_RUN_TIMEOUT_SECONDS", 60],
+  ];
+  const [httpSeconds, runSeconds] = timeouts.map(([variable, fallback]) => {
+    const given = raw(variable);
+    const seconds = parseInteger(given, fallback, 1, 86_400);
+    if (seconds > maxTimeoutSeconds) throw new ConfigError(variable, `${seconds} s is over the ceiling RUNNEL_MAX_TIMEOUT_SECONDS (${maxTimeoutSeconds} s); lower one or raise the other.`);
+    return seconds;
+  }) as [number, number];
+  return Object.freeze({ httpTimeoutMs: httpSeconds * 1000, runTimeoutMs: runSeconds * 1000, memoryMb, maxMemoryMb, maxTimeoutMs: maxTimeoutSeconds * 1000 });
 }
 
 function flagNameFor(variable: string): string {

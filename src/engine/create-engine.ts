@@ -85,7 +85,7 @@ export function createEngine(options: EngineOptions): Engine {
   const onAppended = () => worker?.wake();
   const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended });
   const scheduler = new TimerScheduler({ store, invoker, logger });
-  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, onTimersChanged: () => scheduler.wake() });
+  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake() });
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
   const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, awaitWorkflow: (source, event) => awaited.await(source, event) });

@@ -26,9 +26,12 @@ export interface RunLimits {
   httpTimeoutMs: number;
   runTimeoutMs: number;
   memoryMb: number;
+  /** The admin's ceilings on what a source may ask for (RUNNEL_MAX_MEMORY_MB, RUNNEL_MAX_TIMEOUT_SECONDS). */
+  maxMemoryMb: number;
+  maxTimeoutMs: number;
 }
 
-export const DEFAULT_RUN_LIMITS: RunLimits = { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256 };
+export const DEFAULT_RUN_LIMITS: RunLimits = { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256, maxMemoryMb: 1024, maxTimeoutMs: 300_000 };
 
 export interface CallOutcome {
   result: InvokeResult;

@@ -9,7 +9,7 @@ import type { Store } from "../store/store.js";
 import type { ComponentInput, ComponentLoader } from "./component-loader.js";
 import type { EventHub } from "./event-hub.js";
 import type { SecretBox } from "./secrets.js";
-import { describeError, type CallOutcome, type SourceInvoker } from "./source-invoker.js";
+import { DEFAULT_RUN_LIMITS, describeError, type CallOutcome, type RunLimits, type SourceInvoker } from "./source-invoker.js";
 import { openSecrets, sealSecrets, withKeptSecrets } from "./source-props.js";
 import { assertValidCron, firstTick, toTimerSchedule } from "./timer-schedule.js";
 
@@ -30,10 +30,21 @@ export interface UpdateInput extends DeployInput {
 
 type Component = { saved: SavedComponent; validated: ValidatedComponent };
 
-/** The limits an input sets: a field given (null clears it) replaces the current one. */
-function limitsOf(input: DeployInput, current: SourceLimits | null): SourceLimits | null {
+/**
+ * The limits an input sets: a field given (null clears it) replaces the
+ * current one. What the admin's ceilings do not allow is refused, naming
+ * the ceiling and the setting that raises it.
+ */
+function limitsOf(input: DeployInput, current: SourceLimits | null, ceilings: Pick<RunLimits, "maxMemoryMb" | "maxTimeoutMs">): SourceLimits | null {
   const timeoutSeconds = input.timeout_seconds !== undefined ? input.timeout_seconds : (current?.timeoutSeconds ?? null);
   const memoryMb = input.memory_mb !== undefined ? input.memory_mb : (current?.memoryMb ?? null);
+  if (input.memory_mb != null && input.memory_mb > ceilings.maxMemoryMb) {
+    throw new ValidationError("memory_mb", `memory_mb is ${input.memory_mb}, over this server's ceiling of ${ceilings.maxMemoryMb} MB (RUNNEL_MAX_MEMORY_MB). Ask for less, or ask the admin to raise the ceiling.`);
+  }
+  const maxSeconds = Math.floor(ceilings.maxTimeoutMs / 1000);
+  if (input.timeout_seconds != null && input.timeout_seconds > maxSeconds) {
+    throw new ValidationError("timeout_seconds", `timeout_seconds is ${input.timeout_seconds}, over this server's ceiling of ${maxSeconds} s (RUNNEL_MAX_TIMEOUT_SECONDS). Ask for less, or ask the admin to raise the ceiling.`);
+  }
   return timeoutSeconds === null && memoryMb === null ? null : { timeoutSeconds, memoryMb };
 }
 type HookName = "deploy" | "activate" | "deactivate";
@@ -53,6 +64,8 @@ export interface SourceLifecycleOptions {
   now?: () => number;
   /** Told whenever a timer may have changed, so the scheduler looks again. */
   onTimersChanged?: () => void;
+  /** The admin's ceilings on a source's own limits; default DEFAULT_RUN_LIMITS'. */
+  ceilings?: Pick<RunLimits, "maxMemoryMb" | "maxTimeoutMs">;
 }
 
 /**
@@ -63,9 +76,11 @@ export interface SourceLifecycleOptions {
  */
 export class SourceLifecycle {
   private readonly now: () => number;
+  private readonly ceilings: Pick<RunLimits, "maxMemoryMb" | "maxTimeoutMs">;
 
   constructor(private readonly options: SourceLifecycleOptions) {
     this.now = options.now ?? Date.now;
+    this.ceilings = options.ceilings ?? DEFAULT_RUN_LIMITS;
   }
 
   async deploy(ownerId: string, input: DeployInput): Promise<DeployedSource> {
@@ -81,7 +96,7 @@ export class SourceLifecycle {
       active: true,
       endpointToken: null,
       retention: input.retention ?? DEFAULT_EVENT_RETENTION,
-      limits: limitsOf(input, null),
+      limits: limitsOf(input, null, this.ceilings),
       createdAt: at,
       updatedAt: at,
     });
@@ -113,7 +128,7 @@ export class SourceLifecycle {
         nameSlug: name === current.name ? current.nameSlug : await this.freeSlug(ownerId, name, current.nameSlug),
         active: input.active ?? current.active,
         retention: input.retention ?? current.retention,
-        limits: limitsOf(input, current.limits),
+        limits: limitsOf(input, current.limits, this.ceilings),
         updatedAt: this.now(),
       };
       next = configured ? this.build(after, configured, next) : this.withTimer(next, after.validated, current.configuredProps, current);

@@ -1,4 +1,5 @@
 /** Why a runner died during a call, named for the component's author. */
+import { JOIN_FAILED_EXIT } from "./resources/resource-limiter.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 /** Why the host itself stopped a runner, when it did. */
@@ -15,6 +16,10 @@ export interface RunnerExit {
   memoryMb: number;
   /** What the runner sent that was not a message, when it broke the wire protocol. */
   violation?: string | undefined;
+  /** The kernel killed it for passing the memory limit of its cgroup. */
+  memoryKilled?: boolean;
+  /** That limit, heap and everything else together, in MB. */
+  wholeLimitMb?: number | undefined;
 }
 
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Allocation failed - JavaScript heap|Fatal JavaScript out of memory/i;
@@ -35,6 +40,16 @@ export function classifyExit(exit: RunnerExit): SandboxError {
       name: "RunnerCrashed",
       message: `The runner was stopped because its channel to the server carried something that is not a message (${exit.violation ?? "unknown"}). The component's code wrote to, or closed, descriptor 3, which the runner uses to talk to the server; do not touch file descriptors your code did not open.`,
     };
+  }
+  if (exit.memoryKilled) {
+    return {
+      code: "OutOfMemory",
+      name: "OutOfMemory",
+      message: `The runner used more than its memory limit of ${exit.wholeLimitMb ?? exit.memoryMb} MB (heap, Buffers and native memory together; the heap alone may use ${exit.memoryMb} MB); it was stopped.`,
+    };
+  }
+  if (exit.code === JOIN_FAILED_EXIT && !exit.stoppedBy) {
+    return { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner could not be put under its resource limits (its cgroups could not be joined), so it was not started. The server's log says more." };
   }
   if (OUT_OF_MEMORY.test(exit.stderrTail)) {
     return { code: "OutOfMemory", name: "OutOfMemory", message: `The component ran out of memory (heap limit ${exit.memoryMb} MB); the runner was stopped.` };

@@ -15,6 +15,7 @@ import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
 import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome } from "./protocol.js";
 import { CHANNEL_FD } from "./runner/channel.js";
 import { encodeFrame, FrameReader } from "./runner/frames.js";
+import type { RunnerResources } from "./resources/resource-limiter.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 export interface SpawnCommand {
@@ -32,6 +33,8 @@ export interface SpawnCommand {
 
 export interface RunnerProcessOptions {
   command: SpawnCommand;
+  /** The runner's cgroups (or rlimit): told whether they killed it, released once it is gone. */
+  resources?: RunnerResources | undefined;
   /** The bundle to load; absent for a spare, which gets one later (adopt). */
   bundleFile?: string | undefined;
   memoryMb: number;
@@ -74,6 +77,8 @@ export class RunnerProcess {
   /** What was wrong with what the runner sent, when it broke the protocol. */
   private violation: string | undefined;
   private idleRawBytes = 0;
+  /** Whether its cgroup's OOM killer took it (read once, at its end). */
+  private memoryKilled: boolean | undefined;
   private alive = true;
   private stoppedBy: StopReason | undefined;
   private spawnError: Error | undefined;
@@ -414,7 +419,10 @@ export class RunnerProcess {
 
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
     const { stderrTail, stoppedBy, spawnError, memoryMb, violation } = this;
-    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation });
+    const resources = this.options.resources;
+    this.memoryKilled ??= resources?.outOfMemory() ?? false;
+    const wholeLimitMb = resources?.memoryLimitMb;
+    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation, memoryKilled: this.memoryKilled, wholeLimitMb });
   }
 
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
@@ -425,6 +433,8 @@ export class RunnerProcess {
     // Endings held in the runner died with it: the first call left may have ended well, so it is not blamed.
     if (collector && !collector.finished && !this.holding) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
     this.dropWaiting();
+    this.memoryKilled ??= this.options.resources?.outOfMemory() ?? false;
+    this.options.resources?.release();
     this.markExited();
     this.options.onExit(this);
   }

@@ -26,6 +26,7 @@ import type { ComponentManifest } from "../domain/component-manifest.js";
 import { bubblewrapArgs, checkBubblewrap, SANDBOX_EGRESS_SOCKET, type BubblewrapCheck } from "./bubblewrap.js";
 import { createEgressPolicy } from "../domain/egress-policy.js";
 import { EgressProxy } from "./network/egress-proxy.js";
+import { createResourceLimiter, type LimiterKind, type RunnerResources } from "./resources/resource-limiter.js";
 import { EGRESS_ARG } from "./runner/runner-args.js";
 import type { HttpResponse } from "./http-response.js";
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from "./limits.js";
@@ -57,6 +58,8 @@ export interface SandboxOptions {
    * "unrestricted": the host's network, as the server itself has it.
    */
   network?: { mode: "policy" | "unrestricted"; allow?: readonly string[] };
+  /** How runners' resources are limited: the best the machine allows (default), or RLIMIT_AS only. */
+  resources?: "rlimit";
 }
 
 export interface ComponentBundle {
@@ -124,6 +127,12 @@ export interface Isolation {
    * by the admin (RUNNEL_SANDBOX_NETWORK=unrestricted).
    */
   network: "policy" | "unenforced" | "unrestricted";
+  /** How a runner's memory is bounded as a whole (heap, Buffers, native): its own cgroup, or RLIMIT_AS. */
+  memory: LimiterKind;
+  /** Threads and processes a runner may have (cgroup pids), or null. */
+  pidsLimit: number | null;
+  /** A runner's CPU is capped at one core (cgroup CPU bandwidth). */
+  cpuLimited: boolean;
 }
 
 export interface BatchOptions {
@@ -228,6 +237,13 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     options.logger?.warn("sandbox: the network policy cannot be enforced on this machine (it needs bubblewrap with network namespaces): user code that skips the runner's shim reaches the server's own network. Install bubblewrap, or run one user only.");
   }
   let proxyStarted: Promise<void> | undefined;
+  const limiter = createResourceLimiter({ logger: options.logger, ...(options.resources ? { prefer: options.resources } : {}) });
+  options.logger?.info({ memory: limiter.kind, pids: limiter.pidsLimit, cpu: limiter.cpuLimited }, `sandbox: runners' memory is limited as a whole by ${limiter.kind === "rlimit" ? "RLIMIT_AS (no cgroups can be made here)" : limiter.kind}`);
+  /** A runner's command under its own resource limits, and what the runner needs to know of them. */
+  const limited = (command: SpawnCommand, memoryMb: number): { command: SpawnCommand; resources: RunnerResources } => {
+    const resources = limiter.forRunner(memoryMb);
+    return { command: resources.wrap(command), resources };
+  };
   const pool = new RunnerPool({ maxRunners: options.maxRunners ?? 4, idleMs: options.idleMs ?? 60_000, logger: options.logger });
   let entry: Promise<RunnerEntry> | undefined;
   let closed = false;
@@ -241,7 +257,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       logger: options.logger,
       start: (dir, hooks) =>
         new RunnerProcess({
-          command: spawnCommand(support, bwrap, runnerEntry, { id: "spare", ownerId: "", file: join(dir, "component.cjs") }, DEFAULT_LIMITS.memoryMb, network),
+          ...limited(spawnCommand(support, bwrap, runnerEntry, { id: "spare", ownerId: "", file: join(dir, "component.cjs") }, DEFAULT_LIMITS.memoryMb, network), DEFAULT_LIMITS.memoryMb),
           memoryMb: DEFAULT_LIMITS.memoryMb,
           logger: options.logger,
           ...hooks,
@@ -263,7 +279,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       const bundleFile = realpathOr(bundle.file);
       return (
         spareRunner?.take(bundleFile, limits.memoryMb, hooks) ??
-        new RunnerProcess({ command: spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb, network), bundleFile, memoryMb: limits.memoryMb, logger: options.logger, ...hooks })
+        new RunnerProcess({ ...limited(spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb, network), limits.memoryMb), bundleFile, memoryMb: limits.memoryMb, logger: options.logger, ...hooks })
       );
     };
     try {
@@ -346,7 +362,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   };
 
   return {
-    isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null, network: networkIsolation },
+    isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null, network: networkIsolation, memory: limiter.kind, pidsLimit: limiter.pidsLimit, cpuLimited: limiter.cpuLimited },
     async inspect(bundle, limits) {
       const [result] = await executeBatch([{ bundle, call: { kind: "inspect" }, props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) }], []);
       if (result?.ok) return { ok: true, manifest: result.value as ComponentManifest };
@@ -363,6 +379,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       await spare?.close();
       await pool.close();
       if (proxyStarted) await proxyStarted.then(() => proxy?.close()).catch(() => undefined);
+      limiter.close();
       if (entry) await (await entry.catch(() => undefined))?.dispose();
     },
   };

@@ -158,7 +158,7 @@ describe("the default policy, through a real server", () => {
 
   it("says in /healthz that the policy is enforced", async () => {
     const health = await call(server.url, "GET", "/healthz");
-    expect(health.body.sandbox).toEqual({ network: "policy", bubblewrap: true, permission_model: true });
+    expect(health.body.sandbox).toEqual({ network: "policy", bubblewrap: true, permission_model: true, memory: "cgroup-v1" });
   });
 });
 

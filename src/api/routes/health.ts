@@ -7,6 +7,7 @@ export interface SandboxIsolation {
   network: "policy" | "unenforced" | "unrestricted";
   bubblewrap: boolean;
   permissionModel: boolean;
+  memory: "cgroup-v2" | "cgroup-v1" | "rlimit";
 }
 
 const SandboxSchema = Type.Object({
@@ -16,6 +17,9 @@ const SandboxSchema = Type.Object({
   }),
   bubblewrap: Type.Boolean({ description: "Runners run under bubblewrap (namespaces)." }),
   permission_model: Type.Boolean({ description: "Node's permission model limits what runners read and start." }),
+  memory: Type.Union([Type.Literal("cgroup-v2"), Type.Literal("cgroup-v1"), Type.Literal("rlimit")], {
+    description: "How a runner's memory is bounded as a whole (heap, Buffers, native memory): a cgroup of its own, or RLIMIT_AS where no cgroup can be made.",
+  }),
 });
 
 const HealthSchema = Type.Object({
@@ -27,7 +31,7 @@ const HealthSchema = Type.Object({
 
 /** `/healthz`: no key needed; 503 when the store does not answer, so load balancers can route around. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store; version: string; isolation: SandboxIsolation | null }> = async (app, { store, version, isolation }) => {
-  const sandbox = isolation ? { network: isolation.network, bubblewrap: isolation.bubblewrap, permission_model: isolation.permissionModel } : undefined;
+  const sandbox = isolation ? { network: isolation.network, bubblewrap: isolation.bubblewrap, permission_model: isolation.permissionModel, memory: isolation.memory } : undefined;
   app.get(
     "/healthz",
     { schema: { tags: ["health"], summary: "Liveness, store reachability and how user code is isolated", security: [], response: { 200: HealthSchema, 503: HealthSchema } } },
