@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../helpers/server.js";
 import { deploySource } from "../helpers/sources.js";
-import { post, servedThroughout, startHostileServer, whileAttacking, type HostileServer } from "./harness.js";
+import { post, servedThroughout, startHostileServer, whileAttacking, type HostileServer } from "./server-harness.js";
 
 /**
  * Exhausting the machine through a real server: memory outside the heap,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../helpers/server.js";
 import { deploySource } from "../helpers/sources.js";
 import { createWorkflow, errorsOf, waitFor } from "../workflows/helpers.js";
-import { post, servedThroughout, sourceLogs, startHostileServer, whileAttacking, type HostileServer } from "./harness.js";
+import { post, servedThroughout, sourceLogs, startHostileServer, whileAttacking, type HostileServer } from "./server-harness.js";
 
 /**
  * The attack that used to take the whole server down for good: user code
