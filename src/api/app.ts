@@ -3,7 +3,7 @@ import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { OptionalKind } from "@sinclair/typebox";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { NotFoundError, RateLimitedError } from "../domain/errors.js";
 import type { Engine } from "../engine/create-engine.js";
@@ -53,6 +53,20 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: API_BODY_LIMIT_BYTES,
     // Close idle keep-alive sockets on shutdown so that close() does not wait on them.
     forceCloseConnections: "idle",
+    // The router's own errors (a path part too long, a URL that does not decode) in the API's error shape too.
+    frameworkErrors: (error, _request, reply) => {
+      const { status, body } = toHttpError(error);
+      void (reply as unknown as FastifyReply).code(status).send(body);
+    },
+    // A request Node cannot even parse (headers or URL too large, bad framing): answered in the same shape.
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const tooLarge = (error as { code?: string }).code === "HPE_HEADER_OVERFLOW";
+      const status = tooLarge ? 431 : 400;
+      const message = tooLarge ? "The request's URL and headers are larger than this server accepts (16 KB). Send less in them." : "The request could not be parsed as HTTP.";
+      const body = JSON.stringify({ error: { code: tooLarge ? "RequestTooLarge" : "MalformedRequest", message } });
+      socket.end(`HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
     // Sources' endpoints are served beside Fastify, on the same server (see endpoint-handler.ts).
     serverFactory: (fastifyHandler, settings) => {
       const server = createServer((request: IncomingMessage, response: ServerResponse) => {

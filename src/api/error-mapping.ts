@@ -52,6 +52,11 @@ export function toHttpError(error: unknown): HttpError {
       return httpError("PayloadTooLarge", "The request body is too large. Send a smaller body.");
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return httpError("UnsupportedMediaType", `${fastifyError.message}. Send Content-Type: application/json.`);
+    // The router's own refusals, before any route runs (see frameworkErrors in app.ts).
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return httpError("NotFound", "A part of the path is longer than any id or name can be; there is no such resource.");
+    case "FST_ERR_BAD_URL":
+      return httpError("MalformedBody", "The request's URL could not be decoded. Percent-encode its path and query.");
   }
   // The JSON parser throws SyntaxError with status 400 for some inputs; other
   // 4xx errors from Fastify or its plugins are the caller's, not bugs.
