@@ -1,0 +1,81 @@
+import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { deploySource } from "../helpers/sources.js";
+import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
+
+/**
+ * After a server has been given secrets (source and step secret props) and
+ * used API keys, nothing of them is in what the store keeps: the SQLite
+ * file with its WAL and shared memory, or every row of every table of the
+ * PostgreSQL schema.
+ */
+const secretValues = () => ({ source: `scan-source-secret-${randomBytes(6).toString("hex")}`, step: `scan-step-secret-${randomBytes(6).toString("hex")}` });
+
+async function exercise(server: TestServer, values: { source: string; step: string }): Promise<string[]> {
+  const user = await createUser(server, "scanned");
+  const extraKey = await call(server.url, "POST", "/v1/users/me/api_keys", { key: user.key, json: { name: "second" } });
+  const source = await deploySource(server, user.key, {
+    component_code: `module.exports = { name: "secretive", version: "0.1.0", props: { http: { type: "$.interface.http" }, token: { type: "string", secret: true } }, run() { this.$emit({ length: this.token.length }); } };`,
+    configured_props: { token: values.source },
+  });
+  await fetch(source.endpoint_url, { method: "POST", body: "x" });
+  // An update that leaves the secret out keeps it (sealed again, never stored in the clear).
+  await call(server.url, "PUT", `/v1/sources/${source.id}`, { key: user.key, json: { name: "secretive-renamed" } });
+  const workflow = await createWorkflow(server, user.key, {
+    name: "Scanned",
+    trigger: { type: "http" },
+    steps: [{ name: "use", code: `export default defineComponent({ props: { key: { type: "string", secret: true } }, run() { return this.key.length; } })`, props: { key: values.step } }],
+  });
+  await fetch(workflow.trigger.endpoint_url, { method: "POST", body: "x" });
+  await waitFor(() => runsOf(server, user.key, workflow.id), (runs) => runs.length === 1 && runs[0].steps[0].$return_value === values.step.length, "the run that used the step's secret");
+  return [values.source, values.step, server.adminKey, user.key, extraKey.body.data.key];
+}
+
+function expectNone(haystack: Buffer, needles: string[]): void {
+  expect(haystack.length).toBeGreaterThan(0);
+  for (const needle of needles) expect(haystack.includes(Buffer.from(needle)), `found ${needle.slice(0, 12)}…`).toBe(false);
+}
+
+describe("a scan of the store for secrets and keys", () => {
+  it("finds none in the SQLite file, its WAL or its shared memory", async () => {
+    const server = await startTestServer({}, { keepData: true });
+    const needles = await exercise(server, secretValues());
+    const { dataDir } = server;
+    await server.close();
+    const files = (await readdir(dataDir)).filter((name) => name.startsWith("runnel.sqlite"));
+    expect(files).toContain("runnel.sqlite");
+    expectNone(Buffer.concat(await Promise.all(files.map((name) => readFile(join(dataDir, name))))), needles);
+  });
+
+  describe("on PostgreSQL", () => {
+    const schema = `runnel_scan_${randomBytes(5).toString("hex")}`;
+    let admin: pg.Client;
+    afterAll(async () => {
+      await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin?.end();
+    });
+
+    it("finds none in any row of any table", async () => {
+      await requirePostgres();
+      admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      const server = await startTestServer({ DATABASE_URL: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` });
+      const needles = await exercise(server, secretValues());
+      await server.close();
+      const tables = await admin.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1", [schema]);
+      expect(tables.rows.length).toBeGreaterThan(5);
+      const dump: string[] = [];
+      for (const { table_name } of tables.rows) {
+        const rows = await admin.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${table_name}" t`);
+        dump.push(...rows.rows.map((row) => row.row));
+      }
+      expectNone(Buffer.from(dump.join("\n")), needles);
+    });
+  });
+});
