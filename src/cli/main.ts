@@ -17,6 +17,7 @@ import { registerOutbox } from "./commands/outbox.js";
 import { registerPublish } from "./commands/publish.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerAdmin } from "./commands/admin.js";
 import { registerServer } from "./commands/server.js";
 import { registerSubscriptions } from "./commands/subscriptions.js";
 import { registerUpdate } from "./commands/update.js";
@@ -39,6 +40,7 @@ export function buildProgram(context: CommandContext): Command {
     .exitOverride();
 
   registerServer(program, context);
+  registerAdmin(program, context);
   registerLogin(program, context);
   registerWhoami(program, context);
   registerKeys(program, context);

@@ -26,6 +26,7 @@ describe("loadConfig", () => {
       egressAllow: [],
       sandboxBubblewrap: "auto",
       maxRunInterruptions: 3,
+      masterKeyFile: null,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -154,5 +155,22 @@ describe("the ceilings on what user code may ask for", () => {
   it("refuse defaults over them, naming both settings", () => {
     expect(() => loadConfig({ RUNNEL_MEMORY_MB: "2048" }, {}, context)).toThrow("RUNNEL_MEMORY_MB: the default heap (2048 MB) is over the ceiling RUNNEL_MAX_MEMORY_MB (1024 MB)");
     expect(() => loadConfig({ RUNNEL_RUN_TIMEOUT_SECONDS: "600" }, {}, context)).toThrow("RUNNEL_RUN_TIMEOUT_SECONDS: 600 s is over the ceiling RUNNEL_MAX_TIMEOUT_SECONDS (300 s)");
+  });
+});
+
+describe("the master key's file", () => {
+  it("is RUNNEL_MASTER_KEY_FILE, resolved against the working folder", () => {
+    expect(loadConfig({ RUNNEL_MASTER_KEY_FILE: "keys/runnel.key" }, {}, context).masterKeyFile).toBe("/srv/app/keys/runnel.key");
+    expect(loadConfig({}, {}, context).masterKeyFile).toBeNull();
+  });
+
+  it("cannot be set beside RUNNEL_MASTER_KEY, and the error shows neither value", () => {
+    const key = "ab".repeat(32);
+    expect(() => loadConfig({ RUNNEL_MASTER_KEY: key, RUNNEL_MASTER_KEY_FILE: "/k" }, {}, context)).toThrow("RUNNEL_MASTER_KEY_FILE: RUNNEL_MASTER_KEY is set too; set one of the two.");
+    try {
+      loadConfig({ RUNNEL_MASTER_KEY: key, RUNNEL_MASTER_KEY_FILE: "/k" }, {}, context);
+    } catch (error) {
+      expect((error as Error).message).not.toContain(key);
+    }
   });
 });

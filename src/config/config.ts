@@ -20,8 +20,10 @@ export interface RunnelConfig {
   readonly shutdownTimeoutMs: number;
   /** Requests per minute per API key on /v1; 0 turns the limit off. */
   readonly rateLimitPerMinute: number;
-  /** 32-byte key that encrypts secret props; null: generated once into the data folder. */
+  /** 32-byte key that encrypts secret props; null: read from `masterKeyFile`, or made once in the data folder. */
   readonly masterKey: Buffer | null;
+  /** RUNNEL_MASTER_KEY_FILE: a file holding the master key, kept apart from the data (absolute path); null: `<data>/master-key`. */
+  readonly masterKeyFile: string | null;
   /**
    * Limits of user code: time per HTTP-triggered run, per timer or manual
    * run, and heap; and the ceilings on what a source may ask for itself.
@@ -98,6 +100,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     shutdownTimeoutMs: parseInteger(raw("RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"), 10, 1, 3_600) * 1000,
     rateLimitPerMinute: parseInteger(raw("RUNNEL_RATE_LIMIT_PER_MINUTE"), 1_200, 0, 10_000_000),
     masterKey: parseKey(raw("RUNNEL_MASTER_KEY")),
+    masterKeyFile: parseKeyFile(raw("RUNNEL_MASTER_KEY"), raw("RUNNEL_MASTER_KEY_FILE"), context.cwd),
     limits: parseLimits(raw),
     maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 8, 1, 256),
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
@@ -258,4 +261,11 @@ function parseEgressAllow({ variable, value }: RawValue): readonly string[] {
     throw error;
   }
   return Object.freeze(entries);
+}
+
+/** A key file, unless the key itself is given too: two sources of one key would be a trap. */
+function parseKeyFile(key: RawValue, file: RawValue, cwd: string): string | null {
+  if (file.value === undefined) return null;
+  if (key.value !== undefined) throw new ConfigError(file.variable, "RUNNEL_MASTER_KEY is set too; set one of the two.");
+  return resolveDir(file.value, cwd);
 }

@@ -7,12 +7,13 @@ import type { RunnelConfig } from "../config/config.js";
 import { generateApiKeySecret } from "../domain/accounts.js";
 import { createEngine, type Engine } from "../engine/create-engine.js";
 import { Mailer } from "../engine/mail/mailer.js";
-import { loadOrCreateMasterKey } from "../engine/master-key.js";
+import { loadOrCreateMasterKey, masterKeyPath, settlePendingRotation } from "../engine/master-key.js";
 import { createEgressPolicy } from "../domain/egress-policy.js";
 import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { openStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 import { writeAdminKeyFile } from "./admin-key-file.js";
+import { writeServerPid } from "./server-pid-file.js";
 
 export interface StartServerOptions {
   config: RunnelConfig;
@@ -44,7 +45,11 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
     const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
     const egressPolicy = config.sandboxNetwork === "policy" ? createEgressPolicy(config.egressAllow) : null;
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey: await loadOrCreateMasterKey(config.dataDir, config.masterKey), limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions });
+    const keyPath = masterKeyPath(config.dataDir, config.masterKeyFile);
+    const loadedKey = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
+    // A rotation stopped half-way leaves the new key beside the old: the one that opens the store wins.
+    const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });
@@ -55,6 +60,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
     await engine.worker.start({ requeue: store.kind === "sqlite" });
     logger.info({ url, publicUrl: config.publicUrl ?? url }, `Runnel is listening on ${url}`);
+    const removePid = writeServerPid(config.dataDir);
 
     const openSandbox = sandbox;
     let closing: Promise<void> | null = null;
@@ -70,6 +76,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
           await mailer.close();
           await openSandbox.close();
           await store.close();
+          removePid();
         })();
         return closing;
       },

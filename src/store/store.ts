@@ -31,6 +31,15 @@ export interface Store {
   /** How many users exist (a server that cannot isolate user code's network serves one). */
   countUsers(): Promise<number>;
 
+  /**
+   * Every sealed value kept (sources' configured props, workflow steps'
+   * props) passed to `reseal`, which returns its replacement or null for a
+   * value that is not sealed; all replaced in one transaction.
+   */
+  resealSecrets(reseal: (value: string) => string | null): Promise<{ sources: number; workflows: number; values: number }>;
+  /** One sealed value kept anywhere, or null: which key opens it tells which key is in force. */
+  anySealedValue(isSealed: (value: string) => boolean): Promise<string | null>;
+
   createApiKey(input: NewApiKeyFields & { ownerId: string }): Promise<ApiKey>;
   /** The active (unrevoked) key with this hash and its owner, or null. */
   findApiKeyByHash(hash: string): Promise<{ key: ApiKey; user: User } | { revoked: ApiKey } | null>;

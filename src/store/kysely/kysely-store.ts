@@ -1,5 +1,6 @@
 import type { Store } from "../store.js";
 import { accountQueries } from "./account-queries.js";
+import { secretQueries } from "./secret-queries.js";
 import { componentQueries } from "./component-queries.js";
 import type { QueryContext } from "./context.js";
 import { eventQueries } from "./event-queries.js";
@@ -37,5 +38,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...deliveryQueries(options),
     ...registryQueries(options),
     ...outboxQueries(options),
+    ...secretQueries(options),
   };
 }

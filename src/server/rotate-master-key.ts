@@ -1,0 +1,42 @@
+/**
+ * `runnel admin rotate-master-key`, run against the data folder (and
+ * DATABASE_URL) the server uses, while no server runs on it: every sealed
+ * secret is sealed again with a new key, in one transaction, and the new key
+ * replaces the old where it lives.
+ */
+import { join } from "node:path";
+import type { RunnelConfig } from "../config/config.js";
+import { loadOrCreateMasterKey, masterKeyPath, rotateMasterKey, settlePendingRotation } from "../engine/master-key.js";
+import { openStore } from "../store/open-store.js";
+import { runningServerPid } from "./server-pid-file.js";
+
+export interface RotationOutcome {
+  /** What to tell the person who ran it. */
+  summary: string;
+  /** The new key, to print, when it lives in RUNNEL_MASTER_KEY (the environment is theirs to change). */
+  keyToShow: string | null;
+}
+
+export async function rotateConfiguredMasterKey(config: RunnelConfig): Promise<RotationOutcome> {
+  const running = runningServerPid(config.dataDir);
+  if (running !== null) throw new Error(`A server (pid ${running}) is running on ${config.dataDir}: it holds the current key in memory. Stop it, rotate, then start it again.`);
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const fromEnvironment = config.masterKey !== null;
+    // Where the new key goes: the key file; with RUNNEL_MASTER_KEY, a file beside the data, so the key is never only on a screen.
+    const path = fromEnvironment ? join(config.dataDir, "master-key.rotated") : masterKeyPath(config.dataDir, config.masterKeyFile);
+    const loaded = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
+    const current = fromEnvironment ? loaded : await settlePendingRotation(path, loaded, store);
+    const { key, counts } = await rotateMasterKey({ store, current, path });
+    const what = `${counts.values} secret${counts.values === 1 ? "" : "s"} of ${counts.sources} source${counts.sources === 1 ? "" : "s"} and ${counts.workflows} workflow${counts.workflows === 1 ? "" : "s"}`;
+    if (fromEnvironment) {
+      return {
+        summary: `Re-sealed ${what} with a new master key, saved in ${path}. Set RUNNEL_MASTER_KEY to it (printed above) on every server of this database before you start them: the old key no longer opens anything.`,
+        keyToShow: key.toString("hex"),
+      };
+    }
+    return { summary: `Re-sealed ${what} with a new master key, written to ${path}. Start the server again; keep a backup of the new key, the old one no longer opens anything.`, keyToShow: null };
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,65 @@
+import type { Store } from "../store.js";
+import type { QueryContext } from "./context.js";
+import { fromJson, toJson } from "./json-columns.js";
+
+type SecretQueries = Pick<Store, "resealSecrets" | "anySealedValue">;
+
+/** Every string value of a props object that `reseal` replaces, replaced; the count of them. */
+function resealProps(props: Record<string, unknown>, reseal: (value: string) => string | null): number {
+  let count = 0;
+  for (const [name, value] of Object.entries(props)) {
+    if (typeof value !== "string") continue;
+    const replaced = reseal(value);
+    if (replaced === null) continue;
+    props[name] = replaced;
+    count += 1;
+  }
+  return count;
+}
+
+/**
+ * Sealed values wherever they are kept (sources' configured props, workflow
+ * steps' props), for the master key's rotation: all re-sealed in one
+ * transaction, so no value is ever left under a key that is gone.
+ */
+export function secretQueries({ db }: QueryContext): SecretQueries {
+  return {
+    resealSecrets(reseal) {
+      return db.transaction().execute(async (trx) => {
+        const counts = { sources: 0, workflows: 0, values: 0 };
+        for (const row of await trx.selectFrom("sources").select(["id", "configured_props"]).execute()) {
+          const props = fromJson<Record<string, unknown>>(row.configured_props) ?? {};
+          const resealed = resealProps(props, reseal);
+          if (resealed === 0) continue;
+          await trx.updateTable("sources").set({ configured_props: toJson(props) }).where("id", "=", row.id).execute();
+          counts.sources += 1;
+          counts.values += resealed;
+        }
+        for (const row of await trx.selectFrom("workflows").select(["id", "steps"]).execute()) {
+          const steps = fromJson<Array<{ props?: Record<string, unknown> }>>(row.steps) ?? [];
+          let resealed = 0;
+          for (const step of steps) if (step.props) resealed += resealProps(step.props, reseal);
+          if (resealed === 0) continue;
+          await trx.updateTable("workflows").set({ steps: toJson(steps) }).where("id", "=", row.id).execute();
+          counts.workflows += 1;
+          counts.values += resealed;
+        }
+        return counts;
+      });
+    },
+
+    async anySealedValue(isSealed) {
+      for (const row of await db.selectFrom("sources").select("configured_props").execute()) {
+        const found = Object.values(fromJson<Record<string, unknown>>(row.configured_props) ?? {}).find((value) => typeof value === "string" && isSealed(value));
+        if (found !== undefined) return found as string;
+      }
+      for (const row of await db.selectFrom("workflows").select("steps").execute()) {
+        for (const step of fromJson<Array<{ props?: Record<string, unknown> }>>(row.steps) ?? []) {
+          const found = Object.values(step.props ?? {}).find((value) => typeof value === "string" && isSealed(value));
+          if (found !== undefined) return found as string;
+        }
+      }
+      return null;
+    },
+  };
+}

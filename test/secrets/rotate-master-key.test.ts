@@ -1,0 +1,138 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isSealed, SecretBox } from "../../src/engine/secrets.js";
+import { openStore } from "../../src/store/open-store.js";
+import { runCli } from "../helpers/child.js";
+import { call, createUser, startTestServer } from "../helpers/server.js";
+import { deploySource } from "../helpers/sources.js";
+import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
+
+/**
+ * `runnel admin rotate-master-key` (the real binary) on a data folder whose
+ * server is stopped: every secret sealed again, the new key where the old
+ * one was, the old one opening nothing; refused while a server runs; and a
+ * rotation cut off half-way settled by the next start.
+ */
+const SOURCE_SECRET = "rotate-source-secret-1f2e3d";
+const STEP_SECRET = "rotate-step-secret-9a8b7c";
+const SOURCE = `module.exports = { name: "keeps a token", version: "0.1.0", props: { http: { type: "$.interface.http", customResponse: true }, token: { type: "string", secret: true } },
+  run() { this.http.respond({ status: 200, body: this.token }); } };`;
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "runnel-rotate-"));
+});
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+/** A data folder with a source and a workflow holding secrets; returns how to check them after a restart. */
+async function seed(dataDir: string, env: Record<string, string> = {}) {
+  const server = await startTestServer(env, { dataDir, keepData: true });
+  const user = await createUser(server, "rotator");
+  const source = await deploySource(server, user.key, { component_code: SOURCE, configured_props: { token: SOURCE_SECRET } });
+  const workflow = await createWorkflow(server, user.key, {
+    name: "Rotated",
+    trigger: { type: "http" },
+    steps: [{ name: "use", code: "export default defineComponent({ props: { key: { type: 'string', secret: true } }, run() { return this.key; } })", props: { key: STEP_SECRET } }],
+  });
+  await server.close();
+  return { key: user.key, sourceId: source.id, workflowId: workflow.id };
+}
+
+async function secretsStillWork(dataDir: string, seeded: Awaited<ReturnType<typeof seed>>, env: Record<string, string> = {}): Promise<void> {
+  const server = await startTestServer(env, { dataDir, keepData: true });
+  try {
+    const source = await call(server.url, "GET", `/v1/sources/${seeded.sourceId}`, { key: seeded.key });
+    expect(await (await fetch(source.body.data.endpoint_url, { method: "POST" })).text()).toBe(SOURCE_SECRET);
+    const workflow = await call(server.url, "GET", `/v1/workflows/${seeded.workflowId}`, { key: seeded.key });
+    await fetch(workflow.body.data.trigger.endpoint_url, { method: "POST" });
+    const runs = await waitFor(() => runsOf(server, seeded.key, seeded.workflowId), (list) => list.some((run: any) => run.status !== "running"), "the run");
+    expect(runs[0].steps[0].$return_value).toBe(STEP_SECRET);
+  } finally {
+    await server.close();
+  }
+}
+
+async function sealedSample(dataDir: string): Promise<string> {
+  const store = await openStore({ databaseUrl: null, dataDir });
+  try {
+    const sample = await store.anySealedValue(isSealed);
+    expect(sample).not.toBeNull();
+    return sample!;
+  } finally {
+    await store.close();
+  }
+}
+
+describe("rotating the master key", () => {
+  it("re-seals every secret with a new key in the data folder, and the old key opens nothing", async () => {
+    const dataDir = join(root, "plain");
+    const seeded = await seed(dataDir);
+    const oldKey = Buffer.from((await readFile(join(dataDir, "master-key"), "utf8")).trim(), "hex");
+    const result = await runCli(["admin", "rotate-master-key", "--data-dir", dataDir], { env: {} });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain("Re-sealed 2 secrets of 1 source and 1 workflow with a new master key, written to");
+    expect(result.stdout).toBe("");
+    const newKey = Buffer.from((await readFile(join(dataDir, "master-key"), "utf8")).trim(), "hex");
+    expect(newKey.equals(oldKey)).toBe(false);
+    expect(existsSync(join(dataDir, "master-key.next"))).toBe(false);
+    const sample = await sealedSample(dataDir);
+    expect(() => new SecretBox(oldKey).open(sample)).toThrow();
+    expect(new SecretBox(newKey).open(sample)).toMatch(/rotate-(source|step)-secret/);
+    await secretsStillWork(dataDir, seeded);
+  });
+
+  it("is refused while a server runs on the data folder", async () => {
+    const dataDir = join(root, "running");
+    await seed(dataDir);
+    const server = await startTestServer({}, { dataDir, keepData: true });
+    try {
+      const result = await runCli(["admin", "rotate-master-key", "--data-dir", dataDir], { env: {} });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`is running on ${dataDir}`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("keeps a key file outside the data folder (RUNNEL_MASTER_KEY_FILE) where it is", async () => {
+    const dataDir = join(root, "outside");
+    const keyFile = join(root, "keys", "runnel.key");
+    await rm(join(root, "keys"), { recursive: true, force: true });
+    await import("node:fs/promises").then((fs) => fs.mkdir(join(root, "keys"), { recursive: true }));
+    await writeFile(keyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+    const env = { RUNNEL_MASTER_KEY_FILE: keyFile };
+    const seeded = await seed(dataDir, env);
+    expect(existsSync(join(dataDir, "master-key"))).toBe(false);
+    const before = await readFile(keyFile, "utf8");
+    const result = await runCli(["admin", "rotate-master-key", "--data-dir", dataDir], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`written to ${keyFile}`);
+    expect(await readFile(keyFile, "utf8")).not.toBe(before);
+    await secretsStillWork(dataDir, seeded, env);
+  });
+
+  it("is settled by the next start when it stopped between sealing and renaming the key", async () => {
+    const dataDir = join(root, "interrupted");
+    const seeded = await seed(dataDir);
+    const keyPath = join(dataDir, "master-key");
+    const oldKey = Buffer.from((await readFile(keyPath, "utf8")).trim(), "hex");
+    // Stopped after the new key was written and every value sealed with it, before the rename.
+    const newKey = randomBytes(32);
+    await writeFile(`${keyPath}.next`, newKey.toString("hex"), { mode: 0o600 });
+    const store = await openStore({ databaseUrl: null, dataDir });
+    await store.resealSecrets((value) => (isSealed(value) ? new SecretBox(newKey).seal(new SecretBox(oldKey).open(value)) : null));
+    await store.close();
+    await secretsStillWork(dataDir, seeded);
+    expect(Buffer.from((await readFile(keyPath, "utf8")).trim(), "hex").equals(newKey)).toBe(true);
+    expect(existsSync(`${keyPath}.next`)).toBe(false);
+    // Stopped before anything was sealed: the new key is dropped.
+    await writeFile(`${keyPath}.next`, randomBytes(32).toString("hex"), { mode: 0o600 });
+    await secretsStillWork(dataDir, seeded);
+    expect(Buffer.from((await readFile(keyPath, "utf8")).trim(), "hex").equals(newKey)).toBe(true);
+    expect(existsSync(`${keyPath}.next`)).toBe(false);
+  });
+});
