@@ -16,7 +16,8 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 describe("a component exhausting its runner", () => {
-  it.each<[string, string, string, RegExp]>([
+  /** What the code does, its run's body, the code the owner gets, and what the message says. */
+  const attacks: Array<[string, string, string, RegExp]> = [
     ["loops forever", `while (true) {}`, "Timeout", /did not finish within its time limit of 1000 ms/],
     ["waits forever on a promise that never settles", `await new Promise(() => {});`, "Timeout", /did not finish within its time limit of 1000 ms/],
     ["fills its heap", `const hoard = []; while (true) hoard.push(new Array(1e6).fill(Math.random()));`, "OutOfMemory", /ran out of memory \(heap limit 64 MB\)/],
@@ -31,7 +32,8 @@ describe("a component exhausting its runner", () => {
     ["leaves a rejection unhandled", `Promise.reject(new Error("nobody caught me")); await new Promise((resolve) => setTimeout(resolve, 200));`, "UnhandledRejection", /Unhandled promise rejection: nobody caught me/],
     ["leaves a rejection of a string unhandled", `Promise.reject("a plain string"); await new Promise((resolve) => setTimeout(resolve, 200));`, "UnhandledRejection", /Unhandled promise rejection: .*a plain string/],
     ["throws from a timer during the call", `setTimeout(() => { throw new Error("from a timer"); }, 10); await new Promise((resolve) => setTimeout(resolve, 300));`, "UserError", /from a timer/],
-  ].map(([what, attack, code, message]) => [what, code, attack, message] as const))("contains code that %s: 502 with %s, the owner's logs say why, the owner's next call works", async (_what, code, attack, message) => {
+  ];
+  it.each(attacks.map(([what, attack, code, message]): [string, string, string, RegExp] => [what, code, attack, message]))("contains code that %s: 502 with %s, the owner's logs say why, the owner's next call works", async (_what, code, attack, message) => {
     // A heap of 256 MB for the emits, so that the emit limit is what stops them (a 64 MB heap would run out first).
     const source = await h.deploySource(hostileSource(attack), { timeout_seconds: 1, ...(/emit/.test(attack) ? { memory_mb: 256 } : {}) });
     const { outcome, bystander } = await h.whileAttacking(() => h.attack(source));
