@@ -111,6 +111,8 @@ export interface HostileHarness {
   attack(target: HostileSource | HostileWorkflow): Promise<EndpointAnswer>;
   /** The owner's next call works: a hostileSource answers 200 { ok: true }; a hostileStep's workflow records a successful run. */
   expectOwnerRecovers(target: HostileSource | HostileWorkflow): Promise<void>;
+  /** The bystander's stored events (newest first): each is `{ n }` of one of its requests, and nothing else may appear there. */
+  bystanderEvents(): Promise<any[]>;
   /** The source's log lines, newest first. */
   logsOf(source: HostileSource): Promise<string[]>;
   /** The source's events (the bodies), newest first. */
@@ -277,6 +279,12 @@ function harnessOf(server: TestServer, attacker: HostileUser, bystander: Hostile
       const listed = await call(server.url, "GET", `/v1/sources/${source.id}/logs?limit=100`, { key: attacker.key });
       if (listed.status !== 200) throw new Error(`listing logs failed: ${listed.status} ${JSON.stringify(listed.body)}`);
       return listed.body.data.map((log: { text: string }) => log.text);
+    },
+
+    async bystanderEvents() {
+      const listed = await call(server.url, "GET", `/v1/sources/${bystanderSource.id}/event_summaries?expand=event&limit=100`, { key: bystander.key });
+      if (listed.status !== 200) throw new Error(`listing the bystander's events failed: ${listed.status} ${JSON.stringify(listed.body)}`);
+      return listed.body.data.map((item: { event: unknown }) => item.event);
     },
 
     async eventsOf(source) {
