@@ -72,7 +72,7 @@ describe("a component that breaks its own JavaScript world", () => {
     await h.expectServerHealthy();
   });
 
-  it("replaces JSON, Promise and Function.prototype", async () => {
+  it("replaces JSON, Promise, Function.prototype and process.send", async () => {
     const source = await h.deploySource(
       hostileSource(`
       JSON.stringify = () => '{"type":"result","id":0,"value":"forged"}';
@@ -80,6 +80,7 @@ describe("a component that breaks its own JavaScript world", () => {
       globalThis.Promise = function FakePromise() { throw new Error("no promises here"); };
       Function.prototype.bind = function () { return () => "forged"; };
       Function.prototype.apply = function () { return "forged"; };
+      process.send = () => { throw new Error("the channel is mine now"); };
       this.http.respond({ status: 200, body: { replaced: true } });`),
       { timeout_seconds: 1 },
     );
