@@ -108,12 +108,14 @@ describe("a component starting processes, threads and debuggers", () => {
         parent: `process.kill(process.ppid, 0)`,
         rawKill: `process._kill(serverPid, 0)`,
         renice: `require("node:os").setPriority(serverPid, 19)`,
+        // A higher priority than the server's, to starve it of CPU.
+        boost: `require("node:os").setPriority(0, -20)`,
         self: `process.kill(process.pid, 0)`,
       }),
     );
     const { outcome, bystander } = await fire(source);
     expect(outcome.status).toBe(200);
-    const { pid, self, init, renice, ...others } = outcome.body;
+    const { pid, self, init, renice, boost, ...others } = outcome.body;
     expect(self).toEqual({ allowed: "true" });
     // Under bubblewrap the runner is pid 1 of its own namespace: "pid 1" is itself.
     expect(init).toEqual(pid === 1 ? { allowed: "true" } : { denied: "ERR_ACCESS_DENIED" });
@@ -121,6 +123,8 @@ describe("a component starting processes, threads and debuggers", () => {
     // Without its pid in the runner's namespace, setPriority finds no such process; with it, a runner without privileges may not renice another user's.
     expect(renice.denied).toMatch(/ESRCH|EPERM|EACCES|ERR_ACCESS_DENIED|ERR_SYSTEM_ERROR/);
     expect(getPriority(process.pid)).toBe(priorityBefore);
+    // Raising its own priority takes a capability the runner does not have.
+    expect(boost.denied).toMatch(/EACCES|EPERM|ERR_SYSTEM_ERROR/);
     expectBystanderServed(bystander);
     await h.expectOwnerRecovers(source);
   });
