@@ -56,6 +56,7 @@
  * | prototype pollution, replaced JSON/Promise/process.emit, deleted globals, forged host messages, garbage on the descriptors (todo) | prototype.test.ts |
  * | the same as workflow steps: loop, heap, exit, flood, rejection, spawn, files, env | steps.test.ts |
  * | attacks as the module loads (refused at deploy)                          | deploy.test.ts |
+ * | (the bystander check itself fails when the bystander is not served)      | harness.test.ts |
  * | IPC flood, raw stdout/stderr flood                                       | wire.test.ts (wire) |
  * | Buffers and native memory, admin ceilings on limits                      | resources.test.ts (limits) |
  * | deep request bodies                                                      | ingest.test.ts (ingest) |
