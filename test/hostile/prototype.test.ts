@@ -152,10 +152,9 @@ describe("a component that talks to the host in its runner's place", () => {
     await h.expectServerHealthy();
   });
 
-  // Not contained today: Node's IPC reader in the server throws an uncaught SyntaxError on a line that is not JSON,
-  // and `runnel server` exits (reproduced: a source whose run is `require("node:fs").writeSync(3, "not json\n")`).
-  // The wire protocol replacing Node's IPC channel is meant to fix it; then this becomes an ordinary `it`.
-  it.todo("writes garbage straight into its file descriptors (the channel to the host among them) — today it crashes the server", async () => {
+  // Node's IPC reader used to throw an uncaught SyntaxError on such a line and take `runnel server` down; the framed
+  // wire (runner/frames.ts) stops only the runner that wrote it.
+  it("writes garbage straight into its file descriptors (the channel to the host among them)", async () => {
     const uncaught: unknown[] = [];
     const record = (error: unknown) => uncaught.push(error);
     process.prependListener("uncaughtException", record);

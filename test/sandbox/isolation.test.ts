@@ -22,6 +22,9 @@ const PROBE = `
         worker: attempt(() => new (require("node:worker_threads").Worker)("1", { eval: true })),
         signal: attempt(() => process.kill(process.ppid > 0 ? process.ppid : process.pid + 1, 0)),
         group: attempt(() => process.kill(0, 0)),
+        debugger: attempt(() => process._debugProcess(process.ppid > 0 ? process.ppid : process.pid + 1)),
+        renice: attempt(() => require("node:os").setPriority(process.ppid > 0 ? process.ppid : process.pid + 1, 19)),
+        boost: attempt(() => require("node:os").setPriority(-5)),
       };
     },
   };
@@ -57,6 +60,9 @@ describe.each([["auto"], ["off"]] as const)("a runner's isolation (bubblewrap %s
       worker: "ERR_ACCESS_DENIED",
       signal: "ERR_ACCESS_DENIED",
       group: "ERR_ACCESS_DENIED",
+      debugger: "ERR_ACCESS_DENIED",
+      renice: "ERR_ACCESS_DENIED",
+      boost: "ERR_ACCESS_DENIED",
     });
     expect(existsSync(join(bundle.file, "..", "written.txt"))).toBe(false);
   });

@@ -8,6 +8,7 @@
  * This folder is the runner's whole world at run time: it may import types
  * from outside, but values only from here and from node: modules.
  */
+import { createRequire } from "node:module";
 import { dirname, sep } from "node:path";
 import type { HostMessage, RunnerMessage, WireResponse } from "../protocol.js";
 import { installCapture } from "./capture.js";
@@ -54,6 +55,13 @@ function start(): void {
     return rawKill(pid, signal);
   };
 
+  // Nor does it cover the inspector of another process (SIGUSR1 through process._debugProcess, which skips _kill) or
+  // scheduling priorities: without bubblewrap's pid namespace these would reach the server itself.
+  (process as unknown as { _debugProcess: (pid: number) => never })._debugProcess = () => {
+    throw Object.assign(new Error("process._debugProcess() is not allowed in a component."), { code: "ERR_ACCESS_DENIED" });
+  };
+  guardPriorities();
+
   // Empty already when spawned; bubblewrap adds PWD.
   for (const name of Object.keys(process.env)) delete process.env[name];
   installDefineGlobals();
@@ -64,6 +72,19 @@ function start(): void {
   (process as unknown as { reallyExit: typeof exitIntercepted }).reallyExit = exitIntercepted;
   process.on("uncaughtException", (thrown) => runner.fault(runner.describe(thrown)));
   process.on("unhandledRejection", (reason) => runner.fault(runner.describe(reason, { code: "UnhandledRejection", prefix: "Unhandled promise rejection: " })));
+}
+
+/** os.setPriority may lower this process's own priority (nice it), nothing else. */
+function guardPriorities(): void {
+  const os = createRequire("/")("node:os") as typeof import("node:os");
+  const setPriority = os.setPriority.bind(os);
+  const denied = (what: string) => Object.assign(new Error(`os.setPriority(): ${what}.`), { code: "ERR_ACCESS_DENIED" });
+  os.setPriority = ((pidOrPriority: number, priority?: number): void => {
+    const [pid, wanted] = priority === undefined ? [0, pidOrPriority] : [pidOrPriority, priority];
+    if (pid !== 0 && pid !== process.pid) throw denied("a component may change only its own process's priority");
+    if (typeof wanted === "number" && wanted < os.getPriority(0)) throw denied("a component may lower its priority, not raise it");
+    setPriority(pid, wanted);
+  }) as typeof os.setPriority;
 }
 
 start();
