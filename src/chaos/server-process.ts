@@ -55,20 +55,20 @@ export class ServerProcess {
   }
 
   /** SIGKILL: no shutdown, no flush; resolves once the process is gone. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill("SIGKILL");
-    await gone;
+  kill(): Promise<void> {
+    return this.signal("SIGKILL");
   }
 
   /** SIGTERM, as an operator stops it. */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.signal("SIGTERM");
+  }
+
+  private async signal(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill("SIGTERM");
+    child.kill(signal);
     await gone;
   }
 }

@@ -22,3 +22,21 @@ export async function requirePostgres(): Promise<void> {
     await client.end().catch(() => undefined);
   }
 }
+
+/** A fresh schema on the test PostgreSQL for one test file: the DATABASE_URL that uses it, and a way to drop it. */
+export async function createTestSchema(prefix: string): Promise<{ schema: string; databaseUrl: string; admin: pg.Client; drop(): Promise<void> }> {
+  await requirePostgres();
+  const schema = `${prefix}_${(await import("node:crypto")).randomBytes(5).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  return {
+    schema,
+    databaseUrl: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    admin,
+    async drop() {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}

@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf } from "../helpers/sources.js";
 import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
@@ -56,22 +54,17 @@ describe("deep bodies among good requests (SQLite)", () => {
 });
 
 describe("a request whose events the store refuses, batched with good ones (PostgreSQL)", () => {
-  const schema = `runnel_ingest_${randomBytes(5).toString("hex")}`;
-  let admin: pg.Client;
+  let database: Awaited<ReturnType<typeof createTestSchema>>;
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
-    await requirePostgres();
-    admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    server = await startTestServer({ DATABASE_URL: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` });
+    database = await createTestSchema("runnel_ingest");
+    server = await startTestServer({ DATABASE_URL: database.databaseUrl });
     key = (await createUser(server, "ingest")).key;
   });
   afterAll(async () => {
     await server?.close();
-    await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin?.end();
+    await database?.drop();
   });
 
   it("fails only that request: every good one sent with it is acknowledged and stored once", async () => {

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource } from "../helpers/sources.js";
 import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
@@ -53,19 +52,13 @@ describe("a scan of the store for secrets and keys", () => {
   });
 
   describe("on PostgreSQL", () => {
-    const schema = `runnel_scan_${randomBytes(5).toString("hex")}`;
-    let admin: pg.Client;
-    afterAll(async () => {
-      await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin?.end();
-    });
+    let database: Awaited<ReturnType<typeof createTestSchema>> | undefined;
+    afterAll(() => database?.drop());
 
     it("finds none in any row of any table", async () => {
-      await requirePostgres();
-      admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      const server = await startTestServer({ DATABASE_URL: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` });
+      database = await createTestSchema("runnel_scan");
+      const { admin, schema } = database;
+      const server = await startTestServer({ DATABASE_URL: database.databaseUrl });
       const needles = await exercise(server, secretValues());
       await server.close();
       const tables = await admin.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1", [schema]);

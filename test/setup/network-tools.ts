@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { aptInstall, canInstall, hasCommand } from "./apt.js";
 
 /**
  * Vitest global set-up: the network tests make test hosts in network
@@ -6,26 +6,11 @@ import { execFileSync } from "node:child_process";
  * missing and the tests run as root (as on the CI machines).
  */
 export default function installNetworkTools(): void {
-  if (hasCommand("ip") || process.getuid?.() !== 0 || !hasCommand("apt-get")) return;
-  const apt = (args: string[]) => execFileSync("apt-get", args, { stdio: "ignore", timeout: 180_000, env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  if (hasCommand("ip") || !canInstall()) return;
   try {
-    try {
-      apt(["install", "-y", "-qq", "iproute2"]);
-    } catch {
-      apt(["update", "-qq"]);
-      apt(["install", "-y", "-qq", "iproute2"]);
-    }
+    aptInstall("iproute2");
     console.warn("[test set-up] installed iproute2 for the network tests.");
   } catch (error) {
     console.warn(`[test set-up] could not install iproute2 (${(error as Error).message}); the network tests will fail.`);
-  }
-}
-
-function hasCommand(name: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
   }
 }
