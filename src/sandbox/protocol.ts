@@ -1,5 +1,6 @@
 /**
- * The messages between the host and a runner, over Node's IPC channel
+ * The messages between the host and a runner, as JSON frames on the runner's
+ * descriptor 3 (runner/frames.ts)
  * (JSON serialization: about twice as fast as "advanced" for these small
  * messages; a binary response body travels as base64, see WireResponse).
  *
@@ -161,7 +162,7 @@ export type RunnerMessage<R = HttpResponse> = CallMessage<R> | { type: "batch"; 
 
 /**
  * One message of a call. The runner sends them in batches (see ActiveCall):
- * one IPC write per call in the common case, rather than one per line and event.
+ * one frame per call in the common case, rather than one per line and event.
  */
 export type CallMessage<R = HttpResponse> =
   | { type: "log"; id: number; stream: LogStream; text: string; ts: number }

@@ -1,6 +1,6 @@
 /**
  * How a failed call is reported. The same shape travels from the runner over
- * IPC and out of the sandbox, so it holds only plain data.
+ * the wire and out of the sandbox, so it holds only plain data.
  */
 
 export type SandboxErrorCode =

@@ -7,7 +7,11 @@
  * files and the bundle's folder (so each bundle needs a folder of its own),
  * which also denies writes, child processes, workers and addons; and, where
  * bubblewrap works, new pid/ipc/uts namespaces over a read-only view of what
- * node needs. The network stays open: components call HTTP APIs.
+ * node needs, with a network namespace of its own whose only way out is the
+ * egress proxy (network/egress-proxy.ts): the public internet, not the
+ * server's own networks. Each runner is under cgroups of its own
+ * (resources/resource-limiter.ts), and talks to the host over framed
+ * messages that user code cannot make the host choke on (runner/frames.ts).
  *
  * Lifecycle: a runner is spawned for one (owner, bundle, heap size) and kept
  * warm for that key's next call (pool.ts). The host stops it with SIGKILL at
@@ -208,7 +212,7 @@ function egressSocketPath(workDir: string): string {
   return join(tmpdir(), `runnel-${process.pid}-${randomBytes(4).toString("hex")}`, "egress.sock");
 }
 
-/** The descriptor after stdin, stdout, stderr and the IPC channel. */
+/** The descriptor after stdin, stdout, stderr and the runner's channel (runner/channel.ts). */
 const BWRAP_INFO_FD = 4;
 
 /** A call as executeBatch takes it: an InvokeRequest, or the inspect call the sandbox makes itself. */

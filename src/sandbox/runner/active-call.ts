@@ -16,7 +16,7 @@ export const MAX_EMIT_BYTES = 32 * 1024 * 1024;
 
 /**
  * Logs and emits wait in the runner until the call ends, this many bytes
- * gather, or this long passes: a short call then costs one IPC message, and
+ * gather, or this long passes: a short call then costs one message, and
  * a long one still streams its logs. A response never waits.
  */
 const FLUSH_BYTES = 64 * 1024;

@@ -10,7 +10,7 @@ import { resolveProp } from "./prop-definition.js";
 const STATIC_FIELDS = ["name", "key", "version", "type", "description", "dedupe"] as const;
 const MAX_DEPTH = 50;
 
-/** Plain data only: it crosses IPC, where a function or a class instance would not survive. */
+/** Plain data only: it crosses the wire, where a function or a class instance would not survive. */
 export function describeValue(value: unknown, depth = 0, open = new Set<object>()): unknown {
   if (typeof value === "function") return { $fn: true };
   if (typeof value === "bigint") return value.toString();
