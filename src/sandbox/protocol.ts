@@ -1,8 +1,8 @@
 /**
  * The messages between the host and a runner, as JSON frames on the runner's
- * descriptor 3 (runner/frames.ts)
- * (JSON serialization: about twice as fast as "advanced" for these small
- * messages; a binary response body travels as base64, see WireResponse).
+ * descriptor 3 (runner/frames.ts; JSON is about twice as fast as structured
+ * clone for these small messages, and a binary response body travels as
+ * base64, see WireResponse).
  *
  * The runner runs untrusted code, which can post messages of its own, so the
  * host reads every runner message through `readRunnerMessage` and trusts
