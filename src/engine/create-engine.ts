@@ -12,6 +12,7 @@ import { Accounts } from "./accounts.js";
 import { BundleFiles } from "./bundle-files.js";
 import { ComponentLoader } from "./component-loader.js";
 import { EventHub } from "./event-hub.js";
+import { LateFaults } from "./late-faults.js";
 import type { Mailer } from "./mail/mailer.js";
 import { RegistryService } from "./registry-service.js";
 import { SecretBox } from "./secrets.js";
@@ -83,7 +84,9 @@ export function createEngine(options: EngineOptions): Engine {
   // The worker is made below; events appended before then have nobody to wake.
   let worker: DeliveryWorker | null = null;
   const onAppended = () => worker?.wake();
-  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended });
+  const lateFaults = new LateFaults({ store, hub, logger });
+  sandbox.onLateFault((fault) => void lateFaults.report(fault));
+  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, lateFaults });
   const scheduler = new TimerScheduler({ store, invoker, logger });
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake() });
   const responses = new WorkflowResponses();
@@ -101,7 +104,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, maxInterruptions: options.maxRunInterruptions ?? 3 });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, maxInterruptions: options.maxRunInterruptions ?? 3 });
   worker = new DeliveryWorker({ store, executor, logger });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);

@@ -8,6 +8,7 @@ import type { HttpResponse } from "../sandbox/http-response.js";
 import type { Limits } from "../sandbox/limits.js";
 import type { ComponentCall } from "../sandbox/protocol.js";
 import { addParsedBody } from "../sandbox/runner/http-body.js";
+import type { LateFaults } from "./late-faults.js";
 import type { InvokeResult, Sandbox } from "../sandbox/sandbox.js";
 import type { SandboxError } from "../sandbox/sandbox-error.js";
 import type { Store } from "../store/store.js";
@@ -57,6 +58,8 @@ export interface SourceInvokerOptions {
   secrets: SecretBox;
   logger: Logger;
   endpointUrl: (source: DeployedSource) => string | null;
+  /** Told which source runs which bundle, so that a fault after a call reaches the source's logs. */
+  lateFaults?: LateFaults;
   limits?: RunLimits;
   /** Deliveries were recorded with appended events: their listeners' runs are waiting. */
   onAppended?: () => void;
@@ -332,6 +335,7 @@ export class SourceInvoker {
     const plainSchedule = (call: ComponentCall) => call.kind === "run" && !component.validated.hasRun;
     const { props, dbProps } = runtimeProps(component.validated, source, this.options.secrets, this.options.endpointUrl(source));
     const bundle = await this.options.loader.runnerBundle(component.saved);
+    this.options.lateFaults?.remember(source.ownerId, bundle.id, source.id);
     const defaults = this.options.limits ?? DEFAULT_RUN_LIMITS;
     const own = source.limits;
     const timeoutFor = (trigger: Trigger) =>

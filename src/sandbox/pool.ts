@@ -8,10 +8,11 @@
  */
 import type { Logger } from "pino";
 import type { RunnerProcess } from "./runner-process.js";
+import type { SandboxError } from "./sandbox-error.js";
 
 export interface RunnerHooks {
   onExit(runner: RunnerProcess): void;
-  onFault(runner: RunnerProcess): void;
+  onFault(runner: RunnerProcess, error?: SandboxError): void;
 }
 
 export interface PoolOptions {

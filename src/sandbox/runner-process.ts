@@ -41,8 +41,8 @@ export interface RunnerProcessOptions {
   logger: Logger | undefined;
   /** Called once, when the process is gone. */
   onExit(runner: RunnerProcess): void;
-  /** The runner reported a fault between calls (a timer left by an earlier call threw): replace it. */
-  onFault(runner: RunnerProcess): void;
+  /** The runner reported a fault between calls (a timer left by an earlier call threw): replace it. `error` says what failed. */
+  onFault(runner: RunnerProcess, error?: SandboxError): void;
 }
 
 export interface CallRequest {
@@ -300,7 +300,7 @@ export class RunnerProcess {
   private onCallMessage(message: CallMessage): void {
     if (message.type === "error" && message.id === null) {
       this.options.logger?.debug({ pid: this.pid, error: message.error }, "sandbox: runner fault between calls");
-      return this.options.onFault(this);
+      return this.options.onFault(this, message.error);
     }
     const collector = this.calls.find((pending) => pending.collector.id === message.id)?.collector;
     if (!collector || collector.finished) return;

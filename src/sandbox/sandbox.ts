@@ -148,6 +148,14 @@ export interface BatchOptions {
   concurrent?: boolean;
 }
 
+/** Work a call left behind failed after the call ended (a timer that threw): the runner was replaced. */
+export interface LateFault {
+  ownerId: string;
+  /** The bundle the runner served: which of the owner's sources or workflows this was, the caller knows. */
+  bundleId: string;
+  error: SandboxError;
+}
+
 export interface Sandbox {
   /** Loads the bundle in a runner and describes it. */
   inspect(bundle: ComponentBundle, limits?: Partial<Limits>): Promise<InspectResult>;
@@ -162,6 +170,8 @@ export interface Sandbox {
   /** Stops every runner and waits for them. */
   close(): Promise<void>;
   readonly isolation: Isolation;
+  /** Tells `listener` of each late fault (one listener; a later call replaces it). */
+  onLateFault(listener: (fault: LateFault) => void): void;
 }
 
 function realDir(file: string): string {
@@ -251,6 +261,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const pool = new RunnerPool({ maxRunners: options.maxRunners ?? 4, idleMs: options.idleMs ?? 60_000, logger: options.logger });
   let entry: Promise<RunnerEntry> | undefined;
   let closed = false;
+  let lateFaultListener: (fault: LateFault) => void = () => {};
 
   let spare: SpareRunner | undefined;
   const spareFor = (runnerEntry: RunnerEntry): SpareRunner | undefined => {
@@ -278,8 +289,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const key = JSON.stringify([bundle.ownerId, bundle.id, limits.memoryMb]);
     const spareRunner = spareFor(runnerEntry);
     let started = false;
-    const start = (hooks: RunnerHooks): RunnerProcess => {
+    const start = (poolHooks: RunnerHooks): RunnerProcess => {
       started = true;
+      const hooks: RunnerHooks = {
+        onExit: poolHooks.onExit,
+        onFault: (runner, error) => {
+          if (error) lateFaultListener({ ownerId: bundle.ownerId, bundleId: bundle.id, error });
+          poolHooks.onFault(runner, error);
+        },
+      };
       const bundleFile = realpathOr(bundle.file);
       return (
         spareRunner?.take(bundleFile, limits.memoryMb, hooks) ??
@@ -366,6 +384,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   };
 
   return {
+    onLateFault(listener) {
+      lateFaultListener = listener;
+    },
     isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null, network: networkIsolation, memory: limiter.kind, pidsLimit: limiter.pidsLimit, cpuLimited: limiter.cpuLimited },
     async inspect(bundle, limits) {
       const [result] = await executeBatch([{ bundle, call: { kind: "inspect" }, props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) }], []);

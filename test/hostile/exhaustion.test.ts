@@ -76,5 +76,22 @@ describe("a component exhausting its runner", () => {
     expect(await h.fire(source)).toEqual({ status: 200, body: { served: 2 } });
   });
 
-  it.todo("tells the owner, in its source's logs, that work a call left behind failed after the call ended (today the runner is replaced silently: the fault is only a debug line of the server's log)");
+  it("tells the owner, in its source's logs, that work a call left behind failed after the call ended", async () => {
+    const source = await h.deploySource(
+      respondingRunBody(`
+    if (event.query.attack !== undefined) setTimeout(() => { throw new Error("late trouble 5e1f"); }, 50);
+    this.http.respond({ status: 200, body: { ok: true } });`),
+      { timeout_seconds: 1 },
+    );
+    expect(await h.fire(source, { query: "?attack" })).toEqual({ status: 200, body: { ok: true } });
+    let logs: string[] = [];
+    for (let tries = 0; tries < 50 && !logs.some((line) => line.includes("late trouble 5e1f")); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      logs = await h.logsOf(source);
+    }
+    const line = logs.find((entry) => entry.includes("late trouble 5e1f"));
+    expect(line).toMatch(/^Work that a call left running failed after the call ended, so the code's runner was replaced: Error: late trouble 5e1f/);
+    expect(line).toContain("Await everything run() starts");
+    await h.expectOwnerRecovers(source);
+  });
 });

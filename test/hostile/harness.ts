@@ -53,7 +53,7 @@
  * | files: /etc, the data folder (SQLite, admin key, master key), another user's bundle, /proc, writes, links | files.test.ts |
  * | processes: spawn/exec/fork, workers, addons, inspector and SIGUSR1, kill (server, 1, 0, -1), renice, a fork bomb | processes.test.ts |
  * | infinite loop and hang, heap, exit/reallyExit/abort, console floods, huge emits, unhandled rejections, late throws | exhaustion.test.ts |
- * | prototype pollution, replaced JSON/Promise/process.emit, deleted globals, forged host messages, garbage on the descriptors (todo) | prototype.test.ts |
+ * | prototype pollution, replaced JSON/Promise/process.emit, deleted globals, forged host messages, garbage on the descriptors | prototype.test.ts |
  * | the same as workflow steps: loop, heap, exit, flood, rejection, spawn, files, env | steps.test.ts |
  * | attacks as the module loads (refused at deploy)                          | deploy.test.ts |
  * | (the bystander check itself fails when the bystander is not served)      | harness.test.ts |

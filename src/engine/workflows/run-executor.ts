@@ -9,6 +9,7 @@ import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
 import type { BundleFiles } from "../bundle-files.js";
 import type { ComponentLoader } from "../component-loader.js";
 import type { EventHub } from "../event-hub.js";
+import type { LateFaults } from "../late-faults.js";
 import type { SecretBox } from "../secrets.js";
 import { openSecrets } from "../source-props.js";
 import type { RunLimits } from "../source-invoker.js";
@@ -31,6 +32,8 @@ export interface RunExecutorOptions {
   limits: RunLimits;
   /** Opens sealed secret step props, just before the steps run. */
   secrets: SecretBox;
+  /** Told which workflow runs which bundle, so that a fault after a run reaches the workflow's logs. */
+  lateFaults?: LateFaults;
   /** A delivery whose runs were cut off this many times by their process dying is not run again (RUNNEL_MAX_RUN_INTERRUPTIONS). Default 3. */
   maxInterruptions?: number;
   now?: () => number;
@@ -168,6 +171,7 @@ export class RunExecutor {
   private async runSegment(workflow: Workflow, prepared: PreparedWorkflow, from: number, to: number, runs: RunState[], timeoutMs: number): Promise<void> {
     const startedAt = this.now();
     const steps = prepared.chainSteps.slice(from, to) as ChainStep[];
+    this.options.lateFaults?.remember(workflow.ownerId, prepared.bundle!.id, workflow.id);
     const requests: InvokeRequest[] = runs.map((run) => ({
       bundle: prepared.bundle!,
       call: {
