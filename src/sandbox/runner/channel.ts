@@ -6,6 +6,7 @@
  * replaced by that call's error, so the host never has to refuse a frame
  * the runner itself wrote.
  */
+import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { RunnerMessage, WireResponse } from "../protocol.js";
 import { encodeFrame, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
@@ -37,6 +38,27 @@ function tooLarge(message: RunnerMessage<WireResponse>, bytes: number): RunnerMe
 
 export function openChannel(options: ChannelOptions): RunnerChannel {
   const socket = new Socket({ fd: CHANNEL_FD, readable: true, writable: true });
+  // Taken now, before user code runs: replacing require("fs").writeSync later does not reach the runner's own writes.
+  const writeToDescriptor = writeSync;
+  /**
+   * Straight to the descriptor while nothing waits in the socket's queue: no
+   * stream machinery on the hottest path, and the bytes are out before this
+   * returns (a fault reported just before process.exit() reaches the host).
+   * What the descriptor does not take now (the host reads slower than a big
+   * emit is written) goes through the socket's queue, and so does everything
+   * after it until the queue is empty, so frames stay in order.
+   */
+  const writeFrame = (frame: Buffer): void => {
+    let written = 0;
+    if (socket.writableLength === 0) {
+      try {
+        written = writeToDescriptor(CHANNEL_FD, frame);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return options.onLost();
+      }
+    }
+    if (written < frame.length) socket.write(written === 0 ? frame : frame.subarray(written));
+  };
   const reader = new FrameReader({ onMessage: options.onMessage, onMalformed: () => options.onLost() });
   socket.on("data", (chunk: Buffer) => reader.push(chunk));
   socket.on("end", () => options.onLost());
@@ -56,7 +78,7 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
       if (replacement) send(replacement);
       return;
     }
-    if (!socket.destroyed) socket.write(frame);
+    if (!socket.destroyed) writeFrame(frame);
   };
   return { send };
 }
