@@ -46,6 +46,8 @@ export interface EngineOptions {
   singleUserReason?: string | null;
   /** A workflow run cut off this many times by its process dying becomes an error instead (default 3). */
   maxRunInterruptions?: number;
+  /** This process's instance id, recorded with the deliveries it leases. */
+  instanceId?: string;
 }
 
 export interface Engine {
@@ -105,7 +107,7 @@ export function createEngine(options: EngineOptions): Engine {
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, maxInterruptions: options.maxRunInterruptions ?? 3 });
-  worker = new DeliveryWorker({ store, executor, logger });
+  worker = new DeliveryWorker({ store, executor, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}) });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);

@@ -13,6 +13,7 @@ import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { openStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 import { writeAdminKeyFile } from "./admin-key-file.js";
+import { loadOrCreateInstanceId } from "./instance-id.js";
 import { writeServerPid } from "./server-pid-file.js";
 
 export interface StartServerOptions {
@@ -49,7 +50,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     const loadedKey = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     // A rotation stopped half-way leaves the new key beside the old: the one that opens the store wins.
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, instanceId: await loadOrCreateInstanceId(config.dataDir) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
 
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });
@@ -58,7 +59,8 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     engine.setBaseUrl(config.publicUrl ?? url);
     engine.scheduler.start();
     // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
-    await engine.worker.start({ requeue: store.kind === "sqlite" });
+    // On PostgreSQL, peers may hold leases: only those of this instance's previous run are taken back at once.
+    await engine.worker.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
     logger.info({ url, publicUrl: config.publicUrl ?? url }, `Runnel is listening on ${url}`);
     const removePid = writeServerPid(config.dataDir);
 

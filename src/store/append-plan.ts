@@ -93,6 +93,7 @@ export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscrip
         status: "pending",
         attempts: 0,
         interruptions: 0,
+        claimed_by: null,
         available_at: batch.now,
         created_at: batch.now,
         // The event travels with its delivery: retention may trim it from the log before the listener runs.

@@ -117,11 +117,15 @@ export interface Store {
    * expired lease: their process died), oldest first, and leases them until
    * `now + leaseMs`; another claimer does not get them meanwhile.
    */
-  claimDeliveries(options: { now: number; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]>;
+  claimDeliveries(options: { now: number; leaseMs: number; limit: number; claimer?: string | undefined }): Promise<ClaimedDelivery[]>;
   /** Puts leased deliveries back to wait until `availableAt` (the listener could not take them now). */
   releaseDeliveries(keys: DeliveryKey[], availableAt: number): Promise<void>;
-  /** Every leased delivery becomes due at once (the embedded server starting: nobody else holds a lease). */
-  requeueDeliveries(now: number): Promise<number>;
+  /**
+   * Leased deliveries become due at once: every one (the embedded server
+   * starting: nobody else holds a lease), or those `claimer` held (a process
+   * of a shared database starting again: its previous run's leases).
+   */
+  requeueDeliveries(now: number, claimer?: string): Promise<number>;
   /** Adds deliveries that no append records: a replay of an error's original event. */
   enqueueDeliveries(deliveries: NewDelivery[]): Promise<void>;
   /**

@@ -91,6 +91,19 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect(await store.claimDeliveries({ now, leaseMs: 1, limit: 10 })).toMatchObject([{ eventId, attempts: 3, interruptions: 2 }]);
     });
 
+    it("takes back at a start only the leases of the instance that starts again, when asked to", async () => {
+      await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }, { a: 2 }]));
+      const now = Date.now();
+      const [mine] = await store.claimDeliveries({ now, leaseMs: 60_000, limit: 1, claimer: "instance-a" });
+      const [theirs] = await store.claimDeliveries({ now, leaseMs: 60_000, limit: 1, claimer: "instance-b" });
+      expect(mine).toBeDefined();
+      expect(theirs).toBeDefined();
+      expect(await store.requeueDeliveries(now, "instance-a")).toBe(1);
+      const again = await store.claimDeliveries({ now, leaseMs: 60_000, limit: 10, claimer: "instance-a" });
+      expect(again.map((delivery) => delivery.eventId)).toEqual([mine!.eventId]);
+      expect(again[0]!.interruptions).toBe(1);
+    });
+
     it("does not count a delivery given back by its claimer (a failure it survived) as interrupted", async () => {
       await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
       const now = Date.now();

@@ -13,6 +13,8 @@ export interface DeliveryWorkerOptions {
   pollMs?: number;
   /** How long a claimed delivery is ours before another claimer may take it (its process died). Default 10 min. */
   leaseMs?: number;
+  /** This process's instance id, recorded with its leases (see Store.requeueDeliveries). */
+  claimer?: string;
   /** Deliveries claimed at once. Default 64. */
   batchSize?: number;
   /** Batches running at once. Default 4 (as many as the sandbox has runners). */
@@ -46,10 +48,14 @@ export class DeliveryWorker {
     this.now = options.now ?? Date.now;
   }
 
-  /** Starts taking deliveries; `requeue`: every leased one is ours to run again (the embedded server starting). */
-  async start({ requeue }: { requeue: boolean }): Promise<void> {
-    if (requeue) {
-      const count = await this.options.store.requeueDeliveries(this.now());
+  /**
+   * Starts taking deliveries. `requeue`: "all", every leased one is ours to
+   * run again (the embedded server starting); "own", those this instance
+   * held before it stopped (a process of a shared database starting again).
+   */
+  async start({ requeue }: { requeue: "all" | "own" | false }): Promise<void> {
+    if (requeue === "all" || (requeue === "own" && this.options.claimer)) {
+      const count = await this.options.store.requeueDeliveries(this.now(), requeue === "own" ? this.options.claimer : undefined);
       if (count > 0) this.options.logger.info({ count }, "runs interrupted by the last stop are run again");
     }
     this.loop ??= this.run();
@@ -85,7 +91,7 @@ export class DeliveryWorker {
       this.woken = false;
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await this.options.store.claimDeliveries({ now: this.now(), leaseMs: this.options.leaseMs ?? 600_000, limit: this.options.batchSize ?? 64 });
+        claimed = await this.options.store.claimDeliveries({ now: this.now(), leaseMs: this.options.leaseMs ?? 600_000, limit: this.options.batchSize ?? 64, claimer: this.options.claimer });
       } catch (error) {
         if (this.stopped) break;
         this.options.logger.error({ err: error }, "could not claim deliveries; trying again shortly");

@@ -25,9 +25,9 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
   const trims = new RunTrimSchedule();
 
   return {
-    async claimDeliveries({ now, leaseMs, limit }) {
+    async claimDeliveries({ now, leaseMs, limit, claimer }) {
       const result = await sql<DeliveryRow>`
-        UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ${now + leaseMs},
+        UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ${now + leaseMs}, claimed_by = ${claimer ?? null},
           interruptions = interruptions + CASE WHEN status = 'running' THEN 1 ELSE 0 END
         WHERE (listener_id, emitter_id, event_id) IN (
           SELECT listener_id, emitter_id, event_id FROM deliveries
@@ -43,13 +43,14 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
       );
     },
 
-    async requeueDeliveries(now) {
+    async requeueDeliveries(now, claimer) {
       // Found running at a start: the process that ran them died mid-run.
-      const result = await db
+      let query = db
         .updateTable("deliveries")
         .set((eb) => ({ status: "pending", available_at: now, interruptions: eb("interruptions", "+", 1) }))
-        .where("status", "=", "running")
-        .executeTakeFirst();
+        .where("status", "=", "running");
+      if (claimer !== undefined) query = query.where("claimed_by", "=", claimer);
+      const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
 
@@ -68,6 +69,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
             status: "pending",
             attempts: 0,
             interruptions: 0,
+            claimed_by: null,
             available_at: delivery.availableAt,
             created_at: delivery.createdAt,
             payload: toJson(delivery.event),

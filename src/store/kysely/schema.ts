@@ -128,6 +128,8 @@ export interface DeliveryRow {
   attempts: number;
   /** Claims of it that its claimer's death cut off (see 0010-delivery-interruptions); 0 when inserted. */
   interruptions: number;
+  /** The instance id of the process that leased it last (0011-delivery-claimer). */
+  claimed_by: string | null;
   available_at: number;
   created_at: number;
   /** The event's JSON, copied: retention may trim the event itself before the listener runs. */

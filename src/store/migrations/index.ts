@@ -9,6 +9,7 @@ import { outboxMigration } from "./0007-outbox.js";
 import { registryMigration } from "./0008-registry.js";
 import { retentionCountsMigration } from "./0009-retention-counts.js";
 import { deliveryInterruptionsMigration } from "./0010-delivery-interruptions.js";
+import { deliveryClaimerMigration } from "./0011-delivery-claimer.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0008-registry": registryMigration,
   "0009-retention-counts": retentionCountsMigration,
   "0010-delivery-interruptions": deliveryInterruptionsMigration,
+  "0011-delivery-claimer": deliveryClaimerMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

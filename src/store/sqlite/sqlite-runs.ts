@@ -21,7 +21,7 @@ export function createSqliteRuns(
   appendInTransaction: (batch: EventBatch) => AppendResult,
 ): Pick<Store, "claimDeliveries" | "finishRuns"> {
   const claim = database.prepare(
-    `UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ?,
+    `UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ?, claimed_by = ?,
        interruptions = interruptions + CASE WHEN status = 'running' THEN 1 ELSE 0 END
      WHERE (listener_id, emitter_id, event_id) IN (
        SELECT listener_id, emitter_id, event_id FROM deliveries
@@ -53,8 +53,8 @@ export function createSqliteRuns(
   });
 
   return {
-    claimDeliveries: ({ now, leaseMs, limit }) =>
-      outsideKyselyTransaction(database, kysely, (): ClaimedDelivery[] => (claim.all(now + leaseMs, now, limit) as DeliveryRow[]).map(toClaimed).sort(deliveryOrder)),
+    claimDeliveries: ({ now, leaseMs, limit, claimer }) =>
+      outsideKyselyTransaction(database, kysely, (): ClaimedDelivery[] => (claim.all(now + leaseMs, claimer ?? null, now, limit) as DeliveryRow[]).map(toClaimed).sort(deliveryOrder)),
     finishRuns: (input) => outsideKyselyTransaction(database, kysely, () => finish(input)),
   };
 }
