@@ -52,6 +52,12 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
     const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, instanceId: await loadOrCreateInstanceId(config.dataDir) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
+    const sealedNow = await engine.workflows.sealStoredStepSecrets();
+    if (sealedNow > 0) {
+      // The rows they replaced may linger in freed pages: rewritten away, once.
+      await store.purgeFreedSpace();
+      logger.info({ values: sealedNow }, "sealed secret step props that were stored in the clear (saved before steps' secrets were sealed)");
+    }
 
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });
     await app.listen({ host: config.host, port: config.port });

@@ -5,7 +5,7 @@ import type { PageRequest, PageSlice } from "../domain/paging.js";
 import type { RegistryEntry } from "../domain/registry.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
-import type { Workflow, WorkflowRun } from "../domain/workflows.js";
+import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 
 /**
  * The Store port. It speaks the domain, never SQL: every method is one
@@ -37,6 +37,15 @@ export interface Store {
    * value that is not sealed; all replaced in one transaction.
    */
   resealSecrets(reseal: (value: string) => string | null): Promise<{ sources: number; workflows: number; values: number }>;
+  /**
+   * Rewrites the storage of workflows so that nothing of rows overwritten
+   * before (secrets stored in the clear by an older release) stays in freed
+   * pages or dead tuples: SQLite VACUUM and a truncating checkpoint,
+   * PostgreSQL VACUUM FULL of the table. Slow on a big database; run rarely.
+   */
+  purgeFreedSpace(): Promise<void>;
+  /** Every workflow's id, owner and steps, across owners (a start-up pass over what is stored). */
+  listAllWorkflowSteps(): Promise<Array<{ id: string; ownerId: string; steps: WorkflowStep[] }>>;
   /** One sealed value kept anywhere, or null: which key opens it tells which key is in force. */
   anySealedValue(isSealed: (value: string) => boolean): Promise<string | null>;
 

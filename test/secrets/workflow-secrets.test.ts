@@ -95,3 +95,32 @@ describe("a 400 about a secret prop", () => {
     expect(JSON.stringify(notAnOption.body)).not.toContain("hunter2-plan-secret");
   });
 });
+
+describe("secret step props stored in the clear before they were sealed", () => {
+  it("are sealed when the server starts, and the run still sees them", async () => {
+    const first = await startTestServer({}, { keepData: true });
+    const owner = await createUser(first, "upgraded");
+    const plain = "stored-in-the-clear-4c2d";
+    const created = await createWorkflow(first, owner.key, { name: "Old", trigger: { type: "http" }, steps: [{ name: "call", code: STEP_CODE, props: { token: "placeholder", region: "eu" } }] });
+    // As a database written before this release holds it: the secret in the clear.
+    const stored = (await first.server.store.findWorkflow(owner.id, created.id))!;
+    await first.server.store.updateWorkflow({ ...stored, steps: stored.steps.map((step) => ({ ...step, props: { ...step.props, token: plain } })) });
+    const { dataDir } = first;
+    await first.server.close();
+    const before = Buffer.concat(await Promise.all((await readdir(dataDir)).filter((name) => name.startsWith("runnel.sqlite")).map((name) => readFile(join(dataDir, name)))));
+    expect(before.includes(Buffer.from(plain))).toBe(true);
+
+    const second = await startTestServer({}, { dataDir, keepData: true });
+    try {
+      const shown = await call(second.url, "GET", `/v1/workflows/${created.id}`, { key: owner.key });
+      expect(shown.body.data.steps[0].props.token).toBe("**********");
+      await fetch(created.trigger.endpoint_url.replace(first.url, second.url), { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":1}' });
+      const runs = await waitFor(() => runsOf(second, owner.key, created.id), (list) => list.length === 1, "the run after the upgrade");
+      expect(runs[0].steps[0].$return_value).toBe(`${hash(plain)}@eu`);
+    } finally {
+      await second.server.close();
+    }
+    const after = Buffer.concat(await Promise.all((await readdir(dataDir)).filter((name) => name.startsWith("runnel.sqlite")).map((name) => readFile(join(dataDir, name)))));
+    expect(after.includes(Buffer.from(plain))).toBe(false);
+  });
+});

@@ -47,6 +47,12 @@ export function describeStoreContract(name: string, makeBackend: () => Promise<S
       await expect(store.ping()).resolves.toBeUndefined();
     });
 
+    it("rewrites freed space on demand, and still answers after", async () => {
+      await store.createUser(newUserInput());
+      await expect(store.purgeFreedSpace()).resolves.toBeUndefined();
+      expect(await store.countUsers()).toBe(1);
+    });
+
     it("creates and finds users by id and username", async () => {
       const input = newUserInput({ email: "ada@example.com" });
       const created = await store.createUser(input);

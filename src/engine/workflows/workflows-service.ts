@@ -8,7 +8,7 @@ import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows
 import type { Store } from "../../store/store.js";
 import type { ComponentLoader, LoadedComponent } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
-import type { SecretBox } from "../secrets.js";
+import { isSealed, type SecretBox } from "../secrets.js";
 import { sealStepSecrets } from "../source-props.js";
 import type { SourcesService } from "../sources-service.js";
 import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
@@ -222,6 +222,41 @@ export class WorkflowsService {
       return winner;
     }
     return workflow;
+  }
+
+  /**
+   * Secret step props stored in the clear (saved before steps' secrets were
+   * sealed) are sealed now: run at every start, it finds nothing to do once
+   * done. Returns how many values it sealed.
+   */
+  async sealStoredStepSecrets(): Promise<number> {
+    const { store, loader, secrets } = this.options;
+    let sealed = 0;
+    for (const { id, ownerId, steps } of await store.listAllWorkflowSteps()) {
+      let changed = false;
+      const next: WorkflowStep[] = [];
+      for (const step of steps) {
+        const clear = step.componentId !== null && Object.values(step.props).some((value) => typeof value === "string" && !isSealed(value));
+        const component = clear ? await store.findComponent(ownerId, step.componentId!) : null;
+        if (!component) {
+          next.push(step);
+          continue;
+        }
+        const props = sealStepSecrets(loader.validatedOf(component), step.props, step.props, secrets);
+        const count = Object.keys(props).filter((name) => props[name] !== step.props[name]).length;
+        if (count > 0) {
+          changed = true;
+          sealed += count;
+        }
+        next.push({ ...step, props });
+      }
+      const workflow = changed ? await store.findWorkflow(ownerId, id) : null;
+      if (workflow) {
+        await store.updateWorkflow({ ...workflow, steps: next });
+        this.options.onChanged(id);
+      }
+    }
+    return sealed;
   }
 
   /** Saves each step's code (or resolves its key) before anything is stored; step ids stay with their names. */

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Store } from "../store.js";
 import { accountQueries } from "./account-queries.js";
 import { secretQueries } from "./secret-queries.js";
@@ -29,6 +30,14 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
       await db.selectFrom("users").select("id").limit(1).execute();
     },
     close: () => db.destroy(),
+    async purgeFreedSpace() {
+      if (options.kind === "sqlite") {
+        await sql`VACUUM`.execute(db);
+        await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
+      } else {
+        await sql`VACUUM FULL workflows`.execute(db);
+      }
+    },
     ...accountQueries(options),
     ...componentQueries(options),
     ...sourceQueries(options),

@@ -1,8 +1,9 @@
+import type { WorkflowStep } from "../../domain/workflows.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { fromJson, toJson } from "./json-columns.js";
 
-type SecretQueries = Pick<Store, "resealSecrets" | "anySealedValue">;
+type SecretQueries = Pick<Store, "resealSecrets" | "anySealedValue" | "listAllWorkflowSteps">;
 
 /** Every string value of a props object that `reseal` replaces, replaced; the count of them. */
 function resealProps(props: Record<string, unknown>, reseal: (value: string) => string | null): number {
@@ -46,6 +47,11 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
         }
         return counts;
       });
+    },
+
+    async listAllWorkflowSteps() {
+      const rows = await db.selectFrom("workflows").select(["id", "owner_id", "steps"]).execute();
+      return rows.map((row) => ({ id: row.id, ownerId: row.owner_id, steps: fromJson<WorkflowStep[]>(row.steps) ?? [] }));
     },
 
     async anySealedValue(isSealed) {
