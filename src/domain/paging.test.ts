@@ -7,6 +7,9 @@ describe("parsePageRequest", () => {
     [{}, { limit: 10, before: undefined, after: undefined }],
     [{ limit: "1" }, { limit: 1, before: undefined, after: undefined }],
     [{ limit: 100, after: "x" }, { limit: 100, before: undefined, after: "x" }],
+    // Over the maximum: the maximum, as the hosted API answers.
+    [{ limit: "101" }, { limit: 100, before: undefined, after: undefined }],
+    [{ limit: 5000 }, { limit: 100, before: undefined, after: undefined }],
     [{ before: "y", after: "" }, { limit: 10, before: "y", after: undefined }],
   ])("accepts %j", (raw, expected) => {
     expect(parsePageRequest(raw)).toEqual(expected);
@@ -14,7 +17,7 @@ describe("parsePageRequest", () => {
 
   it.each([
     [{ limit: "0" }, "limit"],
-    [{ limit: "101" }, "limit"],
+    [{ limit: "-3" }, "limit"],
     [{ limit: "2.5" }, "limit"],
     [{ limit: "ten" }, "limit"],
     [{ before: "a", after: "b" }, "before"],

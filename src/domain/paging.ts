@@ -43,9 +43,11 @@ export function parsePageRequest(raw: RawPageQuery): PageRequest {
   let limit = DEFAULT_PAGE_LIMIT;
   if (raw.limit !== undefined && raw.limit !== "") {
     limit = typeof raw.limit === "number" ? raw.limit : Number(raw.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    if (!Number.isInteger(limit) || limit < 1) {
       throw new ValidationError("limit", `limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}; got "${raw.limit}".`);
     }
+    // More than the maximum is taken as the maximum, as the hosted API does: clients ask for 1,000 and page on.
+    limit = Math.min(limit, MAX_PAGE_LIMIT);
   }
   const before = raw.before || undefined;
   const after = raw.after || undefined;

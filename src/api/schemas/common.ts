@@ -31,7 +31,7 @@ export function DataSchema<T extends TSchema>(item: T) {
 
 export const PageQuerySchema = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: "Items per page, 1 to 100." })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, default: 10, description: "Items per page, 1 to 100; more is taken as 100." })),
     before: Type.Optional(Type.String({ description: "A start_cursor: the page of newer items before it." })),
     after: Type.Optional(Type.String({ description: "An end_cursor: the page of older items after it." })),
   },
