@@ -85,15 +85,25 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(createValidatorCompiler());
 
+  const routeNotFound = (request: FastifyRequest) => {
+    const { status, body } = toHttpError(new NotFoundError("route", `${request.method} ${request.url.split("?")[0]}`));
+    body.error.message = `There is no route ${request.method} ${request.url.split("?")[0]}. The API is described at ${OPENAPI_PATH}.`;
+    return { status, body };
+  };
+
   app.setErrorHandler((error, request, reply) => {
+    // No route matched: that is the answer, whatever the body parser thought of the body (an empty JSON body, say).
+    if (request.is404) {
+      const { status, body } = routeNotFound(request);
+      return reply.code(status).send(body);
+    }
     const { status, body, unexpected } = toHttpError(error);
     if (unexpected) request.log.error({ err: error, url: request.url }, "request failed");
     return reply.code(status).send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const { status, body } = toHttpError(new NotFoundError("route", `${request.method} ${request.url.split("?")[0]}`));
-    body.error.message = `There is no route ${request.method} ${request.url.split("?")[0]}. The API is described at ${OPENAPI_PATH}.`;
+    const { status, body } = routeNotFound(request);
     return reply.code(status).send(body);
   });
 

@@ -61,6 +61,12 @@ describe("error bodies", () => {
       expect(response.body.error.message).toContain("/v1/nothing/here");
     }
     expect((await call(server.url, "GET", "/elsewhere")).body.error.code).toBe("NotFound");
+    // Clients that send Content-Type: application/json on every request, with no body or a broken one, get the 404 too.
+    for (const rawBody of [undefined, "{"]) {
+      const response = await fetch(`${server.url}/v1/nothing/here`, { method: "POST", headers: { authorization: `Bearer ${server.adminKey}`, "content-type": "application/json" }, body: rawBody });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("NotFound");
+    }
   });
 
   it("answers a body over the limit with 413", async () => {
