@@ -42,6 +42,12 @@ describe.concurrent("$errors subscriptions (each test its own user)", () => {
     const again = await call(server.url, "POST", `/v1/subscriptions?${query}`, { key });
     expect(again.status).toBe(200);
     expect(again.body.data.id).toBe(created.body.data.id);
+    // And its parameters as a JSON body (as some clients send them): the same one again.
+    const fromBody = await call(server.url, "POST", "/v1/subscriptions", { key, json: { emitter_id: emitter.id, listener_id: listener.id, event_name: "$errors" } });
+    expect(fromBody.status).toBe(200);
+    expect(fromBody.body.data.id).toBe(created.body.data.id);
+    const missing = await call(server.url, "POST", "/v1/subscriptions", { key, json: { emitter_id: emitter.id } });
+    expect(missing.body.error).toMatchObject({ code: "ValidationError", details: { field: "listener_id" } });
     const listed = await subscriptionsOf(key);
     expect(listed.filter((subscription) => subscription.emitter_id === emitter.id)).toEqual([created.body.data]);
     // The listener's own trigger is listed too (its HTTP source's default channel).

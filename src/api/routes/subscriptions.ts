@@ -1,19 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { ValidationError } from "../../domain/errors.js";
 import type { Subscription } from "../../domain/subscriptions.js";
 import type { SubscriptionsService } from "../../engine/workflows/subscriptions-service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses, toEpochSeconds } from "../schemas/common.js";
 import { SubscriptionSchema } from "../schemas/workflows.js";
 
-const KeyQuery = Type.Object(
-  {
-    emitter_id: Type.String({ description: "A workflow (p_…) or source (dc_…) of yours, or p_* / dc_* for all of them" }),
-    listener_id: Type.String({ description: "The workflow that runs on each event (p_…)" }),
-    event_name: Type.Optional(Type.String({ description: "A channel: $errors, $logs, a name, or empty for the default channel" })),
-  },
-  { additionalProperties: false },
-);
+const KeyFields = {
+  emitter_id: Type.String({ description: "A workflow (p_…) or source (dc_…) of yours, or p_* / dc_* for all of them" }),
+  listener_id: Type.String({ description: "The workflow that runs on each event (p_…)" }),
+  event_name: Type.Optional(Type.String({ description: "A channel: $errors, $logs, a name, or empty for the default channel" })),
+};
+const KeyQuery = Type.Object(KeyFields, { additionalProperties: false });
+/** POST takes the key from the query (as the seed shows) or from a JSON body (as some clients send it). */
+const PostQuery = Type.Partial(Type.Object(KeyFields), { additionalProperties: false });
+const PostBody = Type.Optional(Type.Partial(Type.Object(KeyFields), { additionalProperties: false, description: "The same fields as the query, for clients that send them as JSON" }));
 
 function toView(subscription: Subscription) {
   return {
@@ -33,13 +35,17 @@ export const subscriptionsRoutes: FastifyPluginAsyncTypebox<{ subscriptions: Sub
       schema: {
         tags: ["subscriptions"],
         summary: "Subscribe a workflow to an emitter's channel ($errors: each error of the emitter triggers the listener)",
-        querystring: KeyQuery,
+        querystring: PostQuery,
+        body: PostBody,
         response: { 200: DataSchema(SubscriptionSchema), ...errorResponses },
       },
     },
     async (request) => {
-      const { emitter_id, listener_id, event_name } = request.query;
-      const subscription = await subscriptions.subscribe(principalOf(request).user.id, { emitterId: emitter_id, listenerId: listener_id, eventName: event_name ?? "" });
+      const given = { ...request.query, ...(request.body ?? {}) };
+      for (const field of ["emitter_id", "listener_id"] as const) {
+        if (typeof given[field] !== "string") throw new ValidationError(field, `${field} is required, in the query string or the JSON body.`);
+      }
+      const subscription = await subscriptions.subscribe(principalOf(request).user.id, { emitterId: given.emitter_id!, listenerId: given.listener_id!, eventName: given.event_name ?? "" });
       return { data: toView(subscription) };
     },
   );
