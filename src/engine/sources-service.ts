@@ -132,7 +132,7 @@ export class SourcesService {
     return this.options.store.listEvents(ownerId, source.id, query);
   }
 
-  async deleteEvents(ownerId: string, idOrSlug: string, range: { startId?: string | undefined; endId?: string | undefined }): Promise<number> {
+  async deleteEvents(ownerId: string, idOrSlug: string, range: { startId?: string | undefined; endId?: string | undefined; channel?: string | undefined }): Promise<number> {
     const source = await this.get(ownerId, idOrSlug);
     return this.options.store.deleteEvents(ownerId, source.id, range);
   }

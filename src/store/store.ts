@@ -112,7 +112,8 @@ export interface Store {
   appendEvents(batch: EventBatch): Promise<AppendResult>;
   listEvents(ownerId: string, emitterId: string, query: { channel?: string | null; page: PageRequest }): Promise<PageSlice<StoredEvent>>;
   /** Deletes events in an inclusive id range (all without bounds); returns how many. */
-  deleteEvents(ownerId: string, emitterId: string, range: { startId?: string | undefined; endId?: string | undefined }): Promise<number>;
+  /** Deletes the emitter's events in the inclusive id range (all without one), of one channel when `channel` is given ("" the default). */
+  deleteEvents(ownerId: string, emitterId: string, range: { startId?: string | undefined; endId?: string | undefined; channel?: string | undefined }): Promise<number>;
   /** Creates a subscription, or returns the one that exists already for the same emitter, listener and event name. */
   subscribe(subscription: Subscription): Promise<Subscription>;
   /** Removes a subscription; false when the owner has none such. */

@@ -135,3 +135,20 @@ describe("events", () => {
     expect((await reader.read()).done).toBe(true);
   });
 });
+
+describe("deleting the events of one channel", () => {
+  let server: TestServer;
+  beforeAll(async () => (server = await startTestServer()));
+  afterAll(() => server.close());
+
+  it("takes event_name, and leaves the other channels' events", async () => {
+    const source = await deploySource(server, server.adminKey, {
+      component_code: `module.exports = { name: "channels", version: "0.1.0", props: { http: { type: "$.interface.http" } }, run(e) { this.$emit({ n: e.query.n }, e.query.channel ? { name: e.query.channel } : undefined); } };`,
+    });
+    for (const [n, channel] of [[1, ""], [2, "alerts"], [3, ""], [4, "alerts"]] as const) await fetch(`${source.endpoint_url}?n=${n}${channel ? `&channel=${channel}` : ""}`, { method: "POST" });
+    const deleted = await call(server.url, "DELETE", `/v1/sources/${source.id}/events?event_name=alerts`, { key: server.adminKey });
+    expect(deleted).toMatchObject({ status: 202, body: { deleted: 2 } });
+    expect((await eventsOf(server, server.adminKey, source.id)).map((event) => event.event.n)).toEqual(["3", "1"]);
+    expect((await call(server.url, "DELETE", `/v1/sources/${source.id}/events?event_name=`, { key: server.adminKey })).body).toEqual({ deleted: 2 });
+  });
+});

@@ -164,6 +164,14 @@ export function describeSourceContract(name: string, makeBackend: () => Promise<
       expect(await store.deleteEvents(ownerId, source.id, {})).toBe(2);
     });
 
+    it("deletes the events of one channel only when asked, the default channel as \"\"", async () => {
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [{ event: 1 }, { event: 2, name: "alerts" }, { event: 3 }, { event: 4, name: "alerts" }], dedupe: null, retention: 100, now: 8_000 });
+      expect(await store.deleteEvents(ownerId, source.id, { channel: "alerts" })).toBe(2);
+      expect((await store.listEvents(ownerId, source.id, { page: parsePageRequest({}) })).items.map((e) => e.event)).toEqual([3, 1]);
+      expect(await store.deleteEvents(ownerId, source.id, { channel: "" })).toBe(2);
+      expect((await store.listEvents(ownerId, source.id, { page: parsePageRequest({}) })).totalCount).toBe(0);
+    });
+
     it("trims each channel to its retention by count: after a deletion by hand, and when the retention is lowered", async () => {
       const totals = async (channel: string) => (await store.listEvents(ownerId, source.id, { channel, page: parsePageRequest({ limit: 100 }) })).totalCount;
       for (let round = 0; round < 5; round++) {

@@ -53,16 +53,24 @@ export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesSer
     {
       schema: {
         tags: ["events"],
-        summary: "Delete events in an inclusive id range; without start_id and end_id, all of them",
+        summary: "Delete events in an inclusive id range; without start_id and end_id, all of them; with event_name, of that channel only",
         params: IdParams,
-        querystring: Type.Object({ start_id: Type.Optional(Type.String()), end_id: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          {
+            start_id: Type.Optional(Type.String()),
+            end_id: Type.Optional(Type.String()),
+            event_name: Type.Optional(Type.String({ description: "Only this channel's events (empty: the default channel)" })),
+          },
+          { additionalProperties: false },
+        ),
         response: { 202: Type.Object({ deleted: Type.Integer() }), ...errorResponses },
       },
     },
     async (request, reply) => {
       checkCursor(request.query.start_id, "start_id");
       checkCursor(request.query.end_id, "end_id");
-      const deleted = await sources.deleteEvents(principalOf(request).user.id, request.params.id, { startId: request.query.start_id, endId: request.query.end_id });
+      const { start_id: startId, end_id: endId, event_name: channel } = request.query;
+      const deleted = await sources.deleteEvents(principalOf(request).user.id, request.params.id, { startId, endId, channel });
       return reply.code(202).send({ deleted });
     },
   );

@@ -53,6 +53,7 @@ export function eventQueries({ db }: QueryContext): EventQueries {
         let query = trx.deleteFrom("events").where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId);
         if (start) query = query.where((eb) => eb.or([eb("ms", ">", start.ms), eb.and([eb("ms", "=", start.ms), eb("seq", ">=", start.seq)])]));
         if (end) query = query.where((eb) => eb.or([eb("ms", "<", end.ms), eb.and([eb("ms", "=", end.ms), eb("seq", "<=", end.seq)])]));
+        if (range.channel !== undefined) query = query.where("channel", "=", range.channel);
         const result = await query.executeTakeFirst();
         // Held events per channel are no longer known: the next append counts them.
         await trx.updateTable("emitter_state").set({ channel_counts: null }).where("emitter_id", "=", emitterId).where("owner_id", "=", ownerId).execute();
