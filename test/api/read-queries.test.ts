@@ -1,0 +1,28 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, startTestServer, type TestServer } from "../helpers/server.js";
+
+/**
+ * Clients of the hosted API send parameters Runnel does not use (org_id,
+ * workspace_id, include, exclude…) on every call: a read ignores the query
+ * parameters it does not know, a write still names them (issue 15).
+ */
+let server: TestServer;
+beforeAll(async () => (server = await startTestServer()));
+afterAll(() => server.close());
+
+describe("query parameters a route does not know", () => {
+  it("are ignored on reads, where the known ones still work", async () => {
+    const listed = await call(server.url, "GET", "/v1/users/me/api_keys?org_id=o_abc&workspace_id=o_abc&include=id&limit=1&utm=x", { key: server.adminKey });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toHaveLength(1);
+    expect((await call(server.url, "GET", "/v1/users/me?org_id=o_abc", { key: server.adminKey })).status).toBe(200);
+    // A known parameter with a wrong value is still refused, naming it.
+    expect((await call(server.url, "GET", "/v1/users/me/api_keys?limit=zero&org_id=o_abc", { key: server.adminKey })).body.error.details.field).toBe("limit");
+  });
+
+  it("are refused on writes, naming them", async () => {
+    const refused = await call(server.url, "POST", "/v1/subscriptions?emitter_id=p_a&listener_id=p_b&evnt_name=x", { key: server.adminKey });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: "ValidationError", details: { field: "evnt_name" } });
+  });
+});
