@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "./errors.js";
-import { checkRegistryKey, checkRegistryVersion, newestEntry, sortEntries } from "./registry.js";
+import { checkRegistryKey, checkRegistryVersion, newestEntry, searchRegistry, sortEntries } from "./registry.js";
 import { validationFieldOf as fieldOf } from "../../test/helpers/validation.js";
 
 describe("checkRegistryKey", () => {
@@ -82,5 +82,27 @@ describe("sortEntries", () => {
       { key: "b", version: "1.10.0-beta" },
     ]);
     expect(sorted.map((entry) => `${entry.key}@${entry.version}`)).toEqual(["a@0.1.0", "b@1.10.0", "b@1.10.0-beta", "b@1.9.0"]);
+  });
+});
+
+describe("searchRegistry", () => {
+  const entry = (key: string, kind: "source" | "action", version = "1.0.0") => ({ ownerId: "u", key, version, componentId: "sc_x", kind, publishedAt: 0 });
+  const entries = [
+    entry("google_sheets-new-row", "source"),
+    entry("google_sheets-new-row", "source", "0.9.0"),
+    entry("google_sheets-add-row", "action"),
+    entry("slack-send-message", "action"),
+    entry("http-new-request", "source"),
+  ];
+
+  it("finds keys by the words of the query, best first, one per key", () => {
+    expect(searchRegistry(entries, { query: "new row" })).toEqual({ sources: ["google_sheets-new-row", "http-new-request"], actions: ["google_sheets-add-row"] });
+    expect(searchRegistry(entries, { query: "Send a message to Slack" })).toEqual({ sources: [], actions: ["slack-send-message"] });
+  });
+
+  it("filters by app and by the share of words a key must hold", () => {
+    expect(searchRegistry(entries, { query: "new row", app: "google_sheets" })).toEqual({ sources: ["google_sheets-new-row"], actions: ["google_sheets-add-row"] });
+    expect(searchRegistry(entries, { query: "new row", threshold: 1 })).toEqual({ sources: ["google_sheets-new-row"], actions: [] });
+    expect(searchRegistry(entries, { query: "nothing matches" })).toEqual({ sources: [], actions: [] });
   });
 });

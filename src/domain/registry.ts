@@ -76,3 +76,36 @@ export function newestEntry<T extends Pick<RegistryEntry, "version">>(entries: r
 export function sortEntries<T extends Pick<RegistryEntry, "key" | "version">>(entries: readonly T[]): T[] {
   return [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : compareVersionsNewestFirst(a.version, b.version)));
 }
+
+export interface RegistrySearch {
+  /** Words to look for, in any order ("new row in google sheets"). */
+  query: string;
+  /** Only components of this app: keys that start with `<app>-`. */
+  app?: string | undefined;
+  /** The share of the query's words a key must hold, 0 to 1. Default: any one word. */
+  threshold?: number | undefined;
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 0);
+}
+
+/**
+ * The hosted API's registry search (`GET /v1/components/search`), over the
+ * caller's registry: each key scores the share of the query's words it holds
+ * (by word, not by meaning: there is no embedding model here), best first,
+ * one entry per key.
+ */
+export function searchRegistry(entries: readonly RegistryEntry[], search: RegistrySearch): { sources: string[]; actions: string[] } {
+  const wanted = [...new Set(words(search.query))];
+  const scored = new Map<string, { kind: RegistryEntry["kind"]; score: number }>();
+  for (const entry of entries) {
+    if (scored.has(entry.key)) continue;
+    if (search.app && !entry.key.startsWith(`${search.app.toLowerCase()}-`)) continue;
+    const held = new Set(words(entry.key));
+    const score = wanted.length === 0 ? 1 : wanted.filter((word) => held.has(word)).length / wanted.length;
+    if (score > 0 && score >= (search.threshold ?? 0)) scored.set(entry.key, { kind: entry.kind, score });
+  }
+  const ranked = [...scored.entries()].sort(([a, x], [b, y]) => y.score - x.score || a.localeCompare(b));
+  return { sources: ranked.filter(([, hit]) => hit.kind === "source").map(([key]) => key), actions: ranked.filter(([, hit]) => hit.kind === "action").map(([key]) => key) };
+}

@@ -45,6 +45,18 @@ describe("the component registry through a real server", () => {
   });
   afterAll(() => server?.close());
 
+  it("is searched by words at GET /v1/components/search (the hosted API's registry search), not taken for a component named search", async () => {
+    const searcher = await createUser(server, "searcher");
+    expect((await publish(searcher.key, action({ key: "demo-shout-loudly", version: "1.0.0" }))).status).toBe(201);
+    expect((await publish(searcher.key, SOURCE("1.0.0"), "ticker.mjs")).status).toBe(201);
+    const found = await call(server.url, "GET", "/v1/components/search?query=shout%20loudly&similarity_threshold=0.5", { key: searcher.key });
+    expect(found).toMatchObject({ status: 200, body: { sources: [], actions: ["demo-shout-loudly"] } });
+    expect((await call(server.url, "GET", "/v1/components/search?query=ticker&app=demo", { key: searcher.key })).body).toEqual({ sources: ["demo-ticker"], actions: [] });
+    // Another user's registry is not searched.
+    expect((await call(server.url, "GET", "/v1/components/search?query=shout", { key: bob.key })).body.actions).not.toContain("demo-shout-loudly");
+    expect((await call(server.url, "GET", "/v1/components/search", { key: searcher.key })).body.error.details.field).toBe("query");
+  });
+
   it("publishes an action (201) and gets it by key with the component's view", async () => {
     const published = await publish(ada.key, action());
     expect(published.status).toBe(201);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { searchRegistry } from "../../domain/registry.js";
 import type { RegistryService } from "../../engine/registry-service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, ErrorBodySchema, errorResponses } from "../schemas/common.js";
@@ -47,6 +48,30 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     async (request) => {
       const entries = await registry.list(principalOf(request).user.id);
       return { data: entries.map(toRegistryEntryView) };
+    },
+  );
+
+  app.get(
+    "/components/search",
+    {
+      schema: {
+        tags: ["components"],
+        summary: "Search your registry by words (the hosted API's registry search): keys of sources and actions, best first",
+        querystring: Type.Object(
+          {
+            query: Type.String({ description: "Words to look for, like \"new row in google sheets\"" }),
+            app: Type.Optional(Type.String({ description: "Only components of this app (keys that start with <app>-)" })),
+            similarity_threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: "The share of the query's words a key must hold, 0 to 1" })),
+            debug: Type.Optional(Type.Boolean({ description: "Accepted for compatibility; adds nothing" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ sources: Type.Array(Type.String()), actions: Type.Array(Type.String()) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { query, app: appSlug, similarity_threshold: threshold } = request.query;
+      return searchRegistry(await registry.list(principalOf(request).user.id), { query, app: appSlug, threshold });
     },
   );
 
