@@ -11,6 +11,7 @@ import type { Store } from "../store/store.js";
 import { RUNNEL_VERSION } from "../version.js";
 import { addBearerAuth } from "./auth.js";
 import { toHttpError } from "./error-mapping.js";
+import { applyFieldSelection, fieldSelectionOf } from "./field-selection.js";
 import { apiKeysRoutes } from "./routes/api-keys.js";
 import { healthRoutes, type SandboxIsolation } from "./routes/health.js";
 import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
@@ -116,6 +117,22 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
     done(null, payload);
+  });
+
+  // include / exclude (the hosted API's common parameters) narrow what a read answers. After serialization, whose
+  // schemas require every field; the answer is parsed again only when they are asked for (checked cheaply first).
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (request.method !== "GET" || reply.statusCode >= 400 || typeof payload !== "string" || !request.url.includes("clude=")) return done(null, payload);
+    const selection = fieldSelectionOf(request.url);
+    if (!selection) return done(null, payload);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(payload);
+    } catch {
+      // Not a JSON answer: nothing to select from.
+      return done(null, payload);
+    }
+    done(null, JSON.stringify(applyFieldSelection(parsed, selection)));
   });
 
   app.addHook("onResponse", (request, reply, done) => {

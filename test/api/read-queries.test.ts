@@ -26,3 +26,19 @@ describe("query parameters a route does not know", () => {
     expect(refused.body.error).toMatchObject({ code: "ValidationError", details: { field: "evnt_name" } });
   });
 });
+
+describe("include and exclude", () => {
+  it("keep or drop the fields of what a read answers, for one object and for each item of a list", async () => {
+    const me = await call(server.url, "GET", "/v1/users/me?include=id,username", { key: server.adminKey });
+    expect(me.status).toBe(200);
+    expect(Object.keys(me.body.data).sort()).toEqual(["id", "username"]);
+    const keys = await call(server.url, "GET", "/v1/users/me/api_keys?exclude=prefix,created_at", { key: server.adminKey });
+    expect(keys.status).toBe(200);
+    expect(keys.body.page_info).toBeDefined();
+    for (const item of keys.body.data) {
+      expect(item).not.toHaveProperty("prefix");
+      expect(item).not.toHaveProperty("created_at");
+      expect(item).toHaveProperty("id");
+    }
+  });
+});
