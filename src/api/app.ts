@@ -5,6 +5,7 @@ import { OptionalKind } from "@sinclair/typebox";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
+import { workspaceIdOf } from "../domain/accounts.js";
 import { NotFoundError, RateLimitedError } from "../domain/errors.js";
 import type { Engine } from "../engine/create-engine.js";
 import type { Store } from "../store/store.js";
@@ -161,6 +162,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     async (v1) => {
       addBearerAuth(v1, { accounts: options.engine.accounts, publicPaths: new Set([OPENAPI_PATH]) });
       acceptMissingOptionalBodies(v1);
+      checkWorkspaceParameters(v1);
       if (options.rateLimitPerMinute > 0) {
         await v1.register(rateLimit, {
           hook: "preHandler",
@@ -206,6 +208,29 @@ function acceptMissingOptionalBodies(scope: FastifyInstance): void {
   });
   scope.addHook("preValidation", async (request) => {
     if (request.body === undefined && request.routeOptions.schema?.body !== undefined && !needsBody(request)) request.body = {};
+  });
+}
+
+/**
+ * The hosted API's `org_id` / `workspace_id`, sent by its clients on any
+ * call: the caller's own workspace passes (it is the only one), another is a
+ * 404 as any resource of another user is. Read from the URL and the JSON
+ * body, before the route's own validation (which then never sees them in a
+ * body; a read's query drops them as it drops any parameter it does not know).
+ */
+function checkWorkspaceParameters(scope: FastifyInstance): void {
+  scope.addHook("preValidation", (request, _reply, done) => {
+    if (!request.principal || !request.url.includes("_id=") && typeof request.body !== "object") return done();
+    const own = workspaceIdOf(request.principal.user.id);
+    const query = request.url.includes("?") ? new URLSearchParams(request.url.slice(request.url.indexOf("?") + 1)) : null;
+    const body = typeof request.body === "object" && request.body !== null ? (request.body as Record<string, unknown>) : {};
+    for (const name of ["org_id", "workspace_id"]) {
+      const given = query?.get(name) ?? (typeof body[name] === "string" ? (body[name] as string) : null);
+      if (given !== null && given !== "" && given !== own) return done(new NotFoundError("workspace", given));
+      // Checked, and of no further use: a strict body must not refuse it.
+      delete body[name];
+    }
+    done();
   });
 }
 

@@ -51,3 +51,12 @@ const USERNAME_REGEX = /^[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?$/;
 export function isValidUsername(username: string): boolean {
   return USERNAME_REGEX.test(username);
 }
+
+/**
+ * The one workspace (the hosted API's "org", `o_…`) each user has, as
+ * clients of the hosted API expect: derived from the user's id, so it needs
+ * no storage and never changes.
+ */
+export function workspaceIdOf(userId: string): string {
+  return `o_${userId.slice(userId.indexOf("_") + 1)}`;
+}

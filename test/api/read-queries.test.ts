@@ -12,12 +12,12 @@ afterAll(() => server.close());
 
 describe("query parameters a route does not know", () => {
   it("are ignored on reads, where the known ones still work", async () => {
-    const listed = await call(server.url, "GET", "/v1/users/me/api_keys?org_id=o_abc&workspace_id=o_abc&include=id&limit=1&utm=x", { key: server.adminKey });
+    const listed = await call(server.url, "GET", "/v1/users/me/api_keys?project_id=proj_1&limit=1&utm=x", { key: server.adminKey });
     expect(listed.status).toBe(200);
     expect(listed.body.data).toHaveLength(1);
-    expect((await call(server.url, "GET", "/v1/users/me?org_id=o_abc", { key: server.adminKey })).status).toBe(200);
+    expect((await call(server.url, "GET", "/v1/users/me?template_id=t_1", { key: server.adminKey })).status).toBe(200);
     // A known parameter with a wrong value is still refused, naming it.
-    expect((await call(server.url, "GET", "/v1/users/me/api_keys?limit=zero&org_id=o_abc", { key: server.adminKey })).body.error.details.field).toBe("limit");
+    expect((await call(server.url, "GET", "/v1/users/me/api_keys?limit=zero&utm=x", { key: server.adminKey })).body.error.details.field).toBe("limit");
   });
 
   it("are refused on writes, naming them", async () => {
@@ -40,5 +40,21 @@ describe("include and exclude", () => {
       expect(item).not.toHaveProperty("created_at");
       expect(item).toHaveProperty("id");
     }
+  });
+});
+
+describe("the user's workspace", () => {
+  it("is listed in /users/me and /users/me/workspaces, and org_id / workspace_id must name it", async () => {
+    const me = await call(server.url, "GET", "/v1/users/me", { key: server.adminKey });
+    expect(me.body.data.orgs).toEqual([{ id: expect.stringMatching(/^o_/), orgname: "admin", name: "admin", email: null }]);
+    const own = me.body.data.orgs[0].id as string;
+    expect((await call(server.url, "GET", "/v1/users/me/workspaces", { key: server.adminKey })).body.data).toEqual(me.body.data.orgs);
+    expect((await call(server.url, "GET", `/v1/users/me/api_keys?org_id=${own}`, { key: server.adminKey })).status).toBe(200);
+    const other = await call(server.url, "GET", "/v1/users/me/api_keys?workspace_id=o_someoneelse00000000000000", { key: server.adminKey });
+    expect(other.status).toBe(404);
+    expect(other.body.error.code).toBe("NotFound");
+    // In a JSON body too: the own one is accepted by a strict body, another is a 404.
+    expect((await call(server.url, "POST", "/v1/users/me/api_keys", { key: server.adminKey, json: { name: "from a client", org_id: own } })).status).toBe(201);
+    expect((await call(server.url, "POST", "/v1/users/me/api_keys", { key: server.adminKey, json: { name: "x", org_id: "o_nope" } })).status).toBe(404);
   });
 });

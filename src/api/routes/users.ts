@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
 import type { Accounts } from "../../engine/accounts.js";
 import { principalOf } from "../request-context.js";
-import { CreateUserBodySchema, CreatedUserSchema, toApiKeyView, toUserView, UserSchema } from "../schemas/accounts.js";
+import { CreateUserBodySchema, CreatedUserSchema, toApiKeyView, toUserView, toWorkspaceView, UserSchema, WorkspaceSchema } from "../schemas/accounts.js";
 import { DataSchema, errorResponses, ErrorBodySchema } from "../schemas/common.js";
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = async (app, { accounts }) => {
@@ -15,6 +16,18 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = as
       },
     },
     async (request) => ({ data: toUserView(principalOf(request).user) }),
+  );
+
+  app.get(
+    "/users/me/workspaces",
+    {
+      schema: {
+        tags: ["users"],
+        summary: "The user's workspaces, as the hosted API lists them: one, the user's own",
+        response: { 200: DataSchema(Type.Array(WorkspaceSchema)), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: [toWorkspaceView(principalOf(request).user)] }),
   );
 
   app.post(

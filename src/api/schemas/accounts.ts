@@ -1,6 +1,16 @@
 import { Type, type Static } from "@sinclair/typebox";
-import type { ApiKey, User } from "../../domain/accounts.js";
+import { workspaceIdOf, type ApiKey, type User } from "../../domain/accounts.js";
 import { toEpochSeconds } from "./common.js";
+
+export const WorkspaceSchema = Type.Object(
+  {
+    id: Type.String({ description: "o_…: the user's own workspace (every user has one)" }),
+    orgname: Type.String(),
+    name: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: "Workspace" },
+);
 
 export const UserSchema = Type.Object(
   {
@@ -9,6 +19,7 @@ export const UserSchema = Type.Object(
     email: Type.Union([Type.String(), Type.Null()]),
     is_admin: Type.Boolean(),
     created_at: Type.Integer({ description: "Epoch seconds." }),
+    orgs: Type.Array(WorkspaceSchema, { description: "The user's workspaces, as the hosted API lists them: one, the user's own" }),
   },
   { title: "User" },
 );
@@ -53,6 +64,10 @@ export const CreateApiKeyBodySchema = Type.Object(
   { additionalProperties: false },
 );
 
+export function toWorkspaceView(user: User): Static<typeof WorkspaceSchema> {
+  return { id: workspaceIdOf(user.id), orgname: user.username, name: user.username, email: user.email };
+}
+
 export function toUserView(user: User): UserView {
   return {
     id: user.id,
@@ -60,6 +75,7 @@ export function toUserView(user: User): UserView {
     email: user.email,
     is_admin: user.isAdmin,
     created_at: toEpochSeconds(user.createdAt),
+    orgs: [toWorkspaceView(user)],
   };
 }
 
