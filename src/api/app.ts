@@ -220,10 +220,11 @@ function acceptMissingOptionalBodies(scope: FastifyInstance): void {
  */
 function checkWorkspaceParameters(scope: FastifyInstance): void {
   scope.addHook("preValidation", (request, _reply, done) => {
-    if (!request.principal || !request.url.includes("_id=") && typeof request.body !== "object") return done();
-    const own = workspaceIdOf(request.principal.user.id);
-    const query = request.url.includes("?") ? new URLSearchParams(request.url.slice(request.url.indexOf("?") + 1)) : null;
     const body = typeof request.body === "object" && request.body !== null ? (request.body as Record<string, unknown>) : {};
+    const inQuery = request.url.includes("org_id=") || request.url.includes("workspace_id=");
+    if (!request.principal || (!inQuery && !("org_id" in body) && !("workspace_id" in body))) return done();
+    const own = workspaceIdOf(request.principal.user.id);
+    const query = inQuery ? new URLSearchParams(request.url.slice(request.url.indexOf("?") + 1)) : null;
     for (const name of ["org_id", "workspace_id"]) {
       const given = query?.get(name) ?? (typeof body[name] === "string" ? (body[name] as string) : null);
       if (given !== null && given !== "" && given !== own) return done(new NotFoundError("workspace", given));

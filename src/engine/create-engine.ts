@@ -24,7 +24,7 @@ import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
 import { DeliveryWorker } from "./workflows/delivery-worker.js";
 import { createDestinations } from "./workflows/send-destinations.js";
-import { RunExecutor } from "./workflows/run-executor.js";
+import { DEFAULT_MAX_RUN_INTERRUPTIONS, RunExecutor } from "./workflows/run-executor.js";
 import { SubscriptionsService } from "./workflows/subscriptions-service.js";
 import { WorkflowResponses } from "./workflows/workflow-responses.js";
 import { WorkflowsService } from "./workflows/workflows-service.js";
@@ -106,7 +106,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, maxInterruptions: options.maxRunInterruptions ?? 3 });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
   worker = new DeliveryWorker({ store, executor, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}) });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);

@@ -77,8 +77,8 @@ export class RunnerProcess {
   /** What was wrong with what the runner sent, when it broke the protocol. */
   private violation: string | undefined;
   private idleRawBytes = 0;
-  /** Whether its cgroup's OOM killer took it (read once, at its end). */
-  private memoryKilled: boolean | undefined;
+  /** Whether its cgroup's OOM killer took it: read once, when it is gone, before its cgroups go. */
+  private memoryKilled = false;
   private alive = true;
   private stoppedBy: StopReason | undefined;
   private spawnError: Error | undefined;
@@ -226,7 +226,7 @@ export class RunnerProcess {
       onError?.(error as Error);
       return;
     }
-    if (!this.channel || this.channel.destroyed) return onError?.(new Error("the runner's channel is closed"));
+    if (this.channel.destroyed) return onError?.(new Error("the runner's channel is closed"));
     this.channel.write(frame, (error) => {
       if (error && this.alive) onError?.(error);
     });
@@ -418,22 +418,20 @@ export class RunnerProcess {
   }
 
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
-    const { stderrTail, stoppedBy, spawnError, memoryMb, violation } = this;
-    const resources = this.options.resources;
-    this.memoryKilled ??= resources?.outOfMemory() ?? false;
-    const wholeLimitMb = resources?.memoryLimitMb;
-    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation, memoryKilled: this.memoryKilled, wholeLimitMb });
+    const { stderrTail, stoppedBy, spawnError, memoryMb, violation, memoryKilled } = this;
+    const wholeLimitMb = this.options.resources?.memoryLimitMb;
+    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation, memoryKilled, wholeLimitMb });
   }
 
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (!this.alive) return;
     this.alive = false;
+    this.memoryKilled = this.options.resources?.outOfMemory() ?? false;
     if (this.concurrent) this.failConcurrent(code, signal);
     const collector = this.calls[0]?.collector;
     // Endings held in the runner died with it: the first call left may have ended well, so it is not blamed.
     if (collector && !collector.finished && !this.holding) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
     this.dropWaiting();
-    this.memoryKilled ??= this.options.resources?.outOfMemory() ?? false;
     this.options.resources?.release();
     this.markExited();
     this.options.onExit(this);

@@ -50,6 +50,8 @@ interface PreparedWorkflow {
 }
 
 const MAX_LOG_ENTRIES_PER_STEP = 200;
+/** Interruptions after which a delivery is recorded as a RepeatedCrash instead of run again (RUNNEL_MAX_RUN_INTERRUPTIONS's default). */
+export const DEFAULT_MAX_RUN_INTERRUPTIONS = 3;
 /** Runs sent to one runner at once (see runSegment). */
 const STEP_CALLS_PER_RUNNER = 16;
 
@@ -111,7 +113,7 @@ export class RunExecutor {
    * run again.
    */
   private abandonRepeatedCrashes(workflow: Workflow, runs: RunState[]): void {
-    const most = this.options.maxInterruptions ?? 3;
+    const most = this.options.maxInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS;
     const first = workflow.steps[0];
     if (!first) return;
     for (const run of runs) {

@@ -232,12 +232,19 @@ export class WorkflowsService {
   async sealStoredStepSecrets(): Promise<number> {
     const { store, loader, secrets } = this.options;
     let sealed = 0;
+    // Steps of many workflows share code: each saved component is read once per pass.
+    const components = new Map<string, Awaited<ReturnType<Store["findComponent"]>>>();
+    const componentOf = async (ownerId: string, componentId: string) => {
+      const key = `${ownerId} ${componentId}`;
+      if (!components.has(key)) components.set(key, await store.findComponent(ownerId, componentId));
+      return components.get(key) ?? null;
+    };
     for (const { id, ownerId, steps } of await store.listAllWorkflowSteps()) {
       let changed = false;
       const next: WorkflowStep[] = [];
       for (const step of steps) {
         const clear = step.componentId !== null && Object.values(step.props).some((value) => typeof value === "string" && !isSealed(value));
-        const component = clear ? await store.findComponent(ownerId, step.componentId!) : null;
+        const component = clear ? await componentOf(ownerId, step.componentId!) : null;
         if (!component) {
           next.push(step);
           continue;

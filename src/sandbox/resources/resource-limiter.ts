@@ -277,21 +277,21 @@ export function createResourceLimiter(options: { logger?: Logger | undefined; pr
   if (options.prefer !== "rlimit" && options.prefer !== "cgroup-v1") {
     const v2 = ownV2Cgroup();
     if (v2) {
+      const root = join(v2, name);
       try {
         removeLeftovers(v2);
-        const root = join(v2, name);
         mkdirSync(root);
-        const available = readOr(join(v2, "cgroup.subtree_control")).split(/\s+/).filter(Boolean);
-        const wanted = ["memory", "pids", "cpu"].filter((controller) => readOr(join(v2, "cgroup.controllers")).split(/\s+/).includes(controller));
+        const available = readOr(join(v2, "cgroup.controllers")).split(/\s+/);
+        const wanted = ["memory", "pids", "cpu"].filter((controller) => available.includes(controller));
         // Children of `root` get the controllers `root` enables; `root` itself holds no process.
         writeFileSync(join(root, "cgroup.subtree_control"), wanted.map((controller) => `+${controller}`).join(" "));
         const enabled = readOr(join(root, "cgroup.subtree_control")).split(/\s+/).filter(Boolean);
         if (enabled.includes("memory")) return new CgroupV2Limiter(root, enabled);
-        removeTree(root);
-        options.logger?.debug({ available }, "sandbox: cgroup v2 is mounted but the memory controller cannot be given to runners here");
+        options.logger?.debug({ enabled }, "sandbox: cgroup v2 is mounted but the memory controller cannot be given to runners here");
       } catch (error) {
         options.logger?.debug({ err: error }, "sandbox: cgroup v2 cannot be used for runners here");
       }
+      removeTree(root);
     }
   }
   if (options.prefer !== "rlimit") {

@@ -9,7 +9,7 @@
 import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { RunnerMessage, WireResponse } from "../protocol.js";
-import { encodeFrame, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
+import { encodeFrame, FRAME_HEADER_BYTES, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
 
 /** stdin, stdout, stderr, then the channel. */
 export const CHANNEL_FD = 3;
@@ -72,7 +72,7 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
       // Everything sent was made JSON-safe by the runner; a message that still is not is a bug, not worth the process.
       return;
     }
-    if (frame.length - 4 > MAX_FRAME_BYTES) {
+    if (frame.length - FRAME_HEADER_BYTES > MAX_FRAME_BYTES) {
       if (message.type === "batch") return message.messages.forEach(send);
       const replacement = tooLarge(message, frame.length);
       if (replacement) send(replacement);

@@ -23,15 +23,16 @@
  */
 export const MAX_FRAME_BYTES = 96 * 1024 * 1024;
 
-const HEADER_BYTES = 4;
+/** The length prefix of a frame. */
+export const FRAME_HEADER_BYTES = 4;
 
 /** One frame holding `message` as JSON; throws what JSON.stringify throws (a BigInt, a cycle). */
 export function encodeFrame(message: unknown): Buffer {
   const json = JSON.stringify(message) ?? "null";
   const length = Buffer.byteLength(json);
-  const frame = Buffer.allocUnsafe(HEADER_BYTES + length);
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length);
   frame.writeUInt32BE(length, 0);
-  frame.write(json, HEADER_BYTES, length, "utf8");
+  frame.write(json, FRAME_HEADER_BYTES, length, "utf8");
   return frame;
 }
 
@@ -66,8 +67,8 @@ export class FrameReader {
     this.buffered += chunk.length;
     while (!this.broken) {
       if (this.expected < 0) {
-        if (this.buffered < HEADER_BYTES) return;
-        const length = this.take(HEADER_BYTES).readUInt32BE(0);
+        if (this.buffered < FRAME_HEADER_BYTES) return;
+        const length = this.take(FRAME_HEADER_BYTES).readUInt32BE(0);
         if (length > this.maxFrameBytes) return this.fail(`a frame header announced ${length} bytes, over the limit of ${this.maxFrameBytes}`);
         this.expected = length;
       }

@@ -15,15 +15,14 @@ import { installCapture } from "./capture.js";
 import { installDefineGlobals } from "./component.js";
 import { installNetworkShim } from "./network-shim.js";
 import { egressSocketFromArgs } from "./runner-args.js";
-import { openChannel, type RunnerChannel } from "./channel.js";
+import { openChannel } from "./channel.js";
 import { Runner } from "./runner.js";
 
 function start(): void {
   // process.exit() ends in process.reallyExit(), which is replaced below; this is the original.
   const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 
-  let channel: RunnerChannel | undefined;
-  const runner = new Runner({ send: (message: RunnerMessage<WireResponse>) => channel?.send(message), runnerPath: `${dirname(process.argv[1] ?? "")}${sep}` });
+  const runner = new Runner({ send: (message: RunnerMessage<WireResponse>) => channel.send(message), runnerPath: `${dirname(process.argv[1] ?? "")}${sep}` });
   const receive = (message: HostMessage): void => {
     if (message.type === "load") runner.setBundle(message.file);
     else if (message.type === "invoke") runner.enqueue(message);
@@ -33,7 +32,7 @@ function start(): void {
     }
   };
   // Opened before user code runs; without the host (or with a host that sends what is not a frame) there is nobody to answer to.
-  channel = openChannel({ onMessage: (message) => receive(message as HostMessage), onLost: () => reallyExit(0) });
+  const channel = openChannel({ onMessage: (message) => receive(message as HostMessage), onLost: () => reallyExit(0) });
 
   const exitIntercepted = (code?: number | string | null): never => {
     const exitCode = Number(code ?? process.exitCode ?? 0) || 0;
@@ -42,7 +41,7 @@ function start(): void {
       name: "ProcessExit",
       message: `The component called process.exit(${exitCode}). A component ends by returning or throwing; it must not end the process.`,
     });
-    // The channel's write above is attempted at once (libuv writes a socket synchronously when it can), so the host has it before it sees the exit.
+    // The channel writes the fault straight to its descriptor (channel.ts), so the host has it before it sees the exit.
     return reallyExit(exitCode);
   };
 
