@@ -4,6 +4,7 @@ import { call, createUser, startTestServer, type TestServer } from "../helpers/s
 import { startNamespaceHost, type NamespaceHost } from "../helpers/netns.js";
 import { deploySource, eventually } from "../helpers/sources.js";
 import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
+import { expectBystanderServed, startHostileHarness, type HostileHarness } from "./harness.js";
 
 /**
  * Hostile network use, through a real server: an attacker's component aims
@@ -48,7 +49,6 @@ const PROBE_SOURCE = `
   };
 `;
 
-const ECHO_SOURCE = `module.exports = { name: "bystander", version: "0.1.0", props: { http: { type: "$.interface.http", customResponse: true } }, async run(event) { this.http.respond({ status: 200, body: "still here " + event.query.n }); } };`;
 
 let host: NamespaceHost;
 let fakeDatabase: Server;
@@ -66,45 +66,27 @@ afterAll(async () => {
   await host?.close();
 });
 
-/** Sends the bystander's endpoint a steady stream of requests until `until` settles; returns their statuses and bodies. */
-async function bystanderDuring<T>(endpoint: string, until: Promise<T>): Promise<{ result: T; answers: Array<{ status: number; body: string }> }> {
-  const answers: Array<{ status: number; body: string }> = [];
-  let done = false;
-  const load = (async () => {
-    for (let n = 0; !done && n < 500; n++) {
-      const response = await fetch(`${endpoint}?n=${n}`);
-      answers.push({ status: response.status, body: await response.text() });
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  const result = await until.finally(() => (done = true));
-  await load;
-  return { result, answers };
-}
-
 describe("the default policy, through a real server", () => {
+  let h: HostileHarness;
   let server: TestServer;
-  let attacker: { id: string; key: string };
-  let bystander: { id: string; key: string };
+  let attacker: { key: string };
 
   beforeAll(async () => {
-    server = await startTestServer();
-    attacker = await createUser(server, "attacker");
-    bystander = await createUser(server, "bystander");
+    h = await startHostileHarness();
+    ({ server, attacker } = h);
   });
-  afterAll(() => server?.close());
+  afterAll(() => h?.close());
 
   it("keeps an attacker's component off the server's own services while the public internet and another user's source work", async () => {
-    const probe = await deploySource(server, attacker.key, { component_code: PROBE_SOURCE });
-    const echo = await deploySource(server, bystander.key, { component_code: ECHO_SOURCE });
+    const probe = await h.deploySource(PROBE_SOURCE);
     const targets = {
       api: server.url,
       fakePort: (fakeDatabase.address() as AddressInfo).port,
       publicHost: `${host.publicAddress}:${host.port}`,
       privateHost: `${host.privateAddress}:${host.port}`,
     };
-    const attack = fetch(probe.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(targets) }).then((response) => response.json() as Promise<Record<string, string>>);
-    const { result: out, answers } = await bystanderDuring(echo.endpoint_url, attack);
+    const { outcome, bystander } = await h.whileAttacking(() => h.fire(probe, { json: targets }));
+    const out = outcome.body as Record<string, string>;
 
     const refused = (what: string) => new RegExp(`refused by Runnel's network policy: ${what}`);
     expect(out.api).toMatch(refused("127\\.0\\.0\\.1 is loopback"));
@@ -119,8 +101,7 @@ describe("the default policy, through a real server", () => {
     expect(fakeDatabaseHits).toBe(0);
     expect(await host.received()).toEqual(expect.arrayContaining(["GET /hello", expect.stringMatching(/^GET \/redirect\?to=/)]));
 
-    expect(answers.length).toBeGreaterThan(0);
-    for (const answer of answers) expect(answer).toMatchObject({ status: 200, body: expect.stringMatching(/^still here \d+$/) });
+    expectBystanderServed(bystander);
   });
 
   it("applies the same rule to $.send.http: a send into the server's network fails in the workflow's logs, one to the internet goes", async () => {
