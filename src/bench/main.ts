@@ -1,4 +1,5 @@
 import { benchApi, benchCliStart } from "./api-bench.js";
+import { benchManyComponents } from "./many-bench.js";
 import { benchPackageDeploys } from "./package-bench.js";
 import { benchDeployToFirstEvent, benchHttpSource, benchWarmInvocation } from "./source-bench.js";
 import { printTable, type BenchRow } from "./table.js";
@@ -14,6 +15,7 @@ const suites: Record<string, () => Promise<BenchRow[]>> = {
   sources: async () => [...(await benchHttpSource()), await benchWarmInvocation(), await benchDeployToFirstEvent()],
   packages: benchPackageDeploys,
   workflows: benchWorkflows,
+  many: benchManyComponents,
 };
 
 const rows: BenchRow[] = [];

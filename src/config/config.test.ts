@@ -18,7 +18,8 @@ describe("loadConfig", () => {
       rateLimitPerMinute: 1_200,
       masterKey: null,
       limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256, maxMemoryMb: 1024, maxTimeoutMs: 300_000 },
-      maxRunners: 8,
+      maxRunners: 64,
+      runnerMemoryMb: 1024,
       npmRegistry: null,
       smtpUrl: null,
       mailFrom: "Runnel <runnel@localhost>",
@@ -87,6 +88,10 @@ describe("loadConfig", () => {
 
   it("reads the number of runners", () => {
     expect(loadConfig({ RUNNEL_MAX_RUNNERS: "16" }, {}, context).maxRunners).toBe(16);
+    expect(loadConfig({ RUNNEL_RUNNER_MEMORY_MB: "3000" }, {}, context).runnerMemoryMb).toBe(3000);
+    // By default, a quarter of the machine, at least 512 MB.
+    expect(loadConfig({}, {}, { ...context, totalMemoryBytes: 16 * 1024 ** 3 }).runnerMemoryMb).toBe(4096);
+    expect(loadConfig({}, {}, { ...context, totalMemoryBytes: 1024 ** 3 }).runnerMemoryMb).toBe(512);
   });
 
   it("treats an empty variable as unset", () => {
@@ -108,6 +113,7 @@ describe("loadConfig", () => {
     [{ RUNNEL_MASTER_KEY: "too-short" }, {}, "RUNNEL_MASTER_KEY"],
     [{ RUNNEL_NPM_REGISTRY: "file:///srv/npm" }, {}, "RUNNEL_NPM_REGISTRY"],
     [{ RUNNEL_MAX_RUNNERS: "0" }, {}, "RUNNEL_MAX_RUNNERS"],
+    [{ RUNNEL_RUNNER_MEMORY_MB: "10" }, {}, "RUNNEL_RUNNER_MEMORY_MB"],
     [{ RUNNEL_NPM_REGISTRY: "registry.npmjs.org" }, {}, "RUNNEL_NPM_REGISTRY"],
     [{ RUNNEL_MAIL_FROM: "nobody" }, {}, "RUNNEL_MAIL_FROM"],
   ])("rejects %j %j naming %s", (env, overrides, variable) => {

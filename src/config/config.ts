@@ -29,8 +29,10 @@ export interface RunnelConfig {
    * run, and heap; and the ceilings on what a source may ask for itself.
    */
   readonly limits: { readonly httpTimeoutMs: number; readonly runTimeoutMs: number; readonly memoryMb: number; readonly maxMemoryMb: number; readonly maxTimeoutMs: number };
-  /** Runner processes at most (warm, one per component or workflow in use, busy or idle). */
+  /** Runner processes at most, busy and idle, whatever memory allows (each serves one owner's components). */
   readonly maxRunners: number;
+  /** RUNNEL_RUNNER_MEMORY_MB: memory of all runners together; past it, idle runners are stopped and new owners wait. */
+  readonly runnerMemoryMb: number;
   /** npm registry that component imports are resolved from (ends with `/`); null: the one npm is configured with. */
   readonly npmRegistry: string | null;
   /** `smtp://user:pass@host:587` or `smtps://…` to deliver mail; null: mails stay in the outbox. */
@@ -63,6 +65,8 @@ export interface ConfigOverrides {
 
 export interface ConfigContext {
   cwd: string;
+  /** The machine's memory (os.totalmem()): runners get a share of it by default. */
+  totalMemoryBytes?: number;
   /** Whether standard output is a terminal: people get readable logs, machines JSON. */
   stdoutIsTty: boolean;
 }
@@ -102,7 +106,8 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     masterKey: parseKey(raw("RUNNEL_MASTER_KEY")),
     masterKeyFile: parseKeyFile(raw("RUNNEL_MASTER_KEY"), raw("RUNNEL_MASTER_KEY_FILE"), context.cwd),
     limits: parseLimits(raw),
-    maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 8, 1, 256),
+    maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 64, 1, 4_096),
+    runnerMemoryMb: parseInteger(raw("RUNNEL_RUNNER_MEMORY_MB"), defaultRunnerMemoryMb(context.totalMemoryBytes), 64, 1_048_576),
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
     smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),
     mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),
@@ -132,6 +137,12 @@ function parseLimits(raw: (variable: string) => RawValue): RunnelConfig["limits"
     return seconds;
   }) as [number, number];
   return Object.freeze({ httpTimeoutMs: httpSeconds * 1000, runTimeoutMs: runSeconds * 1000, memoryMb, maxMemoryMb, maxTimeoutMs: maxTimeoutSeconds * 1000 });
+}
+
+/** A quarter of the machine, at least 512 MB: the server, its store and the system keep the rest. */
+function defaultRunnerMemoryMb(totalMemoryBytes: number | undefined): number {
+  if (totalMemoryBytes === undefined || !Number.isFinite(totalMemoryBytes) || totalMemoryBytes <= 0) return 1_024;
+  return Math.max(512, Math.floor(totalMemoryBytes / 4 / (1024 * 1024)));
 }
 
 function flagNameFor(variable: string): string {

@@ -7,7 +7,8 @@
  * The runner runs untrusted code, which can post messages of its own, so the
  * host reads every runner message through `readRunnerMessage` and trusts
  * nothing about it beyond the shape checked there. A runner serves one owner
- * and one bundle, so a forged message can only mislead that owner's own call.
+ * (the calls of many of its bundles), so a forged message can only mislead
+ * that owner's own calls.
  *
  * Runner files import this file for types only: at run time the runner
  * folder must not need anything outside itself (see runner-entry.ts).
@@ -112,11 +113,17 @@ export type WireResponse = Omit<HttpResponse, "body"> & { body: string | { base6
 
 /** Host → runner. */
 export type HostMessage =
-  /** Sent once, right after spawn. The runner requires the file on its first call, so load-time logs and errors belong to that call. */
-  | { type: "load"; file: string }
   | {
       type: "invoke";
       id: number;
+      /**
+       * The bundle file (in the runner's own folder) whose code the call runs.
+       * The runner requires it on its first call, so load-time logs and
+       * errors belong to that call, and keeps it loaded for the next.
+       */
+      bundle: string;
+      /** The batch the call belongs to: calls of one lane run one after the other; lanes run side by side. */
+      lane?: number;
       call: RunnerCall;
       props: Record<string, unknown>;
       dbProps: string[];
@@ -145,8 +152,8 @@ export type HostMessage =
    */
   | {
       type: "invoke-many";
-      shared: { props: Record<string, unknown>; dbProps: string[] };
-      invokes: Array<Omit<InvokeMessage, "props" | "dbProps"> & Partial<Pick<InvokeMessage, "props" | "dbProps">>>;
+      shared: { props: Record<string, unknown>; dbProps: string[]; bundle: string; lane: number };
+      invokes: Array<Omit<InvokeMessage, "props" | "dbProps" | "bundle" | "lane"> & Partial<Pick<InvokeMessage, "props" | "dbProps">>>;
     };
 
 type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
@@ -155,7 +162,9 @@ type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
  * Runner → host. Messages of a call carry its id. A call ends with `result` or
  * `error`; `retire` asks the host to replace the runner (its state is
  * suspect: work of the call may still be running, or it is about to exit).
- * An `error` with id null reports a fault between calls.
+ * An `error` with id null reports a fault no call owns: between calls (left
+ * by a call that ended, of `bundle` when the runner could tell), or, with
+ * `inFlight`, while calls were in progress whose code it was cannot be told.
  */
 /** As the host reads them: `R` is HttpResponse; as the runner sends them, WireResponse. */
 export type RunnerMessage<R = HttpResponse> = CallMessage<R> | { type: "batch"; messages: Array<CallMessage<R>> };
@@ -173,7 +182,7 @@ export type CallMessage<R = HttpResponse> =
   /** `step` only for a step call; also on its error, with what the step recorded before it failed. */
   /** `ms`: how long the call ran, as the runner measured it (its ending may have waited after, see holdEnd). */
   | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean; step?: StepOutcome; ms?: number }
-  | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean; step?: StepOutcome; ms?: number };
+  | { type: "error"; id: number | null; error: SandboxError; db: DbSnapshot | null; retire: boolean; step?: StepOutcome; ms?: number; bundle?: string; inFlight?: boolean };
 
 const SANDBOX_ERROR_CODES = new Set([
   "UserError",
@@ -315,7 +324,8 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
       const error = readError(raw.error);
       const step = readOptionalStep(raw.step);
       if ((raw.id !== null && !isCallId(raw.id)) || db === undefined || !error || !step) return undefined;
-      return { type: "error", id: raw.id, error, db, retire: raw.retire === true, ...step, ...readMs(raw.ms) };
+      const fault = raw.id === null ? { ...(typeof raw.bundle === "string" ? { bundle: raw.bundle } : {}), ...(raw.inFlight === true ? { inFlight: true } : {}) } : {};
+      return { type: "error", id: raw.id, error, db, retire: raw.retire === true, ...step, ...readMs(raw.ms), ...fault };
     }
     default:
       return undefined;

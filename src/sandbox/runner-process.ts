@@ -1,13 +1,19 @@
 /**
- * The host's handle on one runner process: spawns it, sends it calls one at a
- * time, enforces each call's time limit, and turns the process's death into
- * the call's error. Every listener hangs on the child and goes with it;
- * nothing is added to the host's own process.
+ * The host's handle on one runner process: spawns it, places the bundles it
+ * runs in its folder, sends it batches of calls (several at once: each batch
+ * is a lane of its own, see runner/lane.ts), enforces each call's time limit,
+ * and turns the process's death into the calls' errors: the call at fault
+ * gets the error, and calls that were only caught in the same runner are
+ * told so (CUT_SHORT), for the sandbox to run them again elsewhere. Every
+ * listener hangs on the child and goes with it; nothing is added to the
+ * host's own process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
 import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import type { Logger } from "pino";
+import { placeBundle } from "./bundle-placement.js";
 import { CallCollector, type CallEnding, type CallOutcome } from "./call-collector.js";
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
@@ -35,15 +41,29 @@ export interface RunnerProcessOptions {
   command: SpawnCommand;
   /** The runner's cgroups (or rlimit): told whether they killed it, released once it is gone. */
   resources?: RunnerResources | undefined;
-  /** The bundle to load; absent for a spare, which gets one later (adopt). */
-  bundleFile?: string | undefined;
+  /** The runner's own folder, which it may read: the bundles it runs are placed in it (bundle-placement.ts). Removed when it is gone. */
+  dir: string;
   memoryMb: number;
   logger: Logger | undefined;
   /** Called once, when the process is gone. */
   onExit(runner: RunnerProcess): void;
-  /** The runner reported a fault between calls (a timer left by an earlier call threw): replace it. `error` says what failed. */
-  onFault(runner: RunnerProcess, error?: SandboxError): void;
+  /**
+   * The runner reported a fault between calls (a timer left by an earlier
+   * call threw): replace it. `error` says what failed, `bundleId` whose
+   * code it was, when the runner could tell.
+   */
+  onFault(runner: RunnerProcess, error: SandboxError, bundleId: string | undefined): void;
 }
+
+/**
+ * A call that ran in part and was cut short because another call in the same
+ * runner took it down (or because which call did cannot be told): it may run
+ * once more, elsewhere.
+ */
+export const CUT_SHORT = "cut-short";
+
+/** A call's answer: its outcome; null when it never ran (or whether it ran cannot be told); CUT_SHORT. */
+export type CallAnswer = CallOutcome | null | typeof CUT_SHORT;
 
 export interface CallRequest {
   call: RunnerCall;
@@ -64,9 +84,28 @@ const RETIRING_CODES = new Set<SandboxError["code"]>(["OutputFlood", "ProcessExi
 /** Raw output a runner may write while it has no call (a timer left behind that prints): past it, the runner is stopped. */
 const IDLE_RAW_OUTPUT_BYTES = 1024 * 1024;
 
+/** The calls of one batch sent to the runner, as the host follows them. */
+interface HostLane {
+  /** Calls not yet answered, in order; in a sequential lane the runner works on the first. */
+  calls: Pending[];
+  /** Its calls run side by side, each on its own clock (then the lane holds one call). */
+  concurrent: boolean;
+  /** The runner may hold the endings of the lane's calls (callEach's `holdEnds`). */
+  holding: boolean;
+  /** The time limit of the first call. */
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface Pending {
+  collector: CallCollector;
+  lane: HostLane;
+  resolve(answer: CallAnswer): void;
+}
+
 export class RunnerProcess {
   readonly memoryMb: number;
   readonly pid: number | undefined;
+  readonly dir: string;
   /** Resolves once the process is gone. */
   readonly exited: Promise<void>;
   private readonly options: RunnerProcessOptions;
@@ -85,24 +124,25 @@ export class RunnerProcess {
   private stderrTail = "";
   private innerPid: number | undefined;
   private nextId = 1;
-  /** Calls sent and not yet answered, in order; the runner works on the first. */
-  private readonly calls: Array<{ collector: CallCollector; resolve(outcome: CallOutcome | null): void }> = [];
-  /** The time limit of the first call. */
-  private timer: NodeJS.Timeout | undefined;
-  /** The batch in flight runs its calls side by side (callEach's `concurrent`), each on its own clock. */
-  private concurrent = false;
-  /** The runner may hold the endings of the batch in flight (callEach's `holdEnds`). */
-  private holding = false;
-  /** While the calls of one runner message are read, and whether the first waiting call's clock is to start after. */
+  private nextLane = 1;
+  private readonly calls = new Map<number, Pending>();
+  private readonly lanes = new Set<HostLane>();
+  /** The call whose doing stopped the runner (past its time or log limit, or it retired it), when known. */
+  private culprit: CallCollector | undefined;
+  /** A fault the runner reported with calls in progress, none of which it could name. */
+  private unownedFault: SandboxError | undefined;
+  /** While the calls of one runner message are read: lanes whose next call's clock is to start after. */
   private readingBatch = false;
-  private clockDue = false;
-  private readonly clocks = new Map<CallCollector, NodeJS.Timeout>();
-  private timedOut: CallCollector | undefined;
+  private readonly clocksDue = new Set<HostLane>();
+  /** Bundles placed in the runner's folder: the bundle's id by the path the runner loads. */
+  private readonly placed = new Map<string, string>();
+  private readonly placedByFile = new Map<string, string>();
   private markExited: () => void = () => {};
 
   constructor(options: RunnerProcessOptions) {
     this.options = options;
     this.memoryMb = options.memoryMb;
+    this.dir = options.dir;
     this.exited = new Promise((resolve) => (this.markExited = resolve));
     const { command, args, cwd, childPidFd } = options.command;
     const stdio: Array<"ignore" | "pipe"> = ["ignore", "pipe", "pipe", "pipe"];
@@ -113,86 +153,115 @@ export class RunnerProcess {
     this.channel = this.child.stdio[CHANNEL_FD] as Socket;
     this.reader = new FrameReader({ onMessage: (raw) => this.onMessage(raw), onMalformed: (reason) => this.onViolation(reason) });
     this.listen();
-    if (options.bundleFile) this.post({ type: "load", file: options.bundleFile });
-  }
-
-  /**
-   * Gives a spare (started without a bundle) its bundle and its pool hooks.
-   * The runner requires the file on its first call, as any runner does.
-   */
-  adopt(bundleFile: string, hooks: Pick<RunnerProcessOptions, "onExit" | "onFault">): void {
-    this.options.onExit = hooks.onExit;
-    this.options.onFault = hooks.onFault;
-    this.post({ type: "load", file: bundleFile });
   }
 
   get isAlive(): boolean {
     return this.alive;
   }
 
+  /** The process whose memory is the runner's: node itself, inside its wrapper when there is one. */
+  get nodePid(): number | undefined {
+    return this.innerPid ?? (this.options.command.childPidFd === undefined ? this.pid : undefined);
+  }
+
+  /** Swaps the hooks (a spare taken by an owner gets the pool's). */
+  setHooks(hooks: Pick<RunnerProcessOptions, "onExit" | "onFault">): void {
+    this.options.onExit = hooks.onExit;
+    this.options.onFault = hooks.onFault;
+  }
+
+  /**
+   * The path at which the runner loads `bundle`: its folder copied (hard
+   * links where it can) into the runner's own folder, once per runner.
+   * Throws when it cannot be placed.
+   */
+  place(bundle: { id: string; file: string }): string {
+    const known = this.placedByFile.get(bundle.file);
+    if (known) return known;
+    const file = placeBundle(this.dir, bundle.file);
+    this.placedByFile.set(bundle.file, file);
+    this.placed.set(file, bundle.id);
+    return file;
+  }
+
+  /** Calls in progress or waiting in the runner. */
+  get pendingCalls(): number {
+    return this.calls.size;
+  }
+
   /** Runs one call; never rejects for anything the component or the process does. */
-  async call(request: CallRequest): Promise<CallOutcome> {
-    const [outcome] = await this.callMany([request]);
-    return outcome ?? this.notRun(request);
+  async call(request: CallRequest, bundleFile: string): Promise<CallOutcome> {
+    const [answer] = await Promise.all(this.callEach([request], { bundleFile }));
+    return answer && answer !== CUT_SHORT ? answer : this.notRun(request);
   }
 
   /**
-   * Sends several calls at once; the runner runs them one after the other,
-   * each over the store the previous one left (only the first call's `db` is
-   * sent). Sending them together spares the runner and the host from waiting
-   * on each other between calls. A call answers null when it never ran
-   * because the runner died or retired before it.
+   * Sends a batch of calls of one bundle (placed at `bundleFile`) at once, as
+   * a lane of its own; other lanes may be in progress in the same runner.
+   * The runner runs them one after the other, each over the store the
+   * previous one left (only the first call's `db` is sent). Sending them
+   * together spares the runner and the host from waiting on each other
+   * between calls. One promise per call, each settling as soon as its call
+   * answers: null when it never ran because the runner died or retired
+   * before it, CUT_SHORT when another call took the runner down.
+   *
+   * `concurrent`: independent calls (each with its own db) that the runner
+   * runs side by side, each on its own clock. `holdEnds` (one after the other
+   * only): the runner answers the batch in one message; if it dies before,
+   * no call of the batch left unanswered can be told to have run or not, so
+   * they all answer null.
    */
-  callMany(requests: CallRequest[]): Promise<Array<CallOutcome | null>> {
-    return Promise.all(this.callEach(requests));
-  }
-
-  /**
-   * As callMany, with one promise per call, each settling as soon as its call
-   * answers. `concurrent`: independent calls (each with its own db) that the
-   * runner runs side by side, each on its own clock; a call that runs past
-   * its time limit stops the runner, and the calls beside it fail with it.
-   * `holdEnds` (one after the other only): the runner answers the batch in
-   * one message; if it dies before, no call of the batch left unanswered can
-   * be told to have run or not, so they all answer null.
-   */
-  callEach(requests: CallRequest[], options: { concurrent?: boolean; holdEnds?: boolean } = {}): Array<Promise<CallOutcome | null>> {
-    if (this.calls.length > 0) throw new Error("A runner serves one batch of calls at a time.");
+  callEach(requests: CallRequest[], options: { bundleFile: string; concurrent?: boolean; holdEnds?: boolean }): Array<Promise<CallAnswer>> {
     if (!this.alive) return requests.map(() => Promise.resolve(null));
-    this.concurrent = options.concurrent === true && requests.length > 1;
-    this.holding = options.holdEnds === true && !this.concurrent && requests.length > 1;
+    const concurrent = options.concurrent === true && requests.length > 1;
+    const holding = options.holdEnds === true && !concurrent && requests.length > 1;
+    const laneId = this.nextLane++;
+    const shared: HostLane = { calls: [], concurrent: false, holding, timer: undefined };
+    const sentLanes: HostLane[] = concurrent ? [] : [shared];
     const { props, dbProps } = requests[0]!;
     const invokes: BatchInvoke[] = [];
-    const outcomes: Array<Promise<CallOutcome | null>> = [];
+    const answers: Array<Promise<CallAnswer>> = [];
     for (let index = 0; index < requests.length; index++) {
       const request = requests[index]!;
       const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
-      outcomes.push(new Promise<CallOutcome | null>((resolve) => this.calls.push({ collector, resolve })));
+      const lane: HostLane = concurrent ? { calls: [], concurrent: true, holding: false, timer: undefined } : shared;
+      this.lanes.add(lane);
+      if (concurrent) sentLanes.push(lane);
+      answers.push(
+        new Promise<CallAnswer>((resolve) => {
+          const pending: Pending = { collector, lane, resolve };
+          lane.calls.push(pending);
+          this.calls.set(collector.id, pending);
+        }),
+      );
       const invoke: BatchInvoke = {
         type: "invoke",
         id: collector.id,
         call: request.call,
-        db: index === 0 || this.concurrent ? request.db : {},
-        carryDb: index > 0 && !this.concurrent,
+        db: index === 0 || concurrent ? request.db : {},
+        carryDb: index > 0 && !concurrent,
         maxLogBytes: request.limits.maxLogBytes,
         maxLogEntries: MAX_LOG_ENTRIES,
       };
-      if (this.concurrent) invoke.concurrent = true;
-      if (this.holding) invoke.holdEnd = true;
+      if (concurrent) invoke.concurrent = true;
+      if (holding) invoke.holdEnd = true;
       // Props shared by the calls of a batch (the common case) travel once, in `shared`.
       if (request.props !== props) invoke.props = request.props;
       if (request.dbProps !== dbProps) invoke.dbProps = request.dbProps;
       invokes.push(invoke);
     }
     // One message for the whole batch: one write, one parse.
-    const message: HostMessage = invokes.length === 1 ? { ...invokes[0]!, props, dbProps } : { type: "invoke-many", shared: { props, dbProps }, invokes };
+    const message: HostMessage =
+      invokes.length === 1 ? { ...invokes[0]!, props, dbProps, bundle: options.bundleFile, lane: laneId } : { type: "invoke-many", shared: { props, dbProps, bundle: options.bundleFile, lane: laneId }, invokes };
     this.post(message, (error) => {
       const failure = `The calls could not be sent to the runner: ${error.message}`;
-      const first = this.calls[0]?.collector;
-      if (first) this.finish(first, { ok: false, error: { code: "RunnerCrashed", name: "RunnerCrashed", message: failure }, db: null }, true);
+      for (const lane of sentLanes) {
+        const first = lane.calls[0]?.collector;
+        if (first) this.finish(first, { ok: false, error: { code: "RunnerCrashed", name: "RunnerCrashed", message: failure }, db: null }, true);
+      }
     });
-    this.startClock();
-    return outcomes;
+    for (const lane of sentLanes) this.startClock(lane);
+    return answers;
   }
 
   private notRun(request: CallRequest): CallOutcome {
@@ -290,7 +359,7 @@ export class RunnerProcess {
         for (const item of message.messages) this.onCallMessage(item);
       } finally {
         this.readingBatch = false;
-        if (this.clockDue) this.startClock();
+        for (const lane of [...this.clocksDue]) this.startClock(lane);
       }
       return;
     }
@@ -298,11 +367,8 @@ export class RunnerProcess {
   }
 
   private onCallMessage(message: CallMessage): void {
-    if (message.type === "error" && message.id === null) {
-      this.options.logger?.debug({ pid: this.pid, error: message.error }, "sandbox: runner fault between calls");
-      return this.options.onFault(this, message.error);
-    }
-    const collector = this.calls.find((pending) => pending.collector.id === message.id)?.collector;
+    if (message.id === null) return message.type === "error" ? this.onFaultMessage(message.error, message.bundle, message.inFlight === true) : undefined;
+    const collector = this.calls.get(message.id)?.collector;
     if (!collector || collector.finished) return;
     switch (message.type) {
       case "log": {
@@ -324,97 +390,99 @@ export class RunnerProcess {
   }
 
   /**
+   * A fault no call owns. Between calls: work a call left behind failed, so
+   * the runner is to be replaced (the pool lets its calls in progress end
+   * first). With calls in progress whose code it was cannot be told: the
+   * runner goes now, and onGone decides who is told what.
+   */
+  private onFaultMessage(error: SandboxError, bundleFile: string | undefined, inFlight: boolean): void {
+    if (!inFlight) {
+      this.options.logger?.debug({ pid: this.pid, error }, "sandbox: runner fault between calls");
+      return this.options.onFault(this, error, bundleFile === undefined ? undefined : this.placed.get(bundleFile));
+    }
+    this.unownedFault ??= error;
+    void this.stop("retire");
+  }
+
+  /**
    * Output written straight to descriptors 1 and 2, past the runner's
-   * capture: it counts toward the call's log limit and stops the call past
-   * it, as console floods do; between calls, past IDLE_RAW_OUTPUT_BYTES.
+   * capture: it counts toward the log limit of the call in progress and
+   * stops it past it, as console floods do. When no call or several are in
+   * progress, whose it is cannot be told: past IDLE_RAW_OUTPUT_BYTES the
+   * runner is stopped.
    */
   private onRawOutput(stream: LogStream, text: string): void {
     if (stream === "stderr") this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
-    const collector = this.calls[0]?.collector;
-    if (collector && !collector.finished) {
+    const running = this.runningCalls();
+    const collector = running.length === 1 ? running[0] : undefined;
+    if (collector) {
       const flood = collector.addRawOutput(stream, text);
       if (flood) this.finish(collector, { ok: false, error: flood, db: null }, true);
       return;
     }
     this.idleRawBytes += text.length;
     if (this.idleRawBytes > IDLE_RAW_OUTPUT_BYTES && this.alive) {
-      this.options.logger?.debug({ pid: this.pid }, "sandbox: a runner wrote past its output limit between calls; it was stopped");
+      this.options.logger?.debug({ pid: this.pid }, "sandbox: a runner wrote past its output limit outside any one call; it was stopped");
       void this.stop("flood");
     }
   }
 
+  /** The calls the runner is working on: the first of each lane. */
+  private runningCalls(): CallCollector[] {
+    const running: CallCollector[] = [];
+    for (const lane of this.lanes) {
+      const head = lane.calls[0];
+      if (head && !head.collector.finished) running.push(head.collector);
+    }
+    return running;
+  }
+
   private finish(collector: CallCollector, ending: CallEnding, retire: boolean): void {
-    const index = this.calls.findIndex((pending) => pending.collector === collector);
-    if (collector.finished || index < 0) return;
-    if (this.concurrent) return this.finishConcurrent(index, ending, retire);
+    const pending = this.calls.get(collector.id);
+    if (collector.finished || !pending) return;
+    const lane = pending.lane;
+    const index = lane.calls.indexOf(pending);
     collector.finished = true;
-    // Calls end in order; one that ends out of turn (a send failure) takes those before it down too.
-    const ended = this.calls.splice(0, index + 1);
-    clearTimeout(this.timer);
+    // The call that retires the runner with its own error is the one at fault; the others are only caught.
+    if (retire && this.alive) this.culprit ??= collector;
+    // Calls of a lane end in order; one that ends out of turn (a send failure) takes those before it down too.
+    const ended = lane.calls.splice(0, index + 1);
+    for (const done of ended) this.calls.delete(done.collector.id);
+    clearTimeout(lane.timer);
+    lane.timer = undefined;
     const answer = (): void => {
-      for (const pending of ended.slice(0, -1)) pending.resolve(null);
-      ended[ended.length - 1]!.resolve(collector.outcome(ending));
-      if (!this.alive || retire) this.dropWaiting();
-      else if (this.readingBatch) this.clockDue = true;
-      else this.startClock();
+      for (const earlier of ended.slice(0, -1)) earlier.resolve(null);
+      pending.resolve(collector.outcome(ending));
+      if (!this.alive || retire) return this.dropLane(lane);
+      if (lane.calls.length === 0) this.lanes.delete(lane);
+      else if (this.readingBatch) this.clocksDue.add(lane);
+      else this.startClock(lane);
     };
     // A retired runner is gone before the call answers, so the pool never counts a dying process as free.
     if (retire && this.alive) void this.stop("retire").then(answer);
     else answer();
   }
 
-  /** Concurrent calls end in any order; a retiring one takes the runner down, and the others with it (see onGone). */
-  private finishConcurrent(index: number, ending: CallEnding, retire: boolean): void {
-    const [pending] = this.calls.splice(index, 1);
-    const { collector } = pending!;
-    collector.finished = true;
-    clearTimeout(this.clocks.get(collector));
-    this.clocks.delete(collector);
-    const answer = () => pending!.resolve(collector.outcome(ending));
-    if (retire && this.alive) void this.stop("retire").then(answer);
-    else answer();
+  /** A lane's first waiting call's time limit starts when it becomes the first. */
+  private startClock(lane: HostLane): void {
+    this.clocksDue.delete(lane);
+    const head = lane.calls[0];
+    if (!head || lane.timer !== undefined) return;
+    lane.timer = setTimeout(() => {
+      this.culprit ??= head.collector;
+      void this.stop("timeout");
+    }, head.collector.limits.timeoutMs);
   }
 
-  /** The first waiting call's time limit starts when it becomes the first; concurrent calls each start theirs at once. */
-  private startClock(): void {
-    this.clockDue = false;
-    if (this.concurrent) {
-      for (const { collector } of this.calls) {
-        this.clocks.set(
-          collector,
-          setTimeout(() => {
-            this.timedOut = collector;
-            void this.stop("timeout");
-          }, collector.limits.timeoutMs),
-        );
-      }
-      return;
-    }
-    const head = this.calls[0];
-    if (head) this.timer = setTimeout(() => void this.stop("timeout"), head.collector.limits.timeoutMs);
-  }
-
-  /** Calls behind one that killed the runner never ran: they answer null, for the caller to run elsewhere. */
-  private dropWaiting(): void {
-    for (const pending of this.calls.splice(0)) {
+  /** Calls of a lane behind one that killed the runner never ran: they answer null, for the caller to run elsewhere. */
+  private dropLane(lane: HostLane): void {
+    clearTimeout(lane.timer);
+    for (const pending of lane.calls.splice(0)) {
       pending.collector.finished = true;
+      this.calls.delete(pending.collector.id);
       pending.resolve(null);
     }
-  }
-
-  /**
-   * The runner is gone with concurrent calls in flight: they all ran (in part),
-   * so none may run again elsewhere. The one that ran out of time gets the
-   * Timeout; the others say why they were cut short.
-   */
-  private failConcurrent(code: number | null, signal: NodeJS.Signals | null): void {
-    for (const { collector } of [...this.calls]) {
-      const own = this.timedOut === undefined || this.timedOut === collector;
-      const error: SandboxError = own
-        ? this.exitError(collector.limits, code, signal)
-        : { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner was stopped because another run in it went past its time limit; this run was cut short with it." };
-      this.finishConcurrent(this.calls.findIndex((pending) => pending.collector === collector), { ok: false, error, db: null }, false);
-    }
+    this.lanes.delete(lane);
   }
 
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
@@ -423,16 +491,43 @@ export class RunnerProcess {
     return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation, memoryKilled, wholeLimitMb });
   }
 
+  /**
+   * The runner is gone. The call at fault gets the error; when it is not
+   * known and only one call was running, that one is taken to be at fault
+   * (as the runner's only call, it is). Every other call that was running is
+   * CUT_SHORT, calls waiting behind them never ran (null), and the calls of
+   * a lane whose endings the runner held cannot be told apart (null).
+   */
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (!this.alive) return;
     this.alive = false;
     this.memoryKilled = this.options.resources?.outOfMemory() ?? false;
-    if (this.concurrent) this.failConcurrent(code, signal);
-    const collector = this.calls[0]?.collector;
-    // Endings held in the runner died with it: the first call left may have ended well, so it is not blamed.
-    if (collector && !collector.finished && !this.holding) this.finish(collector, { ok: false, error: this.exitError(collector.limits, code, signal), db: null }, false);
-    this.dropWaiting();
+    const running = [...this.lanes].filter((lane) => !lane.holding && lane.calls[0] && !lane.calls[0].collector.finished);
+    const holdingLanes = [...this.lanes].filter((lane) => lane.holding && lane.calls.length > 0);
+    const onlyOne = running.length + holdingLanes.length === 1;
+    for (const lane of [...this.lanes]) {
+      clearTimeout(lane.timer);
+      const head = lane.calls[0];
+      if (!lane.holding && head && !head.collector.finished) {
+        const atFault = this.culprit === head.collector || (this.culprit === undefined && onlyOne);
+        if (atFault) {
+          const error = this.culprit === undefined && this.unownedFault ? this.unownedFault : this.exitError(head.collector.limits, code, signal);
+          this.finish(head.collector, { ok: false, error, db: null }, false);
+        } else {
+          head.collector.finished = true;
+          lane.calls.shift();
+          this.calls.delete(head.collector.id);
+          head.resolve(CUT_SHORT);
+        }
+      }
+      this.dropLane(lane);
+    }
     this.options.resources?.release();
+    try {
+      rmSync(this.dir, { recursive: true, force: true });
+    } catch {
+      // Left for the next start's clean-up of the work folder; nothing depends on it.
+    }
     this.markExited();
     this.options.onExit(this);
   }

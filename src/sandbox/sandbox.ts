@@ -13,25 +13,30 @@
  * (resources/resource-limiter.ts), and talks to the host over framed
  * messages that user code cannot make the host choke on (runner/frames.ts).
  *
- * Lifecycle: a runner is spawned for one (owner, bundle, heap size) and kept
- * warm for that key's next call (pool.ts). The host stops it with SIGKILL at
- * the call's time limit, when it prints past its log limit, or when its state
- * is suspect (process.exit, an unhandled rejection or an exception outside
- * the call's own promise, work left running that fails later); the next call
- * gets a fresh one. State lives in what a call returns (`db`), never in a
- * runner's memory, though a warm runner keeps its loaded module.
+ * Lifecycle: a runner serves one owner (and one heap size) for life, and
+ * keeps many of that owner's bundles loaded, each in its own module scope
+ * (pool.ts, runner/bundles.ts): the isolation boundary is the owner, never
+ * shared between owners. It may read only its own folder, into which each
+ * bundle it runs is placed first (bundle-placement.ts). The host stops it
+ * with SIGKILL at a call's time limit, when it prints past its log limit,
+ * or when its state is suspect (process.exit, an unhandled rejection or an
+ * exception outside a call's own promise, work left running that fails
+ * later). The call at fault fails; calls of other batches that were caught
+ * in the same runner run again once, each on a runner not shared with
+ * anything else. State lives in what a call returns (`db`), never in a
+ * runner's memory, though a warm runner keeps its loaded modules.
  */
 import { randomBytes } from "node:crypto";
-import { realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { mkdirSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { ComponentManifest } from "../domain/component-manifest.js";
 import { bubblewrapArgs, checkBubblewrap, SANDBOX_EGRESS_SOCKET, type BubblewrapCheck } from "./bubblewrap.js";
 import { createEgressPolicy } from "../domain/egress-policy.js";
 import { EgressProxy } from "./network/egress-proxy.js";
 import { createResourceLimiter, type LimiterKind, type RunnerResources } from "./resources/resource-limiter.js";
-import { EGRESS_ARG } from "./runner/runner-args.js";
+import { DEFAULT_MAX_BUNDLES, EGRESS_ARG, MAX_BUNDLES_ARG } from "./runner/runner-args.js";
 import type { HttpResponse } from "./http-response.js";
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from "./limits.js";
 import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-flags.js";
@@ -39,13 +44,18 @@ import { RunnerPool, type RunnerHooks } from "./pool.js";
 import type { ComponentCall, DbSnapshot, RunnerCall, StepDone, StepOutcome } from "./protocol.js";
 import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
 import type { CallOutcome, EmittedEvent, LogEntry } from "./call-collector.js";
-import { RunnerProcess, type SpawnCommand } from "./runner-process.js";
+import { CUT_SHORT, RunnerProcess, type CallAnswer, type SpawnCommand } from "./runner-process.js";
 import type { SandboxError } from "./sandbox-error.js";
-import { SpareRunner } from "./spare-runner.js";
 
 export interface SandboxOptions {
-  /** Runner processes at most, busy and idle together. Default 4. */
+  /** Memory of all runners together, in MB (each measured as what it holds beyond the shared node binary). Default 1024. */
+  runnerMemoryMb?: number;
+  /** Runner processes at most, whatever memory allows. Default 64. */
   maxRunners?: number;
+  /** Runners of one owner at most while all of them are busy; past it, batches share them. Default: the machine's cores, 2 to 8. */
+  maxRunnersPerOwner?: number;
+  /** Bundles one runner keeps loaded at most; past it, the least recently used is unloaded. Default 1000. */
+  maxBundlesPerRunner?: number;
   /** An idle runner exits after this long. Default 60 s. */
   idleMs?: number;
   logger?: Logger;
@@ -53,8 +63,10 @@ export interface SandboxOptions {
   bubblewrap?: "auto" | "off";
   /** Where the sandbox may write its own files (the runner, when running from source). */
   workDir: string;
-  /** Keep one runner started ahead, so new code does not wait for a process to start. Default true. */
-  spare?: boolean;
+  /** Runners kept started ahead with no owner, so that a new owner or new code does not wait for a process to start. Default 1. */
+  spares?: number;
+  /** The heap of spare runners: that of the calls most runs have (the server's default limit). Default 256. */
+  spareMemoryMb?: number;
   /**
    * What user code may reach. "policy" (default): the public internet and
    * the `allow` list (RUNNEL_EGRESS_ALLOW), through the egress proxy, from
@@ -174,15 +186,6 @@ export interface Sandbox {
   onLateFault(listener: (fault: LateFault) => void): void;
 }
 
-function realDir(file: string): string {
-  try {
-    return dirname(realpathSync(file));
-  } catch {
-    // A missing file: the runner reports it as an InvalidComponent on the call.
-    return dirname(resolve(file));
-  }
-}
-
 function resolveBubblewrap(options: SandboxOptions): BubblewrapCheck {
   if (options.bubblewrap === "off") {
     options.logger?.info("sandbox: bubblewrap is off by configuration; runners rely on the node permission model");
@@ -200,15 +203,16 @@ interface RunnerNetwork {
   ownNamespace: boolean;
 }
 
-function spawnCommand(support: NodeFlagSupport, bwrap: string | null, entry: RunnerEntry, bundle: ComponentBundle, memoryMb: number, network: RunnerNetwork | null): SpawnCommand {
-  const bundleDir = realDir(bundle.file);
-  const readPaths = [...entry.readPaths, bundleDir];
+/** A runner that may read its own folder `dir` (where the bundles it runs are placed) and the runner's files. */
+function spawnCommand(support: NodeFlagSupport, bwrap: string | null, entry: RunnerEntry, dir: string, memoryMb: number, maxBundles: number, network: RunnerNetwork | null): SpawnCommand {
+  const readPaths = [...entry.readPaths, dir];
   const inNamespace = bwrap !== null && network?.ownNamespace === true;
-  const runnerArgs = network ? [`${EGRESS_ARG}${inNamespace ? SANDBOX_EGRESS_SOCKET : network.egressSocket}`] : [];
+  const runnerArgs = [`${MAX_BUNDLES_ARG}${maxBundles}`];
+  if (network) runnerArgs.push(`${EGRESS_ARG}${inNamespace ? SANDBOX_EGRESS_SOCKET : network.egressSocket}`);
   const nodeArgs = runnerNodeArgs({ support, memoryMb, readPaths, entry: entry.file, runnerArgs });
-  if (!bwrap) return { command: process.execPath, args: nodeArgs, cwd: bundleDir };
-  const args = bubblewrapArgs({ nodeBinary: process.execPath, readOnly: readPaths, cwd: bundleDir, nodeArgs, infoFd: BWRAP_INFO_FD, ...(inNamespace ? { egressSocket: network.egressSocket } : {}) });
-  return { command: bwrap, args, cwd: bundleDir, childPidFd: BWRAP_INFO_FD };
+  if (!bwrap) return { command: process.execPath, args: nodeArgs, cwd: dir };
+  const args = bubblewrapArgs({ nodeBinary: process.execPath, readOnly: readPaths, cwd: dir, nodeArgs, infoFd: BWRAP_INFO_FD, ...(inNamespace ? { egressSocket: network.egressSocket } : {}) });
+  return { command: bwrap, args, cwd: dir, childPidFd: BWRAP_INFO_FD };
 }
 
 /**
@@ -258,129 +262,160 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const resources = limiter.forRunner(memoryMb);
     return { command: resources.wrap(command), resources };
   };
-  const pool = new RunnerPool({ maxRunners: options.maxRunners ?? 4, idleMs: options.idleMs ?? 60_000, logger: options.logger });
   let entry: Promise<RunnerEntry> | undefined;
+  /** Set once the runner's files are ready: runners start only after. */
+  let readyEntry: RunnerEntry | undefined;
   let closed = false;
   let lateFaultListener: (fault: LateFault) => void = () => {};
+  const runnersDir = join(options.workDir, "runners");
+  const maxBundles = options.maxBundlesPerRunner ?? DEFAULT_MAX_BUNDLES;
 
-  let spare: SpareRunner | undefined;
-  const spareFor = (runnerEntry: RunnerEntry): SpareRunner | undefined => {
-    if (options.spare === false) return undefined;
-    spare ??= new SpareRunner({
-      root: join(options.workDir, "spares"),
-      memoryMb: DEFAULT_LIMITS.memoryMb,
-      logger: options.logger,
-      start: (dir, hooks) =>
-        new RunnerProcess({
-          ...limited(spawnCommand(support, bwrap, runnerEntry, { id: "spare", ownerId: "", file: join(dir, "component.cjs") }, DEFAULT_LIMITS.memoryMb, network), DEFAULT_LIMITS.memoryMb),
-          memoryMb: DEFAULT_LIMITS.memoryMb,
-          logger: options.logger,
-          ...hooks,
-        }),
-    });
-    return spare;
+  const spawnRunner = (memoryMb: number, hooks: RunnerHooks): RunnerProcess => {
+    if (!readyEntry) throw new Error("The runner's files are not ready.");
+    const dir = join(runnersDir, `r-${randomBytes(6).toString("hex")}`);
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    try {
+      return new RunnerProcess({ ...limited(spawnCommand(support, bwrap, readyEntry, dir, memoryMb, maxBundles, network), memoryMb), dir, memoryMb, logger: options.logger, ...hooks });
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
   };
+  const pool = new RunnerPool({
+    memoryBudgetMb: options.runnerMemoryMb ?? 1024,
+    maxRunners: options.maxRunners ?? 64,
+    maxPerOwner: options.maxRunnersPerOwner ?? Math.min(8, Math.max(2, availableParallelism())),
+    idleMs: options.idleMs ?? 60_000,
+    spares: options.spares ?? 1,
+    spareMemoryMb: options.spareMemoryMb ?? DEFAULT_LIMITS.memoryMb,
+    spawn: spawnRunner,
+    onLateFault: (fault) => lateFaultListener(fault),
+    logger: options.logger,
+  });
 
-  const acquire = async (bundle: ComponentBundle, limits: Limits): Promise<RunnerProcess | SandboxError> => {
-    if (closed) throw new Error("The sandbox is closed.");
-    const runnerEntry = await (entry ??= prepareRunnerEntry(options.workDir));
+  /** The runner's files and the egress proxy, once; then the spares start. */
+  const prepare = async (): Promise<void> => {
+    if (!entry) {
+      // Folders of runners a previous process left (it was killed): nothing uses them now.
+      rmSync(runnersDir, { recursive: true, force: true });
+      entry = prepareRunnerEntry(options.workDir);
+    }
+    readyEntry = await entry;
     // Listening before the first runner starts, so that its first connection finds the socket.
     if (proxy) await (proxyStarted ??= proxy.start());
-    const key = JSON.stringify([bundle.ownerId, bundle.id, limits.memoryMb]);
-    const spareRunner = spareFor(runnerEntry);
-    let started = false;
-    const start = (poolHooks: RunnerHooks): RunnerProcess => {
-      started = true;
-      const hooks: RunnerHooks = {
-        onExit: poolHooks.onExit,
-        onFault: (runner, error) => {
-          if (error) lateFaultListener({ ownerId: bundle.ownerId, bundleId: bundle.id, error });
-          poolHooks.onFault(runner, error);
-        },
-      };
-      const bundleFile = realpathOr(bundle.file);
-      return (
-        spareRunner?.take(bundleFile, limits.memoryMb, hooks) ??
-        new RunnerProcess({ ...limited(spawnCommand(support, bwrap, runnerEntry, bundle, limits.memoryMb, network), limits.memoryMb), bundleFile, memoryMb: limits.memoryMb, logger: options.logger, ...hooks })
-      );
-    };
+    pool.refillSpares();
+  };
+
+  const acquire = async (bundle: ComponentBundle, limits: Limits, exclusive: boolean): Promise<RunnerProcess | SandboxError> => {
+    if (closed) throw new Error("The sandbox is closed.");
+    if (!readyEntry || (proxy && !proxyStarted)) await prepare();
     try {
-      return await pool.acquire(key, start);
+      return await pool.acquire({ ownerId: bundle.ownerId, memoryMb: limits.memoryMb, bundle, exclusive });
     } catch (error) {
-      return { code: "RunnerCrashed", name: "RunnerCrashed", message: (error as Error).message };
-    } finally {
-      // A runner was started for new code: have the next one ready, after this call is under way.
-      if (started && spareRunner) setImmediate(() => spareRunner.refill());
+      return crashed((error as Error).message);
     }
   };
 
   /**
-   * `isolated`: each call answers on its own (no held endings), for calls run
-   * again after a runner died holding endings, so that the call at fault is
-   * the one that gets the error.
+   * Runs a batch in one runner. `attempt`: "first"; "retry" for calls run
+   * again because the runner they were in died (each answers on its own, no
+   * held endings, on a runner no other batch shares, so that the call at
+   * fault is the one that gets the error); a call cut short again is
+   * not run a third time.
    */
-  const executeBatch = async (
-    requests: RunnerRequest[],
-    callbacks: Array<InvokeCallbacks | undefined>,
-    options: BatchOptions = {},
-    isolated = false,
-  ): Promise<InvokeResult[]> => {
+  const executeBatch = async (requests: RunnerRequest[], callbacks: Array<InvokeCallbacks | undefined>, options: BatchOptions = {}, attempt: "first" | "retry" = "first"): Promise<InvokeResult[]> => {
     const first = requests[0];
     if (!first) return [];
     const limits = resolveLimits(first.limits);
+    const retry = attempt === "retry";
     // A batch of one has nothing to hold its ending for.
-    const held = !isolated && options.concurrent !== true && requests.length > 1;
-    const runner = await acquire(first.bundle, limits);
-    if (!(runner instanceof RunnerProcess)) return requests.map(() => ({ ok: false, emits: [], db: null, logs: [], error: runner, durationMs: 0 }));
-    const started = performance.now();
-    let last = started;
-    // Calls of a batch mostly share one limits object: resolved once, not once per call.
-    let given = first.limits;
-    let resolved = limits;
-    const resolvedOf = (partial: Limits): Limits => (partial === given ? resolved : ((given = partial), (resolved = resolveLimits(partial))));
-    const timed = runner
-      .callEach(
-        requests.map((request, index) => ({
-          call: request.call,
-          props: request.props,
-          dbProps: request.dbProps,
-          db: request.db,
-          limits: resolvedOf(request.limits),
-          onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
-        })),
-        { concurrent: options.concurrent === true, holdEnds: held },
-      )
-      .map((promise) =>
-        promise.then((outcome) => {
-          const now = performance.now();
-          // One after the other, a call took the time since the one before it; side by side, since the start.
-          // The runner's own measure when it gave one: an ending it held arrived after the call ended.
-          const durationMs = Math.round(outcome?.ms ?? now - (options.concurrent ? started : last));
-          last = now;
-          return outcome === null ? null : toResult(outcome, durationMs);
-        }),
-      );
-    let outcomes: Array<InvokeResult | null>;
+    const held = !retry && options.concurrent !== true && requests.length > 1;
+    const runner = await acquire(first.bundle, limits, retry);
+    if (!(runner instanceof RunnerProcess)) return requests.map(() => failed(runner));
+    let answers: CallAnswer[];
+    let started = performance.now();
     try {
-      outcomes = await Promise.all(timed);
+      let bundleFile: string;
+      try {
+        bundleFile = runner.place(first.bundle);
+      } catch (error) {
+        return requests.map(() => failed(crashed(`The component's files could not be given to its runner: ${(error as Error).message}`)));
+      }
+      started = performance.now();
+      let last = started;
+      // Calls of a batch mostly share one limits object: resolved once, not once per call.
+      let given = first.limits;
+      let resolved = limits;
+      const resolvedOf = (partial: Limits): Limits => (partial === given ? resolved : ((given = partial), (resolved = resolveLimits(partial))));
+      const calls = requests.map((request, index) => ({
+        call: request.call,
+        props: request.props,
+        dbProps: request.dbProps,
+        db: request.db,
+        limits: resolvedOf(request.limits),
+        onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
+      }));
+      answers = await Promise.all(
+        runner.callEach(calls, { bundleFile, concurrent: options.concurrent === true, holdEnds: held }).map((promise) =>
+          promise.then((answer): CallAnswer => {
+            const now = performance.now();
+            if (answer === null || answer === CUT_SHORT) return answer;
+            // One after the other, a call took the time since the one before it; side by side, since the start.
+            // The runner's own measure when it gave one: an ending it held arrived after the call ended.
+            answer.ms ??= now - (options.concurrent ? started : last);
+            last = now;
+            return answer;
+          }),
+        ),
+      );
     } finally {
       pool.release(runner);
     }
-    const stranded = outcomes.indexOf(null);
-    if (stranded < 0) return outcomes as InvokeResult[];
-    if (stranded === 0 && !held) {
-      // Not even the first call ran (the runner was gone already): say so rather than try forever.
-      const error: SandboxError = { code: "RunnerCrashed", name: "RunnerCrashed", message: "The runner stopped before the call could start; try again." };
-      outcomes[0] = { ok: false, emits: [], db: null, logs: [], error, durationMs: 0 };
-      if (outcomes.length === 1) return outcomes as InvokeResult[];
-      return [outcomes[0], ...(await executeBatch(requests.slice(1).map((r, i) => (i === 0 ? { ...r, db: first.db } : r)), callbacks.slice(1), options))];
+    const results: Array<InvokeResult | null | typeof CUT_SHORT> = answers.map((answer) => (answer === null || answer === CUT_SHORT ? answer : toResult(answer, Math.round(answer.ms ?? 0))));
+    if (options.concurrent === true) return finishConcurrent(requests, callbacks, results, retry);
+    return finishSequential(requests, callbacks, results, options, retry, held);
+  };
+
+  /** Side by side, each call is on its own: one cut short runs again alone, once. */
+  const finishConcurrent = async (requests: RunnerRequest[], callbacks: Array<InvokeCallbacks | undefined>, results: Array<InvokeResult | null | typeof CUT_SHORT>, retry: boolean): Promise<InvokeResult[]> =>
+    Promise.all(
+      results.map(async (result, index) => {
+        if (result !== null && result !== CUT_SHORT) return result;
+        if (retry) return failed(result === CUT_SHORT ? cutShortTwice() : notStarted());
+        const [again] = await executeBatch([requests[index]!], [callbacks[index]], {}, "retry");
+        return again!;
+      }),
+    );
+
+  /**
+   * One after the other: the calls that answered stand, and the rest run again
+   * from the store the last of them left, on a runner of their own. The call
+   * at fault has its error; a call cut short by another batch's call runs
+   * again once; calls that never ran run again.
+   */
+  const finishSequential = async (
+    requests: RunnerRequest[],
+    callbacks: Array<InvokeCallbacks | undefined>,
+    results: Array<InvokeResult | null | typeof CUT_SHORT>,
+    options: BatchOptions,
+    retry: boolean,
+    held: boolean,
+  ): Promise<InvokeResult[]> => {
+    const stranded = results.findIndex((result) => result === null || result === CUT_SHORT);
+    if (stranded < 0) return results as InvokeResult[];
+    const first = requests[0]!;
+    const done = results.slice(0, stranded) as InvokeResult[];
+    const cutShort = results[stranded] === CUT_SHORT;
+    if ((stranded === 0 && !held && !cutShort) || (cutShort && retry)) {
+      // Not even the first call ran (the runner was gone already), or it was cut short a second time: say so rather than try forever.
+      const error = cutShort ? failed(cutShortTwice()) : failed(notStarted());
+      if (requests.length === 1) return [error];
+      const rest = await executeBatch(requests.slice(stranded + 1).map((request, index) => (index === 0 ? { ...request, db: lastDb(first.db, done) } : request)), callbacks.slice(stranded + 1), options, retry ? "retry" : "first");
+      return [...done, error, ...rest];
     }
-    // The store as the last call that answered left it, for the calls that never ran (or whose ending was lost).
-    let db = first.db;
-    for (const outcome of outcomes.slice(0, stranded)) if (outcome?.db) db = outcome.db;
-    const rest = requests.slice(stranded).map((request, index) => (index === 0 ? { ...request, db } : request));
-    const rerun = await executeBatch(rest, callbacks.slice(stranded), options, isolated || held);
-    return [...(outcomes.slice(0, stranded) as InvokeResult[]), ...rerun];
+    const rest = requests.slice(stranded).map((request, index) => (index === 0 ? { ...request, db: lastDb(first.db, done) } : request));
+    const rerun = await executeBatch(rest, callbacks.slice(stranded), options, "retry");
+    return [...done, ...rerun];
   };
 
   return {
@@ -401,7 +436,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     },
     async close() {
       closed = true;
-      await spare?.close();
       await pool.close();
       if (proxyStarted) await proxyStarted.then(() => proxy?.close()).catch(() => undefined);
       limiter.close();
@@ -410,10 +444,25 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   };
 }
 
-function realpathOr(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return resolve(file);
-  }
+/** The store as the last call that answered left it. */
+function lastDb(initial: DbSnapshot, done: InvokeResult[]): DbSnapshot {
+  let db = initial;
+  for (const result of done) if (result.db) db = result.db;
+  return db;
+}
+
+function crashed(message: string): SandboxError {
+  return { code: "RunnerCrashed", name: "RunnerCrashed", message };
+}
+
+function failed(error: SandboxError): InvokeResult {
+  return { ok: false, emits: [], db: null, logs: [], error, durationMs: 0 };
+}
+
+function notStarted(): SandboxError {
+  return crashed("The runner stopped before the call could start; try again.");
+}
+
+function cutShortTwice(): SandboxError {
+  return crashed("The runner stopped while this call ran, twice, each time taken down by another call it shared the runner with; try again.");
 }

@@ -43,7 +43,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
 
   let sandbox: Sandbox | null = null;
   try {
-    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
+    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, runnerMemoryMb: config.runnerMemoryMb, spareMemoryMb: config.limits.memoryMb, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
     const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
     const egressPolicy = config.sandboxNetwork === "policy" ? createEgressPolicy(config.egressAllow) : null;
     const keyPath = masterKeyPath(config.dataDir, config.masterKeyFile);

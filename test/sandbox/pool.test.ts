@@ -1,9 +1,16 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { SandboxFixture } from "./helpers.js";
+import { LIMITS, SandboxFixture } from "./helpers.js";
 
-/** Module-level state tells runners apart: a warm runner keeps its loaded module, a new one loads it afresh. */
+/**
+ * Module-level state tells bundles' loads apart (a warm bundle keeps its
+ * module, a reloaded one starts afresh), and a global that every bundle of a
+ * runner sees tells runners apart (pids do not: each runner may have a pid
+ * namespace of its own).
+ */
 const TOKENED = (name: string) => `
-  const token = require("node:crypto").randomUUID();
+  const crypto = require("node:crypto");
+  globalThis.runnerToken ??= crypto.randomUUID();
+  const token = crypto.randomUUID();
   let calls = 0;
   module.exports = {
     name: ${JSON.stringify(name)},
@@ -11,108 +18,210 @@ const TOKENED = (name: string) => `
       calls += 1;
       const start = Date.now();
       if (event.sleepMs) await new Promise((resolve) => setTimeout(resolve, event.sleepMs));
-      return { token, pid: process.pid, calls, start, end: Date.now() };
+      if (event.spin) while (true) {}
+      if (event.exit) process.exit(3);
+      return { token, runner: globalThis.runnerToken, calls, start, end: Date.now(), uptime: process.uptime() };
     },
   };
 `;
 
 interface Answer {
   token: string;
-  pid: number;
+  runner: string;
   calls: number;
   start: number;
   end: number;
+  uptime: number;
 }
 
-describe("the runner pool", () => {
-  const fixture = new SandboxFixture({ maxRunners: 2 });
+type Bundle = ReturnType<SandboxFixture["bundle"]>;
+
+async function answer(fixture: SandboxFixture, bundle: Bundle, event: Record<string, unknown> = {}): Promise<Answer> {
+  const result = await fixture.invoke(bundle, { call: { kind: "run", event } });
+  expect(result.error).toBeUndefined();
+  return result.value as Answer;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("the runner pool: one owner's components share warm runners", () => {
+  const fixture = new SandboxFixture({ maxRunners: 4, maxRunnersPerOwner: 1, spares: 0 });
   afterAll(() => fixture.close());
 
-  const answer = async (bundle: ReturnType<typeof fixture.bundle>, event: Record<string, unknown> = {}): Promise<Answer> => {
-    const result = await fixture.invoke(bundle, { call: { kind: "run", event } });
-    expect(result.error).toBeUndefined();
-    return result.value as Answer;
-  };
-
-  it("reuses a warm runner for the same owner and bundle", async () => {
+  it("reuses a warm runner and a loaded module for the same bundle", async () => {
     const bundle = fixture.bundle(TOKENED("warm"));
-    const first = await answer(bundle);
-    const second = await answer(bundle);
+    const first = await answer(fixture, bundle);
+    const second = await answer(fixture, bundle);
     expect(second.token).toBe(first.token);
-    expect(second.pid).toBe(first.pid);
+    expect(second.runner).toBe(first.runner);
     expect(second.calls).toBe(2);
   });
 
-  it("runs two bundles in parallel, in different runners", async () => {
-    const a = fixture.bundle(TOKENED("a"));
-    const b = fixture.bundle(TOKENED("b"));
-    const [first, second] = await Promise.all([answer(a, { sleepMs: 400 }), answer(b, { sleepMs: 400 })]);
-    expect(first.token).not.toBe(second.token);
-    // Both were running at the same time.
+  it("keeps many bundles of one owner loaded in one runner, each with its own module state", async () => {
+    const bundles = Array.from({ length: 20 }, (_, index) => fixture.bundle(TOKENED(`many-${index}`)));
+    const first = await Promise.all(bundles.map((bundle) => answer(fixture, bundle)));
+    const second = await Promise.all(bundles.map((bundle) => answer(fixture, bundle)));
+    // One runner (maxRunnersPerOwner 1) for all twenty.
+    expect(new Set([...first, ...second].map((one) => one.runner)).size).toBe(1);
+    // Twenty module scopes, each kept warm: its own token, its own count.
+    expect(new Set(first.map((one) => one.token)).size).toBe(20);
+    expect(second.map((one) => one.token)).toEqual(first.map((one) => one.token));
+    expect(second.every((one) => one.calls === 2)).toBe(true);
+  });
+
+  it("runs calls of two bundles sharing a runner side by side", async () => {
+    const [a, b] = [fixture.bundle(TOKENED("side-a")), fixture.bundle(TOKENED("side-b"))];
+    const [first, second] = await Promise.all([answer(fixture, a, { sleepMs: 400 }), answer(fixture, b, { sleepMs: 400 })]);
+    expect(first.runner).toBe(second.runner);
     expect(first.start).toBeLessThan(second.end);
     expect(second.start).toBeLessThan(first.end);
   });
 
-  it("gives the same bundle of another owner a runner of its own", async () => {
-    const source = TOKENED("shared");
-    const mine = fixture.bundle(source, { ownerId: "user_1" });
-    const theirs = { ...mine, ownerId: "user_2" };
-    expect((await answer(mine)).token).not.toBe((await answer(theirs)).token);
+  it("fails only the call that takes the runner down; a call of another bundle caught in it runs again on a fresh runner", async () => {
+    const [crasher, bystander] = [fixture.bundle(TOKENED("crasher")), fixture.bundle(TOKENED("bystander"))];
+    for (const event of [{ spin: true }, { exit: true }]) {
+      const before = await answer(fixture, bystander);
+      const caught = fixture.invoke(bystander, { call: { kind: "run", event: { sleepMs: 600 } } });
+      await pause(100);
+      const failing = await fixture.invoke(crasher, { call: { kind: "run", event }, limits: { timeoutMs: 300, memoryMb: 128, maxLogBytes: 1 << 20 } });
+      expect(failing.error?.code).toBe(event.spin ? "Timeout" : "ProcessExit");
+      const survived = await caught;
+      expect(survived.error).toBeUndefined();
+      // It ran again, alone, on another runner than the one that died.
+      expect((survived.value as Answer).runner).not.toBe(before.runner);
+    }
+  });
+});
+
+describe("the runner pool: owners never share a runner", () => {
+  it("gives the same code of another owner a runner of its own", async () => {
+    const fixture = new SandboxFixture({ spares: 0 });
+    try {
+      const source = TOKENED("shared");
+      const mine = fixture.bundle(source, { ownerId: "user_1" });
+      const theirs = { ...mine, ownerId: "user_2" };
+      const [a, b] = [await answer(fixture, mine), await answer(fixture, theirs)];
+      expect(a.runner).not.toBe(b.runner);
+      expect(a.token).not.toBe(b.token);
+    } finally {
+      await fixture.close();
+    }
   });
 
-  it("queues calls when every runner is busy, and evicts the least recently used idle runner", async () => {
-    const bundles = [fixture.bundle(TOKENED("q1")), fixture.bundle(TOKENED("q2")), fixture.bundle(TOKENED("q3"))] as const;
-    const [one, two, three] = await Promise.all([answer(bundles[0], { sleepMs: 100 }), answer(bundles[1], { sleepMs: 1500 }), answer(bundles[2])]);
-    expect(one && two && three).toBeTruthy();
-    // Two runners at most: the third call started only after q1's ended, in the place of q1's runner.
-    expect(three?.start).toBeGreaterThanOrEqual(one?.end ?? Infinity);
-    expect(three?.start).toBeLessThan(two?.end ?? 0);
-    // q1's runner was the least recently used idle one: it was stopped to make room, so q1 loads afresh.
-    const again = await answer(bundles[0]);
-    expect(again.token).not.toBe(one?.token);
+  it("queues a new owner when every runner is busy, then stops the least recently used idle runner to make room", async () => {
+    const fixture = new SandboxFixture({ maxRunners: 2, spares: 0 });
+    try {
+      const [one, two, three] = ["q1", "q2", "q3"].map((name, index) => fixture.bundle(TOKENED(name), { ownerId: `owner_${index}` })) as [Bundle, Bundle, Bundle];
+      const [first, second, third] = await Promise.all([answer(fixture, one, { sleepMs: 100 }), answer(fixture, two, { sleepMs: 1500 }), answer(fixture, three)]);
+      // Two runners at most: the third owner's call started only after the first's ended, in the place of its runner.
+      expect(third.start).toBeGreaterThanOrEqual(first.end);
+      expect(third.start).toBeLessThan(second.end);
+      // The first owner's runner was the least recently used idle one: stopped, so its bundle loads afresh.
+      expect((await answer(fixture, one)).runner).not.toBe(first.runner);
+    } finally {
+      await fixture.close();
+    }
   });
 
+  it("sizes the pool by memory: past the budget, an idle runner of another owner makes room", async () => {
+    // A budget smaller than any runner: one runner at a time, whatever the count allows.
+    const fixture = new SandboxFixture({ maxRunners: 8, runnerMemoryMb: 1, spares: 0 });
+    try {
+      const a = fixture.bundle(TOKENED("budget-a"), { ownerId: "owner_a" });
+      const b = fixture.bundle(TOKENED("budget-b"), { ownerId: "owner_b" });
+      const firstA = await answer(fixture, a);
+      const firstB = await answer(fixture, b);
+      const againA = await answer(fixture, a);
+      expect(firstB.runner).not.toBe(firstA.runner);
+      expect(againA.runner).not.toBe(firstA.runner);
+      expect(againA.calls).toBe(1);
+    } finally {
+      await fixture.close();
+    }
+  });
+
+  it("keeps a spare runner started for a new owner", async () => {
+    const fixture = new SandboxFixture({ spares: 1, spareMemoryMb: LIMITS.memoryMb });
+    try {
+      await answer(fixture, fixture.bundle(TOKENED("first"), { ownerId: "owner_a" }));
+      await pause(1_500);
+      // The new owner's call ran in a process that had been up since before it was asked for.
+      const spare = await answer(fixture, fixture.bundle(TOKENED("newcomer"), { ownerId: "owner_b" }));
+      expect(spare.uptime).toBeGreaterThan(1);
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe("the runner pool: a runner's loaded bundles", () => {
+  it("unloads the least recently used bundle past maxBundlesPerRunner; it loads afresh on its next call", async () => {
+    const fixture = new SandboxFixture({ maxRunnersPerOwner: 1, maxBundlesPerRunner: 2, spares: 0 });
+    try {
+      const [a, b, c] = ["lru-a", "lru-b", "lru-c"].map((name) => fixture.bundle(TOKENED(name))) as [Bundle, Bundle, Bundle];
+      const firstA = await answer(fixture, a);
+      await answer(fixture, b);
+      const firstC = await answer(fixture, c);
+      const againC = await answer(fixture, c);
+      const againA = await answer(fixture, a);
+      expect(new Set([firstA.runner, firstC.runner, againA.runner]).size).toBe(1);
+      expect(againC.token).toBe(firstC.token);
+      expect(againA.token).not.toBe(firstA.token);
+      expect(againA.calls).toBe(1);
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe("the runner pool: lifecycle", () => {
   it("replaces a runner whose leftover work fails after its call ended", async () => {
-    const bundle = fixture.bundle(`
-      const token = require("node:crypto").randomUUID();
-      module.exports = {
-        name: "leftover",
-        run(event) {
-          if (event.late === "throw") setTimeout(() => { throw new Error("late"); }, 20);
-          if (event.late === "emit") setTimeout(() => this.$emit({ late: true }), 20);
-          return token;
-        },
-      };
-    `);
-    for (const late of ["throw", "emit"]) {
-      const first = await fixture.invoke(bundle, { call: { kind: "run", event: { late } } });
-      expect(first).toMatchObject({ ok: true, emits: [] });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const second = await fixture.invoke(bundle);
-      expect(second.ok).toBe(true);
-      expect(second.value).not.toBe(first.value);
+    const fixture = new SandboxFixture({ spares: 0 });
+    try {
+      const bundle = fixture.bundle(`
+        const token = require("node:crypto").randomUUID();
+        module.exports = {
+          name: "leftover",
+          run(event) {
+            if (event.late === "throw") setTimeout(() => { throw new Error("late"); }, 20);
+            if (event.late === "emit") setTimeout(() => this.$emit({ late: true }), 20);
+            return token;
+          },
+        };
+      `);
+      for (const late of ["throw", "emit"]) {
+        const first = await fixture.invoke(bundle, { call: { kind: "run", event: { late } } });
+        expect(first).toMatchObject({ ok: true, emits: [] });
+        await pause(200);
+        const second = await fixture.invoke(bundle);
+        expect(second.ok).toBe(true);
+        expect(second.value).not.toBe(first.value);
+      }
+    } finally {
+      await fixture.close();
     }
   });
 
   it("stops idle runners after idleMs", async () => {
-    const idle = new SandboxFixture({ idleMs: 150 });
+    const idle = new SandboxFixture({ idleMs: 150, spares: 0 });
     try {
       const bundle = idle.bundle(TOKENED("idle"));
-      const first = (await idle.invoke(bundle)).value as Answer;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const second = (await idle.invoke(bundle)).value as Answer;
-      expect(second.token).not.toBe(first.token);
+      const first = await answer(idle, bundle);
+      await pause(500);
+      const second = await answer(idle, bundle);
+      expect(second.runner).not.toBe(first.runner);
     } finally {
       await idle.close();
     }
   });
 
   it("answers calls queued at close with an error, and refuses calls after it", async () => {
-    const closing = new SandboxFixture({ maxRunners: 1 });
+    const closing = new SandboxFixture({ maxRunners: 1, spares: 0 });
     const bundle = closing.bundle(TOKENED("closing"));
     const running = closing.invoke(bundle, { call: { kind: "run", event: { sleepMs: 5_000 } } });
-    const queued = closing.invoke(closing.bundle(TOKENED("queued")));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Another owner's call waits: the only runner is the first owner's.
+    const queued = closing.invoke(closing.bundle(TOKENED("queued"), { ownerId: "user_2" }));
+    await pause(200);
     await closing.close();
     expect((await running).error).toMatchObject({ code: "RunnerCrashed", message: "The sandbox was closed during the call." });
     expect((await queued).error).toMatchObject({ code: "RunnerCrashed", message: "The sandbox was closed before the call could start." });

@@ -104,12 +104,12 @@ describe("steps calls sent side by side (concurrent)", () => {
     expect(Math.max(...starts)).toBeLessThanOrEqual(Math.min(...ends));
   });
 
-  it("fails the calls beside one that runs past its time limit, saying why", async () => {
+  it("fails only the call that runs past its time limit; the call caught beside it runs again and answers", async () => {
     const bundle = fixture.bundle(workflowBundleCode(["module.exports = { async run({ steps }) { if (steps.trigger.event.n === 1) while (true) {} await new Promise((r) => setTimeout(r, 50)); return 'late'; } };"]));
     const [stuck, beside] = await fixture.sandbox.invokeBatch([request(bundle, 1, 400), request(bundle, 2, 5_000)], [], { concurrent: true });
     expect(stuck!.error).toMatchObject({ code: "Timeout" });
-    expect(beside!.error).toMatchObject({ code: "RunnerCrashed" });
-    expect(beside!.error!.message).toMatch(/another run/);
+    expect(beside!.error).toBeUndefined();
+    expect(beside!.chain![0]!.value).toBe("late");
     // The next call gets a fresh runner.
     const [next] = await fixture.sandbox.invokeBatch([request(fixture.bundle(workflowBundleCode([slowStep])), 5)], [], { concurrent: true });
     expect(next!.chain![0]!.value).toBe(5);

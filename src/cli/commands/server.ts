@@ -1,3 +1,4 @@
+import { totalmem } from "node:os";
 import type { Command } from "commander";
 import { ConfigError, loadConfig, type RunnelConfig } from "../../config/config.js";
 import type { CommandContext } from "../command-context.js";
@@ -17,7 +18,7 @@ export function registerServer(program: Command, context: CommandContext): void 
     .action(async (options: { port?: string; host?: string; dataDir?: string }) => {
       let config: RunnelConfig;
       try {
-        config = loadConfig(context.env, options, { cwd: process.cwd(), stdoutIsTty: Boolean((context.io.stdout as { isTTY?: boolean }).isTTY) });
+        config = loadConfig(context.env, options, { cwd: process.cwd(), stdoutIsTty: Boolean((context.io.stdout as { isTTY?: boolean }).isTTY), totalMemoryBytes: totalmem() });
       } catch (error) {
         if (error instanceof ConfigError) throw new Error(`Runnel cannot start: ${error.message}`);
         throw error;

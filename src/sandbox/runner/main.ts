@@ -1,6 +1,6 @@
 /**
- * The runner's entry: a child process that runs one component bundle's code
- * for the host, one call at a time. It starts with an empty environment,
+ * The runner's entry: a child process that runs the code of one owner's
+ * component bundles for the host, keeping them loaded between calls. It starts with an empty environment,
  * under Node's permission model (and bubblewrap where available), and talks
  * to the host over framed messages on descriptor 3 only (channel.ts). Anything user code
  * prints is captured into the current call's logs.
@@ -14,7 +14,7 @@ import type { HostMessage, RunnerMessage, WireResponse } from "../protocol.js";
 import { installCapture } from "./capture.js";
 import { installDefineGlobals } from "./component.js";
 import { installNetworkShim } from "./network-shim.js";
-import { egressSocketFromArgs } from "./runner-args.js";
+import { egressSocketFromArgs, maxBundlesFromArgs } from "./runner-args.js";
 import { openChannel } from "./channel.js";
 import { Runner } from "./runner.js";
 
@@ -22,13 +22,16 @@ function start(): void {
   // process.exit() ends in process.reallyExit(), which is replaced below; this is the original.
   const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 
-  const runner = new Runner({ send: (message: RunnerMessage<WireResponse>) => channel.send(message), runnerPath: `${dirname(process.argv[1] ?? "")}${sep}` });
+  const runner = new Runner({
+    send: (message: RunnerMessage<WireResponse>) => channel.send(message),
+    runnerPath: `${dirname(process.argv[1] ?? "")}${sep}`,
+    maxLoaded: maxBundlesFromArgs(process.argv),
+  });
   const receive = (message: HostMessage): void => {
-    if (message.type === "load") runner.setBundle(message.file);
-    else if (message.type === "invoke") runner.enqueue(message);
+    if (message.type === "invoke") runner.enqueue(message);
     else if (message.type === "invoke-many") {
-      const { props, dbProps } = message.shared;
-      for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps });
+      const { props, dbProps, bundle, lane } = message.shared;
+      for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps, bundle, lane });
     }
   };
   // Opened before user code runs; without the host (or with a host that sends what is not a frame) there is nobody to answer to.

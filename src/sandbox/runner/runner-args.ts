@@ -11,3 +11,13 @@ export function egressSocketFromArgs(argv: readonly string[]): string | null {
   const given = argv.find((arg) => arg.startsWith(EGRESS_ARG));
   return given ? given.slice(EGRESS_ARG.length) : null;
 }
+
+/** `--runnel-max-bundles=<n>`: bundles a runner keeps loaded at most (runner/bundles.ts). */
+export const MAX_BUNDLES_ARG = "--runnel-max-bundles=";
+export const DEFAULT_MAX_BUNDLES = 1000;
+
+export function maxBundlesFromArgs(argv: readonly string[]): number {
+  const given = argv.find((arg) => arg.startsWith(MAX_BUNDLES_ARG));
+  const value = given ? Number(given.slice(MAX_BUNDLES_ARG.length)) : NaN;
+  return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_MAX_BUNDLES;
+}
