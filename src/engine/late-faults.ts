@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import type { LateFault } from "../sandbox/sandbox.js";
 import type { Store } from "../store/store.js";
 import type { EventHub } from "./event-hub.js";
-import { describeError } from "./source-invoker.js";
+import { describeError } from "./sources/invoker.js";
 
 /** Bundles remembered at most; the oldest go first (a bundle not run for long has no runner left to fault). */
 const MAX_BUNDLES = 10_000;

@@ -4,7 +4,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEndpointHandler } from "../../src/api/http-endpoint/endpoint-handler.js";
 import { parseEndpointUrl } from "../../src/api/http-endpoint/endpoint-url.js";
-import type { HttpEvent, HttpHandled } from "../../src/engine/sources-service.js";
+import type { HttpEvent, HttpHandled } from "../../src/engine/sources/service.js";
 import type { HttpResponse } from "../../src/sandbox/http-response.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import type { SourcesService } from "../../engine/sources-service.js";
+import type { SourcesService } from "../../engine/sources/service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses } from "../schemas/common.js";
 import { ComponentInputFields, ComponentSchema, toComponentView } from "../schemas/sources.js";

@@ -5,7 +5,7 @@ import { parseEventId } from "../../domain/event-ids.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { LogEntry, StoredEvent } from "../../domain/sources.js";
 import type { HubMessage } from "../../engine/event-hub.js";
-import type { SourcesService } from "../../engine/sources-service.js";
+import type { SourcesService } from "../../engine/sources/service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { EventSummarySchema, LogSchema, toEventSummary, toLogView } from "../schemas/sources.js";

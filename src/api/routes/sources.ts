@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { DeployedSource } from "../../domain/sources.js";
-import type { SourcesService } from "../../engine/sources-service.js";
+import type { SourcesService } from "../../engine/sources/service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { DeployBodySchema, SourceSchema, toSourceView, UpdateBodySchema } from "../schemas/sources.js";

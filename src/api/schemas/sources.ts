@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { toConfigurableProps, type ValidatedComponent } from "../../domain/component-rules.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../../domain/sources.js";
-import { publicConfiguredProps } from "../../engine/source-props.js";
+import { publicConfiguredProps } from "../../engine/sources/props.js";
 import { toEpochSeconds } from "./common.js";
 
 const Json = Type.Unknown();

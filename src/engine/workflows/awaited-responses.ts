@@ -1,7 +1,7 @@
 import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
 import type { Store } from "../../store/store.js";
 import { ExpiringCache } from "../expiring-cache.js";
-import type { WorkflowEnd } from "../sources-service.js";
+import type { WorkflowEnd } from "../sources/service.js";
 import type { WorkflowResponses } from "./workflow-responses.js";
 
 /**

@@ -1,8 +1,8 @@
 import type { TriggerInput } from "../../domain/workflow-rules.js";
 import type { DeployedSource } from "../../domain/sources.js";
 import type { TriggerKind } from "../../domain/workflows.js";
-import type { SourcesService } from "../sources-service.js";
-import type { DeployInput } from "../source-lifecycle.js";
+import type { SourcesService } from "../sources/service.js";
+import type { DeployInput } from "../sources/lifecycle.js";
 
 /**
  * An inline HTTP trigger: a plain endpoint (no run: each request is the

@@ -1,16 +1,16 @@
 import { randomBytes } from "node:crypto";
-import type { ValidatedComponent } from "../domain/component-rules.js";
-import { validateConfiguredProps } from "../domain/configured-props.js";
-import { HookFailedError, NotFoundError, ValidationError } from "../domain/errors.js";
-import { newId } from "../domain/ids.js";
-import { slugify, uniqueSlug } from "../domain/slug.js";
-import { DEFAULT_EVENT_RETENTION, type DeployedSource, type SavedComponent, type SourceLimits } from "../domain/sources.js";
-import type { Store } from "../store/store.js";
-import type { ComponentInput, ComponentLoader } from "./component-loader.js";
-import type { EventHub } from "./event-hub.js";
-import type { SecretBox } from "./secrets.js";
-import { DEFAULT_RUN_LIMITS, describeError, type CallOutcome, type RunLimits, type SourceInvoker } from "./source-invoker.js";
-import { openSecrets, sealSecrets, withKeptSecrets } from "./source-props.js";
+import type { ValidatedComponent } from "../../domain/component-rules.js";
+import { validateConfiguredProps } from "../../domain/configured-props.js";
+import { HookFailedError, NotFoundError, ValidationError } from "../../domain/errors.js";
+import { newId } from "../../domain/ids.js";
+import { slugify, uniqueSlug } from "../../domain/slug.js";
+import { DEFAULT_EVENT_RETENTION, type DeployedSource, type SavedComponent, type SourceLimits } from "../../domain/sources.js";
+import type { Store } from "../../store/store.js";
+import type { ComponentInput, ComponentLoader } from "../component-loader.js";
+import type { EventHub } from "../event-hub.js";
+import type { SecretBox } from "../secrets.js";
+import { DEFAULT_RUN_LIMITS, describeError, type CallOutcome, type RunLimits, type SourceInvoker } from "./invoker.js";
+import { openSecrets, sealSecrets, withKeptSecrets } from "./props.js";
 import { assertValidCron, firstTick, toTimerSchedule } from "./timer-schedule.js";
 
 export interface DeployInput extends ComponentInput {

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
-import { ValidationError } from "../domain/errors.js";
-import type { TimerSchedule } from "../domain/sources.js";
+import { ValidationError } from "../../domain/errors.js";
+import type { TimerSchedule } from "../../domain/sources.js";
 
 /** The schedule a configured timer prop value stands for. */
 export function toTimerSchedule(value: unknown): TimerSchedule | null {

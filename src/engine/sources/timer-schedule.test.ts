@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "../domain/errors.js";
+import { ValidationError } from "../../domain/errors.js";
 import { assertValidCron, firstTick, nextTickAfter, timerEvent, toTimerSchedule } from "./timer-schedule.js";
 
 const interval = { intervalSeconds: 60, cron: null };

@@ -1,18 +1,18 @@
-import type { ValidatedComponent } from "../domain/component-rules.js";
-import { NotFoundError, SourceFailedError, ValidationError } from "../domain/errors.js";
-import type { PageRequest, PageSlice } from "../domain/paging.js";
-import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
-import type { HttpResponse } from "../sandbox/http-response.js";
-import type { Store } from "../store/store.js";
-import type { ComponentInput, ComponentLoader } from "./component-loader.js";
-import type { EventHub, HubMessage } from "./event-hub.js";
-import { ExpiringCache } from "./expiring-cache.js";
-import { describeError, type InvocationResult, type SourceInvoker } from "./source-invoker.js";
-import type { DeployInput, SourceLifecycle, UpdateInput } from "./source-lifecycle.js";
-import { openSecrets } from "./source-props.js";
-import type { SecretBox } from "./secrets.js";
+import type { ValidatedComponent } from "../../domain/component-rules.js";
+import { NotFoundError, SourceFailedError, ValidationError } from "../../domain/errors.js";
+import type { PageRequest, PageSlice } from "../../domain/paging.js";
+import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../../domain/sources.js";
+import type { HttpResponse } from "../../sandbox/http-response.js";
+import type { Store } from "../../store/store.js";
+import type { ComponentInput, ComponentLoader } from "../component-loader.js";
+import type { EventHub, HubMessage } from "../event-hub.js";
+import { ExpiringCache } from "../expiring-cache.js";
+import { describeError, type InvocationResult, type SourceInvoker } from "./invoker.js";
+import type { DeployInput, SourceLifecycle, UpdateInput } from "./lifecycle.js";
+import { openSecrets } from "./props.js";
+import type { SecretBox } from "../secrets.js";
 import { timerEvent } from "./timer-schedule.js";
-import type { RunEnd } from "./workflows/workflow-responses.js";
+import type { RunEnd } from "../workflows/workflow-responses.js";
 
 /**
  * The HTTP request a source's endpoint received, as `run` sees it but for

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import type { Store } from "../store/store.js";
-import type { SourceInvoker } from "./source-invoker.js";
+import type { Store } from "../../store/store.js";
+import type { SourceInvoker } from "./invoker.js";
 import { nextTickAfter, timerEvent } from "./timer-schedule.js";
 
 export interface TimerSchedulerOptions {

@@ -1,6 +1,6 @@
-import type { ValidatedComponent } from "../domain/component-rules.js";
-import type { DeployedSource } from "../domain/sources.js";
-import { isSealed, SECRET_MASK, type SecretBox } from "./secrets.js";
+import type { ValidatedComponent } from "../../domain/component-rules.js";
+import type { DeployedSource } from "../../domain/sources.js";
+import { isSealed, SECRET_MASK, type SecretBox } from "../secrets.js";
 
 /** Encrypts the values of secret props before they are stored. */
 export function sealSecrets(component: ValidatedComponent, values: Record<string, unknown>, box: SecretBox): Record<string, unknown> {

@@ -1,0 +1,105 @@
+/**
+ * Makes what a source's calls did durable: their events (deduped), the
+ * source's key-value store and their logs in one transaction; then tells
+ * live listeners and, when deliveries were recorded, the delivery worker.
+ */
+import type { Logger } from "pino";
+import type { ValidatedComponent } from "../../domain/component-rules.js";
+import type { PendingEmit } from "../../domain/dedupe.js";
+import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
+import type { SandboxError } from "../../sandbox/sandbox-error.js";
+import type { Store } from "../../store/store.js";
+import type { EventHub } from "../event-hub.js";
+import { logEntries, type LogLine } from "./run-logs.js";
+import type { CallOutcome } from "./sandbox-calls.js";
+
+export interface InvocationResult {
+  ok: boolean;
+  error?: SandboxError;
+  value?: unknown;
+  events: StoredEvent[];
+  durationMs: number;
+}
+
+export interface ResultWriterOptions {
+  store: Store;
+  hub: EventHub;
+  logger: Logger;
+  /** Deliveries were recorded with appended events: their listeners' runs are waiting. */
+  onAppended?: () => void;
+  now?: () => number;
+}
+
+export class ResultWriter {
+  private readonly now: () => number;
+
+  constructor(private readonly options: ResultWriterOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Commits the calls' events and, when given, the source's store; returns what each call's caller gets. */
+  async commit(source: DeployedSource, outcomes: CallOutcome[], dedupe: ValidatedComponent["dedupe"], db: Record<string, unknown> | null): Promise<InvocationResult[]> {
+    const owners = new Map<PendingEmit, number>();
+    outcomes.forEach((outcome, index) => outcome.emits.forEach((emit) => owners.set(emit, index)));
+    const eventsByCall = await this.commitAll(source, outcomes, dedupe, db, owners);
+    return outcomes.map((outcome, index) => {
+      const invocation: InvocationResult = { ok: outcome.result.ok, events: eventsByCall[index]!, durationMs: outcome.result.durationMs };
+      if (outcome.result.error) invocation.error = outcome.result.error;
+      if (outcome.result.value !== undefined) invocation.value = outcome.result.value;
+      return invocation;
+    });
+  }
+
+  /** Commits one call's events (not its store), as hooks need; see commitAll. */
+  async commitEvents(source: DeployedSource, outcome: CallOutcome, dedupe: ValidatedComponent["dedupe"]): Promise<StoredEvent[]> {
+    const owners = new Map(outcome.emits.map((emit) => [emit, 0] as const));
+    return (await this.commitAll(source, [outcome], dedupe, outcome.result.db, owners))[0]!;
+  }
+
+  /**
+   * Appends the calls' events and the store in one transaction, then their
+   * logs, and tells live listeners. Returns each call's stored events.
+   */
+  private async commitAll(
+    source: DeployedSource,
+    outcomes: CallOutcome[],
+    dedupe: ValidatedComponent["dedupe"],
+    db: Record<string, unknown> | null,
+    owners: Map<PendingEmit, number>,
+  ): Promise<StoredEvent[][]> {
+    const { store, hub } = this.options;
+    const now = this.now();
+    // The calls' logs go in the events' transaction: one commit for both.
+    const logs = logEntries(outcomes.map((outcome) => outcome.result), outcomes.flatMap((outcome) => outcome.problems), now);
+    const appended = await store.appendEvents({
+      ownerId: source.ownerId,
+      emitterId: source.id,
+      emits: outcomes.flatMap((outcome) => outcome.emits),
+      dedupe,
+      retention: source.retention,
+      now,
+      sourceDb: db,
+      logs,
+    });
+    const byCall: StoredEvent[][] = outcomes.map(() => []);
+    appended.events.forEach((event, index) => byCall[owners.get(appended.accepted[index]!) ?? 0]!.push(event));
+    for (const log of appended.logs) hub.publish(source.id, { kind: "log", item: log });
+    // What only the append could tell (an emit its dedupe could not take) is logged after it: rare.
+    const refused = appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`);
+    if (refused.length > 0) await this.writeLogs(source, logEntries([], refused, now));
+    for (const event of appended.events) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
+    // The worker claims only when there is something to claim: a source nobody listens to costs it nothing.
+    if (appended.deliveries > 0) this.options.onAppended?.();
+    return byCall;
+  }
+
+  private async writeLogs(source: DeployedSource, entries: LogLine[]): Promise<void> {
+    if (entries.length === 0) return;
+    try {
+      const logs = await this.options.store.appendLogs(source.ownerId, source.id, entries);
+      for (const log of logs) this.options.hub.publish(source.id, { kind: "log", item: log });
+    } catch (error) {
+      this.options.logger.error({ err: error, sourceId: source.id }, "could not store a source's logs");
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Runs a source's calls in the sandbox, sent to one runner together, each
+ * over the store the last one left; then checks what each call emitted and
+ * orders it. A timer source without run emits its tick without the sandbox.
+ */
+import type { PendingEmit } from "../../domain/dedupe.js";
+import { orderEmits, validateEmitMeta } from "../../domain/emit-order.js";
+import type { DeployedSource } from "../../domain/sources.js";
+import type { HttpResponse } from "../../sandbox/http-response.js";
+import type { ComponentCall } from "../../sandbox/protocol.js";
+import { addParsedBody } from "../../sandbox/runner/http-body.js";
+import type { InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
+import type { ComponentLoader } from "../component-loader.js";
+import type { LateFaults } from "../late-faults.js";
+import type { SecretBox } from "../secrets.js";
+import { runtimeProps } from "./props.js";
+import { DEFAULT_RUN_LIMITS, limitsByTrigger, type RunLimits, type Trigger } from "./run-limits.js";
+import type { SourceComponent } from "./source-cache.js";
+
+export interface CallOutcome {
+  result: InvokeResult;
+  /** Emits that passed their metadata checks, ordered by ts. */
+  emits: PendingEmit[];
+  /** Problems found with the call's emits, to log. */
+  problems: string[];
+}
+
+/** A call to run: what it asks, what started it, and who takes its HTTP response. */
+export interface CallRequest {
+  call: ComponentCall;
+  trigger: Trigger;
+  onRespond: ((response: HttpResponse) => void) | undefined;
+}
+
+export interface SandboxCallsOptions {
+  sandbox: Sandbox;
+  loader: ComponentLoader;
+  secrets: SecretBox;
+  endpointUrl: (source: DeployedSource) => string | null;
+  /** Told which source runs which bundle, so that a fault after a call reaches the source's logs. */
+  lateFaults?: LateFaults;
+  limits?: RunLimits;
+}
+
+/**
+ * Runs calls one after the other over one store, sent to the runner
+ * together; a timer source without run emits its tick without the sandbox.
+ */
+export async function runCalls(
+  options: SandboxCallsOptions,
+  source: DeployedSource,
+  component: SourceComponent,
+  calls: CallRequest[],
+  db: Record<string, unknown>,
+): Promise<CallOutcome[]> {
+  const plainSchedule = (call: ComponentCall) => call.kind === "run" && !component.validated.hasRun;
+  const { props, dbProps } = runtimeProps(component.validated, source, options.secrets, options.endpointUrl(source));
+  const bundle = await options.loader.runnerBundle(component.saved);
+  options.lateFaults?.remember(source.ownerId, bundle.id, source.id);
+  const limitsFor = limitsByTrigger(options.limits ?? DEFAULT_RUN_LIMITS, source.limits);
+  const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
+  const results = await options.sandbox.invokeBatch(
+    toSandbox.map((pending) => ({ bundle, call: pending.call, props, dbProps, db, limits: limitsFor(pending.trigger) })),
+    toSandbox.map((pending) => (pending.onRespond ? { onRespond: pending.onRespond } : undefined)),
+  );
+  let next = 0;
+  return calls.map((pending) => {
+    if (plainSchedule(pending.call)) {
+      // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
+      const call = pending.call as Extract<ComponentCall, { kind: "run" }>;
+      const event = call.httpBody ? addParsedBody(call.event) : call.event;
+      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [] };
+    }
+    return checkEmits(results[next++]!);
+  });
+}
+
+/** An emit as the store takes it: the event and its (checked) metadata. */
+function pendingEmit({ event, meta }: InvokeResult["emits"][number]): PendingEmit {
+  const pending: PendingEmit = { event };
+  if (meta.id !== undefined) pending.id = meta.id;
+  if (meta.name !== undefined) pending.name = meta.name;
+  if (meta.summary !== undefined) pending.summary = meta.summary;
+  if (meta.ts !== undefined) pending.ts = meta.ts;
+  return pending;
+}
+
+/** Checks the metadata of a call's emits and orders them by ts; what fails the checks is logged, not emitted. */
+function checkEmits(result: InvokeResult): CallOutcome {
+  const problems: string[] = [];
+  const checked: PendingEmit[] = [];
+  for (const emit of result.emits) {
+    const problem = validateEmitMeta(emit.meta);
+    if (problem) problems.push(`An event was not emitted: ${problem}`);
+    else checked.push(pendingEmit(emit));
+  }
+  return { result, emits: orderEmits(checked), problems };
+}
