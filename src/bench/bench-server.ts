@@ -42,7 +42,7 @@ export async function startBenchServer(store: "sqlite" | "postgres", options: Be
     { dataDir, port: "0", host: "127.0.0.1" },
     { cwd: dataDir, stdoutIsTty: false },
   );
-  const server = await startServer({ config, logger: createLogger({ level: "silent", format: "json" }), announce: () => undefined });
+  const server = await startServer({ config, logger: createLogger({ level: (process.env.RUNNEL_BENCH_LOG_LEVEL ?? "silent") as "silent", format: "json" }), announce: () => undefined });
   const key = (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();
   return {
     server,

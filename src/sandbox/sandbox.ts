@@ -294,12 +294,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   });
 
   /** The runner's files and the egress proxy, once; then the spares start. */
+  let prepared: Promise<void> | undefined;
   const prepare = async (): Promise<void> => {
-    if (!entry) {
-      // Folders of runners a previous process left (it was killed): nothing uses them now.
-      rmSync(runnersDir, { recursive: true, force: true });
-      entry = prepareRunnerEntry(options.workDir);
-    }
+    // Folders of runners a previous process left (it was killed): nothing uses them now.
+    rmSync(runnersDir, { recursive: true, force: true });
+    entry = prepareRunnerEntry(options.workDir);
     readyEntry = await entry;
     // Listening before the first runner starts, so that its first connection finds the socket.
     if (proxy) await (proxyStarted ??= proxy.start());
@@ -308,7 +307,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   const acquire = async (bundle: ComponentBundle, limits: Limits, exclusive: boolean): Promise<RunnerProcess | SandboxError> => {
     if (closed) throw new Error("The sandbox is closed.");
-    if (!readyEntry || (proxy && !proxyStarted)) await prepare();
+    // One preparation for all: a call that came while it was under way waits for the whole of it, proxy included.
+    await (prepared ??= prepare());
     try {
       return await pool.acquire({ ownerId: bundle.ownerId, memoryMb: limits.memoryMb, bundle, exclusive });
     } catch (error) {

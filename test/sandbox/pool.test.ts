@@ -175,6 +175,17 @@ describe("the runner pool: a runner's loaded bundles", () => {
 });
 
 describe("the runner pool: lifecycle", () => {
+  it("starts no runner before the egress proxy listens, however many first calls arrive at once", async () => {
+    const fresh = new SandboxFixture({ spares: 1, spareMemoryMb: LIMITS.memoryMb });
+    try {
+      const bundles = Array.from({ length: 8 }, (_, index) => fresh.bundle(TOKENED(`first-${index}`), { ownerId: `owner_${index % 3}` }));
+      const results = await Promise.all(bundles.map((bundle) => fresh.invoke(bundle)));
+      expect(results.map((result) => result.error)).toEqual(bundles.map(() => undefined));
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("replaces a runner whose leftover work fails after its call ended", async () => {
     const fixture = new SandboxFixture({ spares: 0 });
     try {
