@@ -2,14 +2,18 @@ import { benchApi, benchCliStart } from "./api-bench.js";
 import { benchManyComponents } from "./many-bench.js";
 import { benchPackageDeploys } from "./package-bench.js";
 import { benchDeployToFirstEvent, benchHttpSource, benchWarmInvocation } from "./source-bench.js";
+import { benchPeers } from "./peers/peers-bench.js";
 import { printTable, type BenchRow } from "./table.js";
 import { benchWorkflows } from "./workflow-bench.js";
 
 /**
  * `npm run bench`: one table of the figures the issues ask for. Run it on an
  * otherwise idle machine; RUNNEL_BENCH_SECONDS sets the length of each load run.
+ * `npm run bench -- <suite>` runs one suite; `npm run bench -- --peers` runs
+ * only the comparison with Fastify and Node-RED, which is never part of the
+ * full run (it installs Node-RED on first use, and takes its own minutes).
  */
-const only = process.argv[2];
+const only = process.argv[2]?.replace(/^--/, "");
 const suites: Record<string, () => Promise<BenchRow[]>> = {
   api: async () => [...(await benchApi("sqlite")), ...(await benchApi("postgres")), await benchCliStart()],
   sources: async () => [...(await benchHttpSource()), await benchWarmInvocation(), await benchDeployToFirstEvent()],
@@ -17,9 +21,14 @@ const suites: Record<string, () => Promise<BenchRow[]>> = {
   workflows: benchWorkflows,
   many: benchManyComponents,
 };
+/** Suites run only when named. */
+const onRequest: Record<string, () => Promise<BenchRow[]>> = { peers: benchPeers };
 
-const rows: BenchRow[] = [];
-for (const [name, suite] of Object.entries(suites)) {
-  if (!only || only === name) rows.push(...(await suite()));
+const all = { ...suites, ...onRequest };
+if (only && !Object.hasOwn(all, only)) {
+  console.error(`There is no bench suite "${process.argv[2]}"; the suites are ${[...Object.keys(suites), "--peers"].join(", ")}.`);
+  process.exit(2);
 }
+const rows: BenchRow[] = [];
+for (const suite of only ? [all[only]!] : Object.values(suites)) rows.push(...(await suite()));
 printTable(rows);

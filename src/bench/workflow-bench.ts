@@ -3,9 +3,11 @@ import { openLoop } from "./open-loop.js";
 import { startBenchServer, type BenchServer } from "./bench-server.js";
 import { quantile, type BenchRow } from "./table.js";
 
-const SECONDS = Number(process.env.RUNNEL_BENCH_SECONDS ?? 8);
-const CONNECTIONS = 32;
-const BODY = JSON.stringify({ id: 1, message: "hello" });
+/** The length of each load run and its connections (the peers bench uses the same). */
+export const SECONDS = Number(process.env.RUNNEL_BENCH_SECONDS ?? 8);
+export const CONNECTIONS = 32;
+/** The request body of every workflow bench (and of the peers bench, which must send the same). */
+export const BODY = JSON.stringify({ id: 1, message: "hello" });
 
 const PASS_ON = "export default defineComponent({ props: { value: { type: 'any' } }, async run() { return this.value; } })";
 const RESPOND = "export default defineComponent({ async run({ steps, $ }) { await $.respond({ status: 200, body: { ok: true } }); } })";
@@ -21,7 +23,8 @@ function workflowBody(name: string, steps: number) {
   return { name, trigger: { type: "http" }, respond: "workflow", steps: list };
 }
 
-async function deployWorkflow(bench: BenchServer, name: string, steps: number): Promise<string> {
+/** Creates the workflow, warms it with 50 requests and answers its endpoint URL. */
+export async function deployWorkflow(bench: BenchServer, name: string, steps: number): Promise<string> {
   const created = await fetch(`${bench.server.url}/v1/workflows`, {
     method: "POST",
     headers: { authorization: `Bearer ${bench.key}`, "content-type": "application/json" },
