@@ -18,7 +18,7 @@ describe("loadConfig", () => {
       rateLimitPerMinute: 1_200,
       masterKey: null,
       limits: { httpTimeoutMs: 30_000, runTimeoutMs: 60_000, memoryMb: 256, maxMemoryMb: 1024, maxTimeoutMs: 300_000 },
-      maxRunners: 64,
+      maxRunners: 512,
       runnerMemoryMb: 1024,
       npmRegistry: null,
       smtpUrl: null,

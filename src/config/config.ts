@@ -106,7 +106,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     masterKey: parseKey(raw("RUNNEL_MASTER_KEY")),
     masterKeyFile: parseKeyFile(raw("RUNNEL_MASTER_KEY"), raw("RUNNEL_MASTER_KEY_FILE"), context.cwd),
     limits: parseLimits(raw),
-    maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 64, 1, 4_096),
+    maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 512, 1, 4_096),
     runnerMemoryMb: parseInteger(raw("RUNNEL_RUNNER_MEMORY_MB"), defaultRunnerMemoryMb(context.totalMemoryBytes), 64, 1_048_576),
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
     smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),

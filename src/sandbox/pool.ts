@@ -6,8 +6,9 @@
  * (runner/bundles.ts), so an owner's hundreds of components share a few warm
  * runners; different owners never share one. A batch goes to an idle runner
  * of its owner (one that has its bundle loaded first); when all of them are
- * busy, to a new one while the owner has fewer than `maxPerOwner`, else it
- * shares the least busy one (batches in one runner are lanes that run side
+ * busy, it shares the least busy one, unless that one already has
+ * SHARE_BEFORE_NEW batches and the owner has fewer than `maxPerOwner`
+ * runners: then a new one starts (batches in one runner are lanes that run side
  * by side, runner/lane.ts).
  *
  * The pool is sized by memory: each runner's own memory (its resident
@@ -90,6 +91,8 @@ const MEASURE_EVERY_MS = 2_000;
 /** A spare that dies sooner than this after its start is a failure to start one: the next waits (doubling, up to the max). */
 const SPARE_MIN_LIFE_MS = 2_000;
 const SPARE_RETRY_MAX_MS = 30_000;
+/** Batches an owner's least busy runner takes before the owner gets another runner. */
+const SHARE_BEFORE_NEW = 2;
 /** Affinity is a hint; past this many bundles a runner's list starts over. */
 const MAX_AFFINITY = 4_096;
 
@@ -159,22 +162,6 @@ export class RunnerPool {
     await Promise.all([...this.entries.values()].map((entry) => this.stopEntry(entry, "close")));
   }
 
-  get size(): number {
-    return this.entries.size;
-  }
-
-  /** What the pool holds now, for /healthz and the benchmark. */
-  stats(): { runners: number; spares: number; owners: number; memoryMb: number; budgetMb: number } {
-    const live = [...this.entries.values()].filter((entry) => !entry.stopping);
-    return {
-      runners: live.length,
-      spares: live.filter((entry) => entry.group === null).length,
-      owners: new Set(live.map((entry) => entry.ownerId).filter((owner) => owner !== null)).size,
-      memoryMb: Math.round(live.reduce((sum, entry) => sum + entry.memoryBytes, 0) / MB),
-      budgetMb: this.options.memoryBudgetMb,
-    };
-  }
-
   private pump(): void {
     if (this.closed) return;
     const waiting: Waiter[] = [];
@@ -196,7 +183,10 @@ export class RunnerPool {
     if (warm) return this.assign(warm, request);
     const shareable = request.exclusive ? [] : mine.filter((entry) => !entry.exclusive);
     const leastBusy = shareable.reduce<Entry | undefined>((best, entry) => (best && best.active <= entry.active ? best : entry), undefined);
-    if (leastBusy && mine.length >= this.options.maxPerOwner) return this.assign(leastBusy, request);
+    // Another runner for the owner only when each of its runners has work enough to keep a core busy: batches
+    // mostly wait on I/O and interleave well in one runner, and starting processes for a burst that one runner
+    // absorbs costs the machine more CPU (a process start is ~60 ms of it) than it saves.
+    if (leastBusy && (mine.length >= this.options.maxPerOwner || leastBusy.active < SHARE_BEFORE_NEW)) return this.assign(leastBusy, request);
     const fresh = this.takeSpare(group, request) ?? (this.hasRoom() ? this.start(group, request.memoryMb, request.ownerId) : undefined);
     if (fresh) return this.assign(fresh, request);
     // No room for another runner: share one of the owner's rather than wait.

@@ -164,12 +164,6 @@ export class RunnerProcess {
     return this.innerPid ?? (this.options.command.childPidFd === undefined ? this.pid : undefined);
   }
 
-  /** Swaps the hooks (a spare taken by an owner gets the pool's). */
-  setHooks(hooks: Pick<RunnerProcessOptions, "onExit" | "onFault">): void {
-    this.options.onExit = hooks.onExit;
-    this.options.onFault = hooks.onFault;
-  }
-
   /**
    * The path at which the runner loads `bundle`: its folder copied (hard
    * links where it can) into the runner's own folder, once per runner.
@@ -182,17 +176,6 @@ export class RunnerProcess {
     this.placedByFile.set(bundle.file, file);
     this.placed.set(file, bundle.id);
     return file;
-  }
-
-  /** Calls in progress or waiting in the runner. */
-  get pendingCalls(): number {
-    return this.calls.size;
-  }
-
-  /** Runs one call; never rejects for anything the component or the process does. */
-  async call(request: CallRequest, bundleFile: string): Promise<CallOutcome> {
-    const [answer] = await Promise.all(this.callEach([request], { bundleFile }));
-    return answer && answer !== CUT_SHORT ? answer : this.notRun(request);
   }
 
   /**
@@ -262,11 +245,6 @@ export class RunnerProcess {
     });
     for (const lane of sentLanes) this.startClock(lane);
     return answers;
-  }
-
-  private notRun(request: CallRequest): CallOutcome {
-    const collector = new CallCollector(0, request.limits, undefined, this.options.logger);
-    return collector.outcome({ ok: false, error: this.exitError(request.limits), db: null });
   }
 
   /** SIGKILL: user code gets no chance to delay it. Resolves once the process is gone. */

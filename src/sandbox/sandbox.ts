@@ -50,7 +50,7 @@ import type { SandboxError } from "./sandbox-error.js";
 export interface SandboxOptions {
   /** Memory of all runners together, in MB (each measured as what it holds beyond the shared node binary). Default 1024. */
   runnerMemoryMb?: number;
-  /** Runner processes at most, whatever memory allows. Default 64. */
+  /** Runner processes at most, whatever memory allows. Default 512. */
   maxRunners?: number;
   /** Runners of one owner at most while all of them are busy; past it, batches share them. Default: the machine's cores, 2 to 8. */
   maxRunnersPerOwner?: number;
@@ -283,7 +283,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   };
   const pool = new RunnerPool({
     memoryBudgetMb: options.runnerMemoryMb ?? 1024,
-    maxRunners: options.maxRunners ?? 64,
+    maxRunners: options.maxRunners ?? 512,
     maxPerOwner: options.maxRunnersPerOwner ?? Math.min(8, Math.max(2, availableParallelism())),
     idleMs: options.idleMs ?? 60_000,
     spares: options.spares ?? 1,

@@ -70,7 +70,8 @@ export class RunExecutor {
     this.now = options.now ?? Date.now;
   }
 
-  async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<void> {
+  /** Runs and records the batch; resolves with how many deliveries its appends made (runs of other listeners now waiting). */
+  async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<number> {
     const runs = deliveries.map((delivery) => startRun(workflow, delivery, triggerKind, this.now()));
     // Ids of one millisecond sort by their random part: hand them out in delivery order, so runs list in event order.
     const ids = runs.map((run) => run.id).sort();
@@ -103,7 +104,7 @@ export class RunExecutor {
       index = end;
     }
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
-    await this.commit(workflow, runs);
+    return this.commit(workflow, runs);
   }
 
   /**
@@ -265,7 +266,7 @@ export class RunExecutor {
     if (workflow.respond === "workflow") this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
   }
 
-  private async commit(workflow: Workflow, runs: RunState[]): Promise<void> {
+  private async commit(workflow: Workflow, runs: RunState[]): Promise<number> {
     const { store, hub, logger } = this.options;
     const now = this.now();
     const appends: EventBatch[] = [];
@@ -291,5 +292,6 @@ export class RunExecutor {
         this.options.destinations.carryOut(workflow, run.id, run.sends).catch((error) => logger.error({ err: error, workflowId: workflow.id, runId: run.id }, "could not carry out a run's $.send calls"));
       }
     }
+    return appended.reduce((sum, result) => sum + result.deliveries, 0);
   }
 }

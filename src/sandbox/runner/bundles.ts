@@ -46,10 +46,6 @@ export class LoadedBundle {
     private readonly describe: (thrown: unknown) => SandboxError,
   ) {}
 
-  get isLoaded(): boolean {
-    return this.module !== undefined;
-  }
-
   /** The bundle's component; a failure is kept, as the module is (requiring again would run its top-level code again). */
   component(): Loaded {
     if (this.loaded) return this.loaded;
@@ -139,10 +135,6 @@ export class LoadedBundles {
     if (!stack) return undefined;
     for (const file of this.bundles.keys()) if (stack.includes(file)) return file;
     return undefined;
-  }
-
-  get size(): number {
-    return this.bundles.size;
   }
 
   private makeRoom(): void {
