@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { Logger } from "pino";
 import { createPostgresStore } from "./postgres/postgres-store.js";
 import { createSqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
@@ -7,6 +8,8 @@ export interface StoreSelection {
   /** `postgres://…` selects PostgreSQL; absent, the embedded SQLite file. */
   databaseUrl: string | null;
   dataDir: string;
+  /** Where the store reports trouble of its own (the SQLite checkpoint thread). */
+  logger?: Logger;
 }
 
 export const SQLITE_FILE_NAME = "runnel.sqlite";
@@ -15,7 +18,7 @@ export const SQLITE_FILE_NAME = "runnel.sqlite";
 export async function openStore(selection: StoreSelection): Promise<Store> {
   const store = selection.databaseUrl
     ? createPostgresStore({ connectionString: selection.databaseUrl })
-    : createSqliteStore({ file: join(selection.dataDir, SQLITE_FILE_NAME) });
+    : createSqliteStore({ file: join(selection.dataDir, SQLITE_FILE_NAME), ...(selection.logger ? { logger: selection.logger } : {}) });
   try {
     await store.migrate();
   } catch (error) {

@@ -1,16 +1,20 @@
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { mkdirSync } from "node:fs";
+import type { Logger } from "pino";
 import { dirname } from "node:path";
 import { createKyselyStore } from "../kysely/kysely-store.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 import { createSqliteAppender } from "./sqlite-append.js";
 import { createSqliteRuns } from "./sqlite-runs.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
 
 export interface SqliteStoreOptions {
   /** Path of the database file; its folder is created when missing. */
   file: string;
+  /** Where the checkpoint thread says it failed. */
+  logger?: Logger;
 }
 
 /** The embedded store: one SQLite file in WAL mode, no set-up. */
@@ -23,6 +27,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   database.pragma("synchronous = NORMAL");
   database.pragma("foreign_keys = ON");
   database.pragma("busy_timeout = 5000");
+  // Checkpoints off the server's thread (see wal-checkpointer.ts); an in-memory database has no log.
+  const checkpointer = options.file === ":memory:" ? null : new WalCheckpointer(database, options.file, options.logger);
 
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const store = createKyselyStore({ kind: "sqlite", db, isUniqueViolation });
@@ -30,6 +36,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   let fast: (Pick<Store, "appendEvents" | "claimDeliveries" | "finishRuns">) | null = null;
   return {
     ...store,
+    async close() {
+      // The thread's connection first: the server's, closed last, checkpoints what is left and removes the log.
+      await checkpointer?.stop();
+      await store.close();
+    },
     async migrate() {
       await store.migrate();
       const appender = createSqliteAppender(database, db);
