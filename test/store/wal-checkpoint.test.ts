@@ -51,4 +51,30 @@ describe("the SQLite store's checkpoint thread", () => {
     await store.migrate();
     expect(await store.countUsers()).toBe(4_001);
   });
+
+  it("lets writes that read first wait for the log's restart rather than fail with SQLITE_BUSY", async () => {
+    dir = await mkdtemp(join(tmpdir(), "runnel-wal-"));
+    store = createSqliteStore({ file: join(dir, "runnel.sqlite") });
+    await store.migrate();
+    const body = { text: "y".repeat(4_000) };
+    // Appends read the emitter's newest event before they write: under a steady stream of them, the log passes
+    // its restart size several times, and each restart holds the write lock while appends are under way.
+    const failures: unknown[] = [];
+    let appended = 0;
+    const until = performance.now() + 2_500;
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, lane) => {
+        while (performance.now() < until) {
+          try {
+            const result = await store!.appendEvents({ ownerId: "u_1", emitterId: `dc_lane${lane}`, emits: Array.from({ length: 8 }, () => ({ event: body })), dedupe: null, retention: 200, now: Date.now() });
+            appended += result.events.length;
+          } catch (error) {
+            failures.push(error);
+          }
+        }
+      }),
+    );
+    expect(failures).toEqual([]);
+    expect(appended).toBeGreaterThan(1_000);
+  });
 });

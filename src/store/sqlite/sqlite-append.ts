@@ -77,7 +77,9 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
     return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs };
   });
 
-  return { append: (batch) => outsideKyselyTransaction(database, kysely, () => append(batch)), appendInTransaction: (batch) => append(batch) };
+  // IMMEDIATE: a transaction that reads first and then writes cannot wait for the write lock (SQLite answers
+  // SQLITE_BUSY at once rather than risk a deadlock), and the checkpoint thread takes it now and then.
+  return { append: (batch) => outsideKyselyTransaction(database, kysely, () => append.immediate(batch)), appendInTransaction: (batch) => append(batch) };
 }
 
 /**

@@ -55,7 +55,8 @@ export function createSqliteRuns(
   return {
     claimDeliveries: ({ now, leaseMs, limit, claimer }) =>
       outsideKyselyTransaction(database, kysely, (): ClaimedDelivery[] => (claim.all(now + leaseMs, claimer ?? null, now, limit) as DeliveryRow[]).map(toClaimed).sort(deliveryOrder)),
-    finishRuns: (input) => outsideKyselyTransaction(database, kysely, () => finish(input)),
+    // IMMEDIATE, as appends are (see sqlite-append.ts).
+    finishRuns: (input) => outsideKyselyTransaction(database, kysely, () => finish.immediate(input)),
   };
 }
 

@@ -73,7 +73,11 @@ function withStatementCache(database: SqliteDatabase.Database): SqliteDatabase.D
         // Native methods must be called on the database itself, not on the proxy.
         return typeof value === "function" ? value.bind(target) : value;
       }
-      return (sql: string) => {
+      return (given: string) => {
+        // Kysely opens its transactions with a plain BEGIN: one that reads and then writes gets SQLITE_BUSY at
+        // once, without waiting, when the checkpoint thread holds the write lock. IMMEDIATE takes the lock
+        // first, waiting for it (busy_timeout) like any single write; this process is the only writer.
+        const sql = given === "begin" ? "begin immediate" : given;
         let statement = statements.get(sql);
         if (!statement) {
           if (statements.size >= 500) statements.clear();
