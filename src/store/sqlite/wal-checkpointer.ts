@@ -26,6 +26,8 @@ const CHECKPOINT_EVERY_MS = 200;
 /** Pages (4 KB) in the log past which it is started over (see THREAD_CODE): about 16 MB. */
 const RESTART_PAGES = 4_000;
 const SQLITE_DEFAULT_AUTOCHECKPOINT = 1_000;
+/** A checkpoint in progress when the store closes may finish; past this, the thread is ended. */
+const STOP_GRACE_MS = 5_000;
 
 /** The thread's code: CommonJS, evaluated (the thread needs no file of its own, which a server run from source would not have). */
 const THREAD_CODE = `
@@ -84,8 +86,12 @@ export class WalCheckpointer {
     if (this.stopped) return;
     this.stopped = true;
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
+    // Held again while it stops: a process with nothing else left to do must wait for it, not exit mid-close.
+    this.worker.ref();
     this.worker.postMessage("stop");
+    const stuck = setTimeout(() => void this.worker.terminate(), STOP_GRACE_MS);
     await exited;
+    clearTimeout(stuck);
   }
 
   /** The thread is gone: the server's connection checkpoints for itself again. */
