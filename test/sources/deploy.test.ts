@@ -33,6 +33,13 @@ describe("deploying sources through the API", () => {
   beforeAll(async () => (server = await startTestServer()));
   afterAll(() => server.close());
 
+  it("gives deploys of one name at the same time a slug each, rather than refusing all but one", async () => {
+    const code = (n: number) => ESM.replace('key: "counter-esm",', "").replace('name: "Counter ESM"', 'name: "Same Name"').replace("this.label", `this.label + ${n}`);
+    const answers = await Promise.all([1, 2, 3, 4].map((n) => call(server.url, "POST", "/v1/sources", { key: server.adminKey, json: { component_code: code(n), filename: "same.mjs", configured_props: { label: "a" } } })));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(answers.map((answer) => answer.body.data.name_slug)).size).toBe(4);
+  });
+
   it.each([
     ["CommonJS", { component_code: CJS, configured_props: { token: "s3cret-value", step: 2 } }, "counter-cjs"],
     ["an ES module", { component_code: ESM, filename: "counter.mjs", configured_props: { label: "a" } }, "counter-esm"],
