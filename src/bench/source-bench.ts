@@ -1,5 +1,5 @@
 import Fastify from "fastify";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -94,12 +94,17 @@ export async function benchHttpSource(): Promise<BenchRow[]> {
 /** A warm runner's round trip for a run that does nothing: the sandbox's own cost per invocation. */
 export async function benchWarmInvocation(): Promise<BenchRow> {
   const dir = await mkdtemp(join(tmpdir(), "runnel-bench-sandbox-"));
-  const file = join(dir, "component.cjs");
+  // A folder of its own for the bundle, as the server gives each (a runner is given the bundle's whole folder).
+  await mkdir(join(dir, "bundle"));
+  const file = join(dir, "bundle", "component.cjs");
   await writeFile(file, "module.exports = { name: 'noop', version: '1', async run() {} };");
   const sandbox = createSandbox({ workDir: join(dir, "work") });
   try {
     const request = { bundle: { id: "noop", ownerId: "u_bench", file }, call: { kind: "run" as const, event: { n: 1 } }, props: {}, dbProps: [], db: {}, limits: { timeoutMs: 5_000, memoryMb: 256, maxLogBytes: 1 << 20 } };
-    for (let i = 0; i < 200; i++) await sandbox.invoke(request);
+    for (let i = 0; i < 200; i++) {
+      const warm = await sandbox.invoke(request);
+      if (!warm.ok) throw new Error(`the bench's no-op call failed: ${warm.error?.message}`);
+    }
     const times: number[] = [];
     const started = performance.now();
     for (let i = 0; i < 3_000; i++) {

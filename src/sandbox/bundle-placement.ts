@@ -14,17 +14,20 @@ export function placeBundle(runnerDir: string, bundleFile: string): string {
   const source = realpathOr(dirname(bundleFile));
   // Named by the source folder, not the content: two bundles of the same code in different folders keep their own files.
   const target = join(runnerDir, createHash("sha256").update(source).digest("hex").slice(0, 20));
-  copyTree(source, target);
+  // The folder that holds the runners' folders is never copied: a bundle folder that contains it (a sandbox whose
+  // work folder is inside it) would otherwise be copied into itself, level after level.
+  copyTree(source, target, realpathOr(dirname(runnerDir)));
   return join(target, basename(bundleFile));
 }
 
-function copyTree(from: string, to: string): void {
+function copyTree(from: string, to: string, runnersRoot: string): void {
   mkdirSync(to, { recursive: true, mode: 0o755 });
   for (const entry of readdirSync(from, { withFileTypes: true })) {
     const source = join(from, entry.name);
     const target = join(to, entry.name);
-    if (entry.isDirectory()) copyTree(source, target);
-    else if (entry.isFile()) linkOrCopy(source, target);
+    if (entry.isDirectory()) {
+      if (source !== runnersRoot) copyTree(source, target, runnersRoot);
+    } else if (entry.isFile()) linkOrCopy(source, target);
   }
 }
 

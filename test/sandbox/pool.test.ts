@@ -1,4 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { LIMITS, SandboxFixture } from "./helpers.js";
 
 /**
@@ -170,6 +174,22 @@ describe("the runner pool: a runner's loaded bundles", () => {
       expect(againA.calls).toBe(1);
     } finally {
       await fixture.close();
+    }
+  });
+});
+
+describe("the runner pool: placing bundles", () => {
+  it("runs a bundle whose folder holds the sandbox's own work folder, without copying the runners into themselves", async () => {
+    const root = mkdtempSync(join(tmpdir(), "runnel-nested-"));
+    const sandbox = createSandbox({ workDir: join(root, "work"), spares: 0 });
+    try {
+      const file = join(root, "component.cjs");
+      writeFileSync(file, TOKENED("nested"));
+      const request = { bundle: { id: "nested", ownerId: "u_1", file }, call: { kind: "run" as const, event: {} }, props: {}, dbProps: [], db: {}, limits: LIMITS };
+      for (let i = 0; i < 3; i++) expect((await sandbox.invoke(request)).error).toBeUndefined();
+    } finally {
+      await sandbox.close();
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
