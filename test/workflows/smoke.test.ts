@@ -30,6 +30,13 @@ describe("smoke", () => {
     expect(runs[0]).toMatchObject({ status: "success", steps: [{ name: "parse", $return_value: "bob" }, { name: "shout", summary: "shouted", $return_value: "BOB" }, { name: "reply" }] });
   });
 
+  it("gives workflows of one name created at the same time a slug each, rather than refusing all but one", async () => {
+    const body = { name: "Same Name", trigger: { type: "http" }, steps: [{ name: "noop", code: "export default defineComponent({ async run() { return 1; } })" }] };
+    const answers = await Promise.all([1, 2, 3, 4].map(() => call(server.url, "POST", "/v1/workflows", { key, json: body })));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(answers.map((answer) => answer.body.data.name_slug)).size).toBe(4);
+  });
+
   it("lists an error and mails it to the outbox", async () => {
     const workflow = await createWorkflow(server, key, {
       name: "Failing",

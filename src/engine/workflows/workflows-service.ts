@@ -15,6 +15,9 @@ import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
 import { replayErrors, type ReplayFilter, type Replayed } from "./error-replay.js";
 import { placeTrigger, type ResolvedTrigger } from "./workflow-triggers.js";
 
+/** Creates of one name at the same time each get a slug of their own: tries before the conflict is the caller's. */
+const SLUG_ATTEMPTS = 5;
+
 export interface WorkflowsServiceOptions {
   store: Store;
   sources: SourcesService;
@@ -69,7 +72,7 @@ export class WorkflowsService {
     };
     try {
       await this.checkCanRespond(ownerId, input, trigger);
-      await this.options.store.createWorkflow(workflow);
+      await this.createWithFreeSlug(workflow);
       await this.subscribeTrigger(workflow, null);
       if (!active && trigger.owned && trigger.sourceId) await this.options.sources.update(ownerId, trigger.sourceId, { active: false });
     } catch (error) {
@@ -367,6 +370,23 @@ export class WorkflowsService {
       steps.push({ name: step.name, code: component.code, props: step.props });
     }
     return steps;
+  }
+
+  /**
+   * Stores the new workflow; when a create of the same name running at the
+   * same time took its slug first, under the next free one (the slug is
+   * derived from the name: the create is not the user's mistake).
+   */
+  private async createWithFreeSlug(workflow: Workflow): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.options.store.createWorkflow(workflow);
+        return;
+      } catch (error) {
+        if (!(error instanceof ConflictError) || attempt >= SLUG_ATTEMPTS) throw error;
+        workflow.nameSlug = await this.freeSlug(workflow.ownerId, workflow.name, null);
+      }
+    }
   }
 
   private async freeSlug(ownerId: string, name: string, ownSlug: string | null): Promise<string> {
