@@ -7,7 +7,7 @@ import { registryLocator } from "../components/packages/registry-url.js";
 import { createEgressPolicy, type EgressPolicy } from "../domain/egress-policy.js";
 import type { DeployedSource } from "../domain/sources.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import type { Store } from "../store/store.js";
+import type { ClaimedDelivery, Store } from "../store/store.js";
 import { Accounts } from "./accounts.js";
 import { BundleFiles } from "./bundle-files.js";
 import { ComponentLoader } from "./component-loader.js";
@@ -86,9 +86,11 @@ export function createEngine(options: EngineOptions): Engine {
   // The worker is made below; events appended before then have nobody to wake.
   let worker: DeliveryWorker | null = null;
   const onAppended = () => worker?.wake();
+  // Deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
+  const handOff = { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed) };
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
-  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, lateFaults });
+  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults });
   const scheduler = new TimerScheduler({ store, invoker, logger });
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake() });
   const responses = new WorkflowResponses();

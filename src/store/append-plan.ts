@@ -90,10 +90,10 @@ export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscrip
         owner_id: batch.ownerId,
         subscription_id: subscription.id,
         channel: event.channel,
-        status: "pending",
+        status: "pending" as "pending" | "running",
         attempts: 0,
         interruptions: 0,
-        claimed_by: null,
+        claimed_by: null as string | null,
         available_at: batch.now,
         created_at: batch.now,
         // The event travels with its delivery: retention may trim it from the log before the listener runs.

@@ -203,6 +203,13 @@ export interface EventBatch {
   runId?: string | undefined;
   /** Log lines of the emitter, written in the same transaction (a source's invocations: one commit for both). */
   logs?: Array<Pick<LogEntry, "stream" | "text" | "ts">> | undefined;
+  /**
+   * Record the batch's deliveries as already claimed by `claimer` for
+   * `leaseMs`, and answer them in `claimed`, for a caller that runs them
+   * itself at once (no claim to go through). A store that does not do it
+   * records them pending, as without, and answers no `claimed`.
+   */
+  claim?: { claimer: string | null; leaseMs: number } | undefined;
 }
 
 /** A delivery as a claimer gets it: with the event it carries. */
@@ -229,6 +236,8 @@ export interface AppendResult {
   deliveries: number;
   /** The batch's log lines as stored (with their ids); empty without any. */
   logs: LogEntry[];
+  /** The deliveries recorded claimed (EventBatch.claim), when the store did so. */
+  claimed?: ClaimedDelivery[];
 }
 
 export interface NewUser {

@@ -8,7 +8,7 @@ import type { ValidatedComponent } from "../../domain/component-rules.js";
 import type { PendingEmit } from "../../domain/dedupe.js";
 import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
-import type { Store } from "../../store/store.js";
+import type { ClaimedDelivery, Store } from "../../store/store.js";
 import type { EventHub } from "../event-hub.js";
 import { logEntries, type LogLine } from "./run-logs.js";
 import type { CallOutcome } from "./sandbox-calls.js";
@@ -21,12 +21,25 @@ export interface InvocationResult {
   durationMs: number;
 }
 
+/** Who runs the deliveries an append records, when it takes them in hand (the delivery worker). */
+export interface DeliveryHandOff {
+  /** The claim to record them with; null when it does not take them now (not started, or stopping). */
+  claimFor(): { claimer: string | null; leaseMs: number } | null;
+  take(claimed: ClaimedDelivery[]): void;
+}
+
 export interface ResultWriterOptions {
   store: Store;
   hub: EventHub;
   logger: Logger;
   /** Deliveries were recorded with appended events: their listeners' runs are waiting. */
   onAppended?: () => void;
+  /**
+   * Record deliveries already claimed for this process and hand them here to
+   * run at once (`claim` of EventBatch), instead of having the worker claim
+   * them from the store; a store that cannot leaves them pending and wakes.
+   */
+  handOff?: DeliveryHandOff;
   now?: () => number;
 }
 
@@ -71,6 +84,7 @@ export class ResultWriter {
     const now = this.now();
     // The calls' logs go in the events' transaction: one commit for both.
     const logs = logEntries(outcomes.map((outcome) => outcome.result), outcomes.flatMap((outcome) => outcome.problems), now);
+    const claim = this.options.handOff?.claimFor();
     const appended = await store.appendEvents({
       ownerId: source.ownerId,
       emitterId: source.id,
@@ -80,6 +94,7 @@ export class ResultWriter {
       now,
       sourceDb: db,
       logs,
+      ...(claim ? { claim } : {}),
     });
     const byCall: StoredEvent[][] = outcomes.map(() => []);
     appended.events.forEach((event, index) => byCall[owners.get(appended.accepted[index]!) ?? 0]!.push(event));
@@ -88,8 +103,11 @@ export class ResultWriter {
     const refused = appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`);
     if (refused.length > 0) await this.writeLogs(source, logEntries([], refused, now));
     for (const event of appended.events) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
-    // The worker claims only when there is something to claim: a source nobody listens to costs it nothing.
-    if (appended.deliveries > 0) this.options.onAppended?.();
+    // Deliveries recorded claimed go to the worker in hand; others are claimed, and only when there are some:
+    // a source nobody listens to costs the worker nothing.
+    if (appended.claimed) {
+      if (appended.claimed.length > 0) this.options.handOff?.take(appended.claimed);
+    } else if (appended.deliveries > 0) this.options.onAppended?.();
     return byCall;
   }
 

@@ -3,6 +3,7 @@ import type { DeployedSource } from "../../domain/sources.js";
 import type { Workflow } from "../../domain/workflows.js";
 import type { ClaimedDelivery, Store } from "../../store/store.js";
 import { ExpiringCache } from "../expiring-cache.js";
+import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { RunExecutor } from "./run-executor.js";
 
 export interface DeliveryWorkerOptions {
@@ -22,6 +23,8 @@ export interface DeliveryWorkerOptions {
   now?: () => number;
 }
 
+/** How long a claimed delivery is this process's before another may take it (its process died), by default. */
+const DEFAULT_LEASE_MS = 600_000;
 /** After this many attempts that failed in Runnel itself (not in user code), a delivery is given up and logged. */
 const MAX_ATTEMPTS = 10;
 /** Workflows and sources are re-read at most this often while busy; local changes clear them at once. */
@@ -34,7 +37,7 @@ const CACHE_MS = 1_000;
  * transaction. A process killed mid-run leaves its deliveries leased; the
  * embedded server requeues them on start, a cluster when the lease expires.
  */
-export class DeliveryWorker {
+export class DeliveryWorker implements DeliveryHandOff {
   private readonly workflows = new ExpiringCache<string, Workflow | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
   private readonly sources = new ExpiringCache<string, DeployedSource | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
   private readonly running = new Set<Promise<void>>();
@@ -42,7 +45,11 @@ export class DeliveryWorker {
   private loop: Promise<void> | null = null;
   private stopped = false;
   private woken = false;
+  /** The last claim took all there was: claim again only when told of more (wake) or at the poll. */
+  private drained = false;
   private wakeUp: (() => void) | null = null;
+  /** Deliveries recorded claimed for this process (take), by listener, waiting for a free slot. */
+  private handedOff: ClaimedDelivery[][] = [];
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.now = options.now ?? Date.now;
@@ -67,6 +74,29 @@ export class DeliveryWorker {
     this.wakeUp?.();
   }
 
+  /**
+   * Deliveries the append recorded already claimed for this process: run
+   * them as a claim's, without asking the store (ResultWriter's handOff).
+   */
+  take(claimed: ClaimedDelivery[]): void {
+    if (this.stopped) {
+      // Not ours to run any more: back to the queue, for the next start or another process.
+      void this.options.store.releaseDeliveries(claimed, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
+      return;
+    }
+    for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.handedOff.push(group);
+    this.wakeUp?.();
+  }
+
+  /** The claim an append records deliveries with, to hand them here; null until the worker runs, and once it stops. */
+  claimFor(): { claimer: string | null; leaseMs: number } | null {
+    return this.loop && !this.stopped ? { claimer: this.options.claimer ?? null, leaseMs: this.leaseMs } : null;
+  }
+
+  private get leaseMs(): number {
+    return this.options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
   /** A workflow or source changed here: forget what was cached of it. */
   forget(id: string): void {
     this.workflows.delete(id);
@@ -88,20 +118,32 @@ export class DeliveryWorker {
         await Promise.race(this.running);
         continue;
       }
+      const handed = this.handedOff.shift();
+      if (handed) {
+        this.track(this.runGroup(handed));
+        continue;
+      }
+      // A short claim took all there was: wait for news rather than ask the store again for nothing.
+      if (this.drained && !this.woken) {
+        await this.idle();
+        continue;
+      }
       this.woken = false;
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await this.options.store.claimDeliveries({ now: this.now(), leaseMs: this.options.leaseMs ?? 600_000, limit: this.options.batchSize ?? 64, claimer: this.options.claimer });
+        claimed = await this.options.store.claimDeliveries({ now: this.now(), leaseMs: this.leaseMs, limit: this.options.batchSize ?? 64, claimer: this.options.claimer });
       } catch (error) {
         if (this.stopped) break;
         this.options.logger.error({ err: error }, "could not claim deliveries; trying again shortly");
         await this.idle();
         continue;
       }
-      if (claimed.length > 0) for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.track(this.runGroup(group));
-      // A short claim took all there was: wait for news rather than ask the store again for nothing.
-      if (claimed.length < (this.options.batchSize ?? 64) && !this.woken) await this.idle();
+      this.drained = claimed.length < (this.options.batchSize ?? 64);
+      for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.track(this.runGroup(group));
     }
+    // Handed-off deliveries that never started go back to the queue.
+    const left = this.handedOff.splice(0).flat();
+    if (left.length > 0) await this.options.store.releaseDeliveries(left, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
   }
 
   /**
@@ -115,10 +157,13 @@ export class DeliveryWorker {
     this.running.add(tracked);
   }
 
-  /** Waits for a wake, or the poll interval. */
+  /** Waits for a wake, a hand-off, or the poll interval (after which the store is asked again: other processes' work, expired leases). */
   private idle(): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.pollMs ?? 1_000);
+      const timer = setTimeout(() => {
+        this.drained = false;
+        done();
+      }, this.options.pollMs ?? 1_000);
       function done() {
         clearTimeout(timer);
         resolve();

@@ -4,7 +4,9 @@ import { formatEventId, nextEventIdParts } from "../../domain/event-ids.js";
 import { LOG_RETENTION, type LogEntry } from "../../domain/sources.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, planAppend, type SubscriptionMatch } from "../append-plan.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
-import type { AppendResult, EventBatch } from "../store.js";
+import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
+import type { StoredEvent } from "../../domain/sources.js";
+import { toDelivery } from "../kysely/subscription-queries.js";
 
 /**
  * appendEvents for SQLite, written against better-sqlite3 directly. It is the
@@ -41,8 +43,8 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
     "SELECT id, emitter_id, listener_id, event_name FROM subscriptions WHERE owner_id = ? AND emitter_id IN (?, ?)",
   );
   const insertDelivery = database.prepare(
-    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms, claimed_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
   const logs = createSqliteLogWriter(database);
 
@@ -62,19 +64,24 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
       counts[channel] = held;
     }
     let deliveries = 0;
+    const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
+    const appendedById = claimed ? new Map(plan.events.map((event) => [event.id, event])) : undefined;
     if (plan.events.length > 0) {
       const [own, glob] = emitterKeys(batch.emitterId);
       const subscriptions = matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[];
       for (const row of deliveriesFor(batch, plan.events, subscriptions)) {
         deliveries += 1;
-        insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms);
+        if (batch.claim) Object.assign(row, { status: "running", attempts: 1, available_at: batch.now + batch.claim.leaseMs, claimed_by: batch.claim.claimer });
+        const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
+        // A delivery recorded before (ON CONFLICT DO NOTHING) is not this caller's to run.
+        if (inserted && claimed) claimed.push(claimedFrom(row, appendedById!.get(row.event_id)));
       }
     }
     const written = batch.logs?.length ? logs.append(batch.ownerId, batch.emitterId, batch.logs, state.logCount) : { logs: [], held: state.logCount };
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);
     writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe, formatChannelCounts(counts), written.held);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
-    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs };
+    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(claimed ? { claimed } : {}) };
   });
 
   // IMMEDIATE: a transaction that reads first and then writes cannot wait for the write lock (SQLite answers
@@ -120,4 +127,9 @@ export function createSqliteLogWriter(database: SqliteDatabase.Database) {
 export async function outsideKyselyTransaction<T>(database: SqliteDatabase.Database, kysely: Kysely<any>, work: () => T): Promise<T> {
   if (!database.inTransaction) return work();
   return kysely.connection().execute(async () => work());
+}
+
+/** A delivery row recorded claimed, as a claim would have answered it; its event is the appended one (no parse). */
+function claimedFrom(row: ReturnType<typeof deliveriesFor>[number], event: StoredEvent | undefined): ClaimedDelivery {
+  return { ...toDelivery(row), event: event ? (event.event ?? null) : JSON.parse(row.payload), indexedAtMs: Number(row.indexed_at_ms ?? row.created_at) };
 }

@@ -1,0 +1,58 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newId } from "../../src/domain/ids.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../../src/store/store.js";
+import { workflowFor } from "../helpers/workflow-rows.js";
+import { newUserInput } from "./store-contract.js";
+
+/**
+ * An append that records its deliveries already claimed (EventBatch.claim),
+ * for the process that runs them at once: they answer as a claim would, are
+ * leased so that no claim takes them meanwhile, and are run again after a
+ * crash as any claimed delivery is.
+ */
+describe("SQLite: deliveries recorded claimed by their append", () => {
+  let dir: string;
+  let store: Store;
+  let ownerId: string;
+  let listenerId: string;
+  const emitterId = "dc_emitter000000000000000000";
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "runnel-handoff-"));
+    store = createSqliteStore({ file: join(dir, "runnel.sqlite") });
+    await store.migrate();
+    ownerId = (await store.createUser(newUserInput())).id;
+    listenerId = (await store.createWorkflow(workflowFor(ownerId, "listener"))).id;
+    await store.subscribe({ id: newId("subscription"), ownerId, emitterId, listenerId, eventName: "", createdAt: Date.now() });
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const append = (id: number, now: number) =>
+    store.appendEvents({ ownerId, emitterId, emits: [{ event: { n: id }, id }], dedupe: "unique", retention: 100, now, claim: { claimer: "instance_a", leaseMs: 60_000 } });
+
+  it("answers them claimed, with their events, leased against claims, and not again for a duplicate event", async () => {
+    const first = await append(1, 1_000);
+    expect(first.claimed).toEqual([expect.objectContaining({ listenerId, emitterId, eventId: first.events[0]!.id, status: "running", attempts: 1, event: { n: 1 } })]);
+    // Leased for this process: a claim in the meantime finds nothing.
+    expect(await store.claimDeliveries({ now: 2_000, leaseMs: 1_000, limit: 10, claimer: "instance_b" })).toEqual([]);
+    // The same event again (deduped): no new delivery, nothing handed over.
+    expect((await append(1, 3_000)).claimed).toEqual([]);
+    // Past the lease (its process died without finishing), a claim takes it, as any expired one.
+    const taken = await store.claimDeliveries({ now: 1_000 + 60_001, leaseMs: 1_000, limit: 10, claimer: "instance_b" });
+    expect(taken.map((delivery) => delivery.eventId)).toEqual([first.events[0]!.id]);
+  });
+
+  it("is run again at the next start of its own process when that process died holding it", async () => {
+    const first = await append(2, 5_000);
+    expect(await store.requeueDeliveries(6_000, "instance_a")).toBe(1);
+    const taken = await store.claimDeliveries({ now: 6_000, leaseMs: 1_000, limit: 10, claimer: "instance_a" });
+    expect(taken.map((delivery) => [delivery.eventId, delivery.interruptions])).toEqual([[first.events[0]!.id, 1]]);
+  });
+});
