@@ -74,9 +74,28 @@ function removeTree(dir: string): void {
   // Children first; a cgroup directory is removed with rmdir, never with rm -r (its files are not files).
   try {
     for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) removeTree(join(dir, entry.name));
+    killMembers(dir);
     rmdirSync(dir);
   } catch {
     // Still holds a process (it is being killed), or already gone: the next start removes what is left.
+  }
+}
+
+/**
+ * SIGKILLs whatever is still in a runner's cgroup when it is let go: only a
+ * runner's processes are ever put there, and none may outlive it (a wrapper
+ * left waiting was seen once its server had gone). cgroup v1 has no
+ * cgroup.kill; v2's is written first, where the kernel has it.
+ */
+function killMembers(dir: string): void {
+  for (const line of readOr(join(dir, "cgroup.procs")).split("\n")) {
+    const pid = Number(line);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
   }
 }
 
