@@ -39,8 +39,14 @@ export async function benchManyComponents(): Promise<BenchRow[]> {
     { name: `${SOURCES} sources of one owner`, owners: 1 },
     { name: `${SOURCES / 10} owners x 10 sources`, owners: SOURCES / 10 },
   ];
+  // RUNNEL_BENCH_MANY_SCENARIO=one or =owners runs only that one.
+  const only = process.env.RUNNEL_BENCH_MANY_SCENARIO;
   const rows: BenchRow[] = [];
-  for (const scenario of scenarios) rows.push(...(await runScenario(scenario)));
+  for (const scenario of scenarios) {
+    if (only === "one" && scenario.owners !== 1) continue;
+    if (only === "owners" && scenario.owners === 1) continue;
+    rows.push(...(await runScenario(scenario)));
+  }
   return rows;
 }
 

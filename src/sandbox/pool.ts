@@ -7,8 +7,9 @@
  * runners; different owners never share one. A batch goes to an idle runner
  * of its owner (one that has its bundle loaded first); when all of them are
  * busy, it shares the least busy one, unless that one already has
- * SHARE_BEFORE_NEW batches and the owner has fewer than `maxPerOwner`
- * runners: then a new one starts (batches in one runner are lanes that run side
+ * SHARE_BEFORE_NEW batches, the owner has fewer than `maxPerOwner`
+ * runners and fewer than `busyBeforeSharing` runners are busy in all: then a
+ * new one starts (batches in one runner are lanes that run side
  * by side, runner/lane.ts).
  *
  * The pool is sized by memory: each runner's own memory (its resident
@@ -34,6 +35,12 @@ export interface PoolOptions {
   maxRunners: number;
   /** Runners of one owner and heap size at most while all of them are busy; past it, batches share them. */
   maxPerOwner: number;
+  /**
+   * Busy runners in all past which no owner gets another runner (its batches
+   * share the ones it has): the machine's cores are taken already, and more
+   * processes would only compete for them.
+   */
+  busyBeforeSharing: number;
   idleMs: number;
   /** Runners kept started ahead, with no owner, at `spareMemoryMb`. */
   spares: number;
@@ -186,12 +193,20 @@ export class RunnerPool {
     // Another runner for the owner only when each of its runners has work enough to keep a core busy: batches
     // mostly wait on I/O and interleave well in one runner, and starting processes for a burst that one runner
     // absorbs costs the machine more CPU (a process start is ~60 ms of it) than it saves.
-    if (leastBusy && (mine.length >= this.options.maxPerOwner || leastBusy.active < SHARE_BEFORE_NEW)) return this.assign(leastBusy, request);
+    if (leastBusy && (mine.length >= this.options.maxPerOwner || leastBusy.active < SHARE_BEFORE_NEW || this.busyRunners() >= this.options.busyBeforeSharing)) {
+      return this.assign(leastBusy, request);
+    }
     const fresh = this.takeSpare(group, request) ?? (this.hasRoom() ? this.start(group, request.memoryMb, request.ownerId) : undefined);
     if (fresh) return this.assign(fresh, request);
     // No room for another runner: share one of the owner's rather than wait.
     if (leastBusy) return this.assign(leastBusy, request);
     return undefined;
+  }
+
+  private busyRunners(): number {
+    let busy = 0;
+    for (const entry of this.entries.values()) if (entry.active > 0) busy += 1;
+    return busy;
   }
 
   private usable(entry: Entry): boolean {

@@ -97,6 +97,32 @@ describe("the runner pool: one owner's components share warm runners", () => {
   });
 });
 
+describe("the runner pool: how many runners an owner gets", () => {
+  const runnersOf = async (fixture: SandboxFixture): Promise<number> => {
+    const bundle = fixture.bundle(TOKENED("busy"));
+    const answers = await Promise.all([1, 2, 3, 4].map(() => answer(fixture, bundle, { sleepMs: 500 })));
+    return new Set(answers.map((one) => one.runner)).size;
+  };
+
+  it("starts another runner for an owner whose runner already has two batches", async () => {
+    const fixture = new SandboxFixture({ maxRunnersPerOwner: 4, spares: 0 });
+    try {
+      expect(await runnersOf(fixture)).toBe(2);
+    } finally {
+      await fixture.close();
+    }
+  });
+
+  it("shares the owner's runner instead while the machine's runners are busy enough", async () => {
+    const fixture = new SandboxFixture({ maxRunnersPerOwner: 4, busyRunnersBeforeSharing: 1, spares: 0 });
+    try {
+      expect(await runnersOf(fixture)).toBe(1);
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
 describe("the runner pool: owners never share a runner", () => {
   it("gives the same code of another owner a runner of its own", async () => {
     const fixture = new SandboxFixture({ spares: 0 });
