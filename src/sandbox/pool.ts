@@ -63,8 +63,7 @@ export interface AcquireRequest {
 interface Entry {
   runner: RunnerProcess;
   memoryMb: number;
-  /** owner + heap size; null for a spare. */
-  group: string | null;
+  /** Whose runner it is (with its heap size, what batches it may take); null for a spare. */
   ownerId: string | null;
   /** Batches in progress. */
   active: number;
@@ -85,12 +84,13 @@ interface Entry {
 
 interface Waiter {
   request: AcquireRequest;
-  group: string;
   resolve(runner: RunnerProcess): void;
   reject(error: Error): void;
 }
 
 const MB = 1024 * 1024;
+/** /proc/<pid>/statm counts pages. */
+const PAGE_BYTES = 4096;
 /** What a runner is taken to cost before it is measured: about what an idle one measures on Node 20. */
 const DEFAULT_RUNNER_BYTES = 24 * MB;
 /** How often every runner's memory is read again (a /proc read each), and the budget enforced. */
@@ -109,7 +109,6 @@ export class RunnerPool {
   private waiters: Waiter[] = [];
   private closed = false;
   private readonly sweeper: NodeJS.Timeout;
-  private readonly pageSize = 4096;
   private spareFailures = 0;
 
   constructor(options: PoolOptions) {
@@ -122,7 +121,7 @@ export class RunnerPool {
   acquire(request: AcquireRequest): Promise<RunnerProcess> {
     if (this.closed) return Promise.reject(new Error("The sandbox is closed."));
     return new Promise((resolve, reject) => {
-      this.waiters.push({ request, group: groupOf(request.ownerId, request.memoryMb), resolve, reject });
+      this.waiters.push({ request, resolve, reject });
       this.pump();
     });
   }
@@ -154,7 +153,7 @@ export class RunnerPool {
   /** Starts spares up to `spares`, where memory allows without stopping anything. */
   refillSpares(): void {
     if (this.closed) return;
-    let spares = [...this.entries.values()].filter((entry) => entry.group === null && !entry.stopping).length;
+    let spares = [...this.entries.values()].filter((entry) => entry.ownerId === null && !entry.stopping).length;
     while (spares < this.options.spares && this.hasRoom()) {
       if (!this.start(null, this.options.spareMemoryMb)) return;
       spares += 1;
@@ -183,8 +182,8 @@ export class RunnerPool {
   }
 
   private serve(waiter: Waiter): RunnerProcess | undefined {
-    const { request, group } = waiter;
-    const mine = [...this.entries.values()].filter((entry) => entry.group === group && this.usable(entry));
+    const { request } = waiter;
+    const mine = [...this.entries.values()].filter((entry) => entry.ownerId === request.ownerId && entry.memoryMb === request.memoryMb && this.usable(entry));
     const idle = mine.filter((entry) => entry.active === 0);
     const warm = idle.find((entry) => entry.bundles.has(request.bundle.file)) ?? idle[0];
     if (warm) return this.assign(warm, request);
@@ -196,7 +195,7 @@ export class RunnerPool {
     if (leastBusy && (mine.length >= this.options.maxPerOwner || leastBusy.active < SHARE_BEFORE_NEW || this.busyRunners() >= this.options.busyBeforeSharing)) {
       return this.assign(leastBusy, request);
     }
-    const fresh = this.takeSpare(group, request) ?? (this.hasRoom() ? this.start(group, request.memoryMb, request.ownerId) : undefined);
+    const fresh = this.takeSpare(request) ?? (this.hasRoom() ? this.start(request.ownerId, request.memoryMb) : undefined);
     if (fresh) return this.assign(fresh, request);
     // No room for another runner: share one of the owner's rather than wait.
     if (leastBusy) return this.assign(leastBusy, request);
@@ -226,17 +225,17 @@ export class RunnerPool {
   }
 
   /** A spare, made the owner's; refilled in a later turn. */
-  private takeSpare(group: string, request: AcquireRequest): Entry | undefined {
+  private takeSpare(request: AcquireRequest): Entry | undefined {
     if (request.memoryMb !== this.options.spareMemoryMb) return undefined;
-    const spare = [...this.entries.values()].find((entry) => entry.group === null && !entry.stopping && entry.runner.isAlive);
+    const spare = [...this.entries.values()].find((entry) => entry.ownerId === null && !entry.stopping && entry.runner.isAlive);
     if (!spare) return undefined;
-    spare.group = group;
     spare.ownerId = request.ownerId;
     setImmediate(() => this.refillSpares());
     return spare;
   }
 
-  private start(group: string | null, memoryMb: number, ownerId: string | null = null): Entry | undefined {
+  /** A new runner for `ownerId`, or a spare (null). */
+  private start(ownerId: string | null, memoryMb: number): Entry | undefined {
     let runner: RunnerProcess;
     try {
       runner = this.options.spawn(memoryMb, this.hooks);
@@ -247,7 +246,6 @@ export class RunnerPool {
     const entry: Entry = {
       runner,
       memoryMb,
-      group,
       ownerId,
       active: 0,
       exclusive: false,
@@ -262,7 +260,7 @@ export class RunnerPool {
       startedAt: performance.now(),
     };
     this.entries.set(runner, entry);
-    this.options.logger?.debug({ pid: runner.pid, runners: this.entries.size, spare: group === null }, "runner started");
+    this.options.logger?.debug({ pid: runner.pid, runners: this.entries.size, spare: ownerId === null }, "runner started");
     return entry;
   }
 
@@ -312,7 +310,7 @@ export class RunnerPool {
     const entries = [...this.entries.values()];
     if (entries.some((entry) => entry.stopping)) return;
     const idle = entries.filter((entry) => entry.active === 0);
-    const victim = oldest(idle.filter((entry) => entry.group !== null)) ?? oldest(idle);
+    const victim = oldest(idle.filter((entry) => entry.ownerId !== null)) ?? oldest(idle);
     if (victim) void this.stopEntry(victim, "evict");
   }
 
@@ -335,7 +333,7 @@ export class RunnerPool {
     try {
       const [, resident, shared] = readFileSync(`/proc/${pid}/statm`, "utf8").split(" ").map(Number);
       if (resident === undefined || shared === undefined || !Number.isFinite(resident - shared)) return;
-      entry.memoryBytes = (resident - shared) * this.pageSize;
+      entry.memoryBytes = (resident - shared) * PAGE_BYTES;
       entry.measuredAt = performance.now();
     } catch {
       // Gone, or no /proc here: the estimate stands.
@@ -355,7 +353,7 @@ export class RunnerPool {
     clearTimeout(entry.idleTimer);
     this.entries.delete(runner);
     this.options.logger?.debug({ pid: runner.pid, runners: this.entries.size }, "runner gone");
-    if (entry.group === null && !entry.stopping) this.spareDied(entry);
+    if (entry.ownerId === null && !entry.stopping) this.spareDied(entry);
     this.pump();
   }
 
@@ -369,10 +367,6 @@ export class RunnerPool {
     const delay = shortLived ? Math.min(SPARE_RETRY_MAX_MS, 100 * 2 ** this.spareFailures) : 0;
     setTimeout(() => this.refillSpares(), delay).unref();
   }
-}
-
-function groupOf(ownerId: string, memoryMb: number): string {
-  return `${memoryMb}:${ownerId}`;
 }
 
 function oldest(entries: Entry[]): Entry | undefined {

@@ -343,7 +343,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const runner = await acquire(first.bundle, limits, retry);
     if (!(runner instanceof RunnerProcess)) return requests.map(() => failed(runner));
     let answers: CallAnswer[];
-    let started = performance.now();
     try {
       let bundleFile: string;
       try {
@@ -351,7 +350,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       } catch (error) {
         return requests.map(() => failed(crashed(`The component's files could not be given to its runner: ${(error as Error).message}`)));
       }
-      started = performance.now();
+      const started = performance.now();
       let last = started;
       // Calls of a batch mostly share one limits object: resolved once, not once per call.
       let given = first.limits;
@@ -413,19 +412,17 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   ): Promise<InvokeResult[]> => {
     const stranded = results.findIndex((result) => result === null || result === CUT_SHORT);
     if (stranded < 0) return results as InvokeResult[];
-    const first = requests[0]!;
     const done = results.slice(0, stranded) as InvokeResult[];
+    // The calls from `from` on, the first of them over the store the last call that answered left.
+    const restFrom = (from: number) => requests.slice(from).map((request, index) => (index === 0 ? { ...request, db: lastDb(requests[0]!.db, done) } : request));
     const cutShort = results[stranded] === CUT_SHORT;
     if ((stranded === 0 && !held && !cutShort) || (cutShort && retry)) {
       // Not even the first call ran (the runner was gone already), or it was cut short a second time: say so rather than try forever.
-      const error = cutShort ? failed(cutShortTwice()) : failed(notStarted());
-      if (requests.length === 1) return [error];
-      const rest = await executeBatch(requests.slice(stranded + 1).map((request, index) => (index === 0 ? { ...request, db: lastDb(first.db, done) } : request)), callbacks.slice(stranded + 1), options, retry ? "retry" : "first");
+      const error = failed(cutShort ? cutShortTwice() : notStarted());
+      const rest = await executeBatch(restFrom(stranded + 1), callbacks.slice(stranded + 1), options, retry ? "retry" : "first");
       return [...done, error, ...rest];
     }
-    const rest = requests.slice(stranded).map((request, index) => (index === 0 ? { ...request, db: lastDb(first.db, done) } : request));
-    const rerun = await executeBatch(rest, callbacks.slice(stranded), options, "retry");
-    return [...done, ...rerun];
+    return [...done, ...(await executeBatch(restFrom(stranded), callbacks.slice(stranded), options, "retry"))];
   };
 
   return {

@@ -48,6 +48,16 @@ async function answer(fixture: SandboxFixture, bundle: Bundle, event: Record<str
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A sandbox of its own for one test, closed whatever the test does. */
+async function withFixture(options: ConstructorParameters<typeof SandboxFixture>[0], test: (fixture: SandboxFixture) => Promise<void>): Promise<void> {
+  const fixture = new SandboxFixture(options);
+  try {
+    await test(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
 describe("the runner pool: one owner's components share warm runners", () => {
   const fixture = new SandboxFixture({ maxRunners: 4, maxRunnersPerOwner: 1, spares: 0 });
   afterAll(() => fixture.close());
@@ -105,42 +115,32 @@ describe("the runner pool: how many runners an owner gets", () => {
   };
 
   it("starts another runner for an owner whose runner already has two batches", async () => {
-    const fixture = new SandboxFixture({ maxRunnersPerOwner: 4, spares: 0 });
-    try {
+    await withFixture({ maxRunnersPerOwner: 4, spares: 0 }, async (fixture) => {
       expect(await runnersOf(fixture)).toBe(2);
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 
   it("shares the owner's runner instead while the machine's runners are busy enough", async () => {
-    const fixture = new SandboxFixture({ maxRunnersPerOwner: 4, busyRunnersBeforeSharing: 1, spares: 0 });
-    try {
+    await withFixture({ maxRunnersPerOwner: 4, busyRunnersBeforeSharing: 1, spares: 0 }, async (fixture) => {
       expect(await runnersOf(fixture)).toBe(1);
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 });
 
 describe("the runner pool: owners never share a runner", () => {
   it("gives the same code of another owner a runner of its own", async () => {
-    const fixture = new SandboxFixture({ spares: 0 });
-    try {
+    await withFixture({ spares: 0 }, async (fixture) => {
       const source = TOKENED("shared");
       const mine = fixture.bundle(source, { ownerId: "user_1" });
       const theirs = { ...mine, ownerId: "user_2" };
       const [a, b] = [await answer(fixture, mine), await answer(fixture, theirs)];
       expect(a.runner).not.toBe(b.runner);
       expect(a.token).not.toBe(b.token);
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 
   it("queues a new owner when every runner is busy, then stops the least recently used idle runner to make room", async () => {
-    const fixture = new SandboxFixture({ maxRunners: 2, spares: 0 });
-    try {
+    await withFixture({ maxRunners: 2, spares: 0 }, async (fixture) => {
       const [one, two, three] = ["q1", "q2", "q3"].map((name, index) => fixture.bundle(TOKENED(name), { ownerId: `owner_${index}` })) as [Bundle, Bundle, Bundle];
       const [first, second, third] = await Promise.all([answer(fixture, one, { sleepMs: 100 }), answer(fixture, two, { sleepMs: 1500 }), answer(fixture, three)]);
       // Two runners at most: the third owner's call started only after the first's ended, in the place of its runner.
@@ -148,15 +148,12 @@ describe("the runner pool: owners never share a runner", () => {
       expect(third.start).toBeLessThan(second.end);
       // The first owner's runner was the least recently used idle one: stopped, so its bundle loads afresh.
       expect((await answer(fixture, one)).runner).not.toBe(first.runner);
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 
   it("sizes the pool by memory: past the budget, an idle runner of another owner makes room", async () => {
     // A budget smaller than any runner: one runner at a time, whatever the count allows.
-    const fixture = new SandboxFixture({ maxRunners: 8, runnerMemoryMb: 1, spares: 0 });
-    try {
+    await withFixture({ maxRunners: 8, runnerMemoryMb: 1, spares: 0 }, async (fixture) => {
       const a = fixture.bundle(TOKENED("budget-a"), { ownerId: "owner_a" });
       const b = fixture.bundle(TOKENED("budget-b"), { ownerId: "owner_b" });
       const firstA = await answer(fixture, a);
@@ -165,29 +162,23 @@ describe("the runner pool: owners never share a runner", () => {
       expect(firstB.runner).not.toBe(firstA.runner);
       expect(againA.runner).not.toBe(firstA.runner);
       expect(againA.calls).toBe(1);
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 
   it("keeps a spare runner started for a new owner", async () => {
-    const fixture = new SandboxFixture({ spares: 1, spareMemoryMb: LIMITS.memoryMb });
-    try {
+    await withFixture({ spares: 1, spareMemoryMb: LIMITS.memoryMb }, async (fixture) => {
       await answer(fixture, fixture.bundle(TOKENED("first"), { ownerId: "owner_a" }));
       await pause(1_500);
       // The new owner's call ran in a process that had been up since before it was asked for.
       const spare = await answer(fixture, fixture.bundle(TOKENED("newcomer"), { ownerId: "owner_b" }));
       expect(spare.uptime).toBeGreaterThan(1);
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 });
 
 describe("the runner pool: a runner's loaded bundles", () => {
   it("unloads the least recently used bundle past maxBundlesPerRunner; it loads afresh on its next call", async () => {
-    const fixture = new SandboxFixture({ maxRunnersPerOwner: 1, maxBundlesPerRunner: 2, spares: 0 });
-    try {
+    await withFixture({ maxRunnersPerOwner: 1, maxBundlesPerRunner: 2, spares: 0 }, async (fixture) => {
       const [a, b, c] = ["lru-a", "lru-b", "lru-c"].map((name) => fixture.bundle(TOKENED(name))) as [Bundle, Bundle, Bundle];
       const firstA = await answer(fixture, a);
       await answer(fixture, b);
@@ -198,9 +189,7 @@ describe("the runner pool: a runner's loaded bundles", () => {
       expect(againC.token).toBe(firstC.token);
       expect(againA.token).not.toBe(firstA.token);
       expect(againA.calls).toBe(1);
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 });
 
@@ -233,8 +222,7 @@ describe("the runner pool: lifecycle", () => {
   });
 
   it("replaces a runner whose leftover work fails after its call ended", async () => {
-    const fixture = new SandboxFixture({ spares: 0 });
-    try {
+    await withFixture({ spares: 0 }, async (fixture) => {
       const bundle = fixture.bundle(`
         const token = require("node:crypto").randomUUID();
         module.exports = {
@@ -254,22 +242,17 @@ describe("the runner pool: lifecycle", () => {
         expect(second.ok).toBe(true);
         expect(second.value).not.toBe(first.value);
       }
-    } finally {
-      await fixture.close();
-    }
+    });
   });
 
   it("stops idle runners after idleMs", async () => {
-    const idle = new SandboxFixture({ idleMs: 150, spares: 0 });
-    try {
+    await withFixture({ idleMs: 150, spares: 0 }, async (idle) => {
       const bundle = idle.bundle(TOKENED("idle"));
       const first = await answer(idle, bundle);
       await pause(500);
       const second = await answer(idle, bundle);
       expect(second.runner).not.toBe(first.runner);
-    } finally {
-      await idle.close();
-    }
+    });
   });
 
   it("answers calls queued at close with an error, and refuses calls after it", async () => {

@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import { validateConfiguredProps } from "../../domain/configured-props.js";
-import { ConflictError, HookFailedError, NotFoundError, ValidationError } from "../../domain/errors.js";
+import { HookFailedError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import { newId } from "../../domain/ids.js";
 import { slugify, uniqueSlug } from "../../domain/slug.js";
 import { DEFAULT_EVENT_RETENTION, type DeployedSource, type SavedComponent, type SourceLimits } from "../../domain/sources.js";
 import type { Store } from "../../store/store.js";
 import type { ComponentInput, ComponentLoader } from "../component-loader.js";
 import type { EventHub } from "../event-hub.js";
+import { storeUnderFreeSlug } from "../free-slug.js";
 import type { SecretBox } from "../secrets.js";
 import { DEFAULT_RUN_LIMITS, describeError, type CallOutcome, type RunLimits, type SourceInvoker } from "./invoker.js";
 import { openSecrets, sealSecrets, withKeptSecrets } from "./props.js";
@@ -68,9 +69,6 @@ export interface SourceLifecycleOptions {
   ceilings?: Pick<RunLimits, "maxMemoryMb" | "maxTimeoutMs">;
 }
 
-/** Deploys of one name at the same time each get a slug of their own: tries before the conflict is the caller's. */
-const SLUG_ATTEMPTS = 5;
-
 /**
  * Deploy, update and delete, with the hooks run as the seed's state table
  * says: deploy then activate; deactivate, replace, activate; deactivate then
@@ -105,27 +103,11 @@ export class SourceLifecycle {
     });
     return this.options.invoker.exclusive(draft.id, async () => {
       const hooks = await this.runHooks(draft, component, ["deploy", "activate"], {});
-      const source = await this.createWithFreeSlug(draft, hooks.db);
+      const source = await storeUnderFreeSlug(draft, (row) => this.options.store.createSource(row, hooks.db), () => this.freeSlug(ownerId, draft.name, null));
       await hooks.commit(source);
       this.options.onTimersChanged?.();
       return source;
     });
-  }
-
-  /**
-   * Stores the new source; when a deploy of the same name running at the same
-   * time took its slug first, under the next free one (the slug is derived
-   * from the name, so the deploy is not the user's mistake).
-   */
-  private async createWithFreeSlug(draft: DeployedSource, db: Record<string, unknown>): Promise<DeployedSource> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.options.store.createSource(draft, db);
-      } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= SLUG_ATTEMPTS) throw error;
-        draft = { ...draft, nameSlug: await this.freeSlug(draft.ownerId, draft.name, null) };
-      }
-    }
   }
 
   async update(ownerId: string, idOrSlug: string, input: UpdateInput): Promise<DeployedSource> {

@@ -8,15 +8,13 @@ import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows
 import type { Store } from "../../store/store.js";
 import type { ComponentLoader, LoadedComponent } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
+import { storeUnderFreeSlug } from "../free-slug.js";
 import { isSealed, type SecretBox } from "../secrets.js";
 import { sealStepSecrets } from "../sources/props.js";
 import type { SourcesService } from "../sources/service.js";
 import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
 import { replayErrors, type ReplayFilter, type Replayed } from "./error-replay.js";
 import { placeTrigger, type ResolvedTrigger } from "./workflow-triggers.js";
-
-/** Creates of one name at the same time each get a slug of their own: tries before the conflict is the caller's. */
-const SLUG_ATTEMPTS = 5;
 
 export interface WorkflowsServiceOptions {
   store: Store;
@@ -59,7 +57,7 @@ export class WorkflowsService {
     const steps = await this.saveSteps(ownerId, input.steps, []);
     const trigger = await placeTrigger(this.options.sources, ownerId, input.trigger, { workflowName: input.name, respondsItself: input.respond === "workflow", ownedSourceId: null });
     const at = this.now();
-    const workflow: Workflow = {
+    let workflow: Workflow = {
       id: newId("workflow", at),
       ownerId,
       ...fromInput(input, trigger, steps),
@@ -72,7 +70,7 @@ export class WorkflowsService {
     };
     try {
       await this.checkCanRespond(ownerId, input, trigger);
-      await this.createWithFreeSlug(workflow);
+      workflow = await storeUnderFreeSlug(workflow, (row) => this.options.store.createWorkflow(row), () => this.freeSlug(ownerId, input.name, null));
       await this.subscribeTrigger(workflow, null);
       if (!active && trigger.owned && trigger.sourceId) await this.options.sources.update(ownerId, trigger.sourceId, { active: false });
     } catch (error) {
@@ -370,23 +368,6 @@ export class WorkflowsService {
       steps.push({ name: step.name, code: component.code, props: step.props });
     }
     return steps;
-  }
-
-  /**
-   * Stores the new workflow; when a create of the same name running at the
-   * same time took its slug first, under the next free one (the slug is
-   * derived from the name: the create is not the user's mistake).
-   */
-  private async createWithFreeSlug(workflow: Workflow): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.options.store.createWorkflow(workflow);
-        return;
-      } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= SLUG_ATTEMPTS) throw error;
-        workflow.nameSlug = await this.freeSlug(workflow.ownerId, workflow.name, null);
-      }
-    }
   }
 
   private async freeSlug(ownerId: string, name: string, ownSlug: string | null): Promise<string> {

@@ -16,7 +16,7 @@ import { installDefineGlobals } from "./component.js";
 import { installNetworkShim } from "./network-shim.js";
 import { egressSocketFromArgs, maxBundlesFromArgs } from "./runner-args.js";
 import { openChannel } from "./channel.js";
-import { Runner } from "./runner.js";
+import { clearEnvironment, Runner } from "./runner.js";
 
 function start(): void {
   // process.exit() ends in process.reallyExit(), which is replaced below; this is the original.
@@ -65,7 +65,7 @@ function start(): void {
   guardPriorities();
 
   // Empty already when spawned; bubblewrap adds PWD.
-  for (const name of Object.keys(process.env)) delete process.env[name];
+  clearEnvironment();
   installDefineGlobals();
   const egressSocket = egressSocketFromArgs(process.argv);
   if (egressSocket) installNetworkShim(egressSocket);

@@ -25,7 +25,8 @@ export interface RunnerOptions {
   maxLoaded: number;
 }
 
-function clearEnvironment(): void {
+/** Empties process.env: a runner starts with it empty, and every call finds it so. */
+export function clearEnvironment(): void {
   for (const name of Object.keys(process.env)) delete process.env[name];
 }
 
