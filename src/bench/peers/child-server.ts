@@ -5,6 +5,8 @@ import { createServer } from "node:net";
 /** A server under test in a child process of its own, answering POSTs at `url`. */
 export interface ChildServer {
   url: string;
+  /** The server's process id (its CPU is measured). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -45,7 +47,7 @@ export async function startChildServer(name: string, args: string[], url: string
     await stop();
     throw new Error(`${name} did not start: ${(error as Error).message}${output.trim() ? `\n--- its output ---\n${output.trim()}` : ""}`);
   }
-  return { url, stop };
+  return { url, pid: child.pid!, stop };
 }
 
 async function answers(child: ChildProcess, url: string, body: string, timeoutMs: number): Promise<void> {

@@ -101,6 +101,7 @@ export async function startNodeRed(redJs: string, port: number, body: string): P
     const child = await startChildServer(`Node-RED ${NODE_RED_VERSION}`, args, `http://127.0.0.1:${port}/bench`, body);
     return {
       url: child.url,
+      pid: child.pid,
       async stop() {
         await child.stop();
         await rm(userDir, { recursive: true, force: true });

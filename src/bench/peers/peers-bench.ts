@@ -2,6 +2,7 @@ import type { LoadFigures } from "../autocannon.js";
 import { startBenchServer } from "../bench-server.js";
 import type { BenchRow } from "../table.js";
 import { BODY, CONNECTIONS, deployWorkflow, SECONDS } from "../workflow-bench.js";
+import { cpuMsBetween, cpuSnapshot, processTree } from "../process-cpu.js";
 import { freePort } from "./child-server.js";
 import { startFastify } from "./fastify-server.js";
 import { chooseLoadGenerator } from "./load.js";
@@ -16,11 +17,24 @@ const TARGETS = ["fastify", "nodeRed", "runnel"] as const;
 type Target = (typeof TARGETS)[number];
 
 /** The round with the median rate (its latencies with it, as measured together). */
-function median(rounds: LoadFigures[]): LoadFigures {
+function median(rounds: Round[]): Round {
   return [...rounds].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(rounds.length / 2)]!;
 }
 
 const flags = (figures: LoadFigures) => `errors ${figures.errors}, non-2xx ${figures.non2xx}`;
+
+/** A measured run's figures, with the CPU its server's processes spent per request answered. */
+interface Round extends LoadFigures {
+  /** CPU µs per request by group of processes (Runnel: its server, its runners). */
+  cpuUsPerRequest: Record<string, number>;
+}
+
+/** The CPU per request of the median round, as a note: `server 300 µs + runners 100 µs`. */
+const cpuNote = (round: Round) =>
+  Object.entries(round.cpuUsPerRequest)
+    .map(([group, us]) => `${group} ${Math.round(us)} µs`)
+    .join(" + ");
+const cpuTotal = (round: Round) => Object.values(round.cpuUsPerRequest).reduce((sum, us) => sum + us, 0);
 
 /**
  * Runnel's 3-step HTTP workflow beside its peers, in one run with one load
@@ -43,29 +57,40 @@ export async function benchPeers(): Promise<BenchRow[]> {
     stops.push(bench.close);
     const urls: Record<Target, string> = { fastify: fastify.url, nodeRed: nodeRed.url, runnel: await deployWorkflow(bench, "three steps", 3) };
 
-    const rounds: Record<Target, LoadFigures[]> = { fastify: [], nodeRed: [], runnel: [] };
+    // Whose CPU counts for each target, listed after the warm-up (Runnel's runners exist by then).
+    const processGroups: Record<Target, () => Record<string, number[]>> = {
+      fastify: () => ({ process: processTree(fastify.pid) }),
+      nodeRed: () => ({ process: processTree(nodeRed.pid) }),
+      runnel: () => ({ server: [process.pid], runners: processTree(process.pid, [fastify.pid, nodeRed.pid]).filter((pid) => pid !== process.pid) }),
+    };
+    const rounds: Record<Target, Round[]> = { fastify: [], nodeRed: [], runnel: [] };
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of TARGETS) {
         await load.post(urls[target], { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
-        rounds[target].push(await load.post(urls[target], { seconds: SECONDS, connections: CONNECTIONS, body: BODY }));
+        const groups = Object.entries(processGroups[target]());
+        const before = groups.map(([, pids]) => cpuSnapshot(pids));
+        const figures = await load.post(urls[target], { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
+        const requests = Math.max(1, figures.perSecond * SECONDS);
+        const cpuUsPerRequest = Object.fromEntries(groups.map(([group, pids], i) => [group, (cpuMsBetween(before[i]!, cpuSnapshot(pids)) * 1000) / requests]));
+        rounds[target].push({ ...figures, cpuUsPerRequest });
       }
     }
 
-    const [fastifyMedian, nodeRedMedian, runnelMedian] = TARGETS.map((target) => median(rounds[target])) as [LoadFigures, LoadFigures, LoadFigures];
+    const [fastifyMedian, nodeRedMedian, runnelMedian] = TARGETS.map((target) => median(rounds[target])) as [Round, Round, Round];
     const times = (ratio: number) => `${ratio.toFixed(2)}×`;
     const perRound = rounds.runnel.map((runnel, i) => times(runnel.perSecond / rounds.nodeRed[i]!.perSecond)).join(", ");
     const settings = `${load.name}, ${CONNECTIONS} connections, ${SECONDS} s after ${WARM_UP_SECONDS} s warm-up, median of ${ROUNDS} rounds`;
     return [
-      { benchmark: `bare Fastify POST route, parses JSON, answers {ok:true}`, ...fastifyMedian, note: `reference; own process; ${settings}; ${flags(fastifyMedian)}` },
+      { benchmark: `bare Fastify POST route, parses JSON, answers {ok:true}`, ...fastifyMedian, note: `reference; own process; ${settings}; CPU ${cpuNote(fastifyMedian)}/req; ${flags(fastifyMedian)}` },
       {
         benchmark: `Node-RED ${NODE_RED_VERSION}: http in, 3 function nodes, http response`,
         ...nodeRedMedian,
-        note: `own process, installed in ${nodeRedDir()}; ${flags(nodeRedMedian)}`,
+        note: `own process, installed in ${nodeRedDir()}; CPU ${cpuNote(nodeRedMedian)}/req; ${flags(nodeRedMedian)}`,
       },
       {
         benchmark: "Runnel: workflow, 3 code steps, last responds",
         ...runnelMedian,
-        note: `${times(runnelMedian.perSecond / nodeRedMedian.perSecond)} Node-RED (rounds ${perRound}), ${((runnelMedian.perSecond / fastifyMedian.perSecond) * 100).toFixed(0)}% of bare Fastify; ${flags(runnelMedian)}`,
+        note: `${times(runnelMedian.perSecond / nodeRedMedian.perSecond)} Node-RED (rounds ${perRound}), ${((runnelMedian.perSecond / fastifyMedian.perSecond) * 100).toFixed(0)}% of bare Fastify; CPU ${cpuNote(runnelMedian)}/req (${times(cpuTotal(nodeRedMedian) / cpuTotal(runnelMedian))} Node-RED's CPU efficiency); ${flags(runnelMedian)}`,
       },
     ];
   } finally {

@@ -118,7 +118,7 @@ export class DeliveryWorker implements DeliveryHandOff {
         await Promise.race(this.running);
         continue;
       }
-      const handed = this.handedOff.shift();
+      const handed = this.nextHandedOff();
       if (handed) {
         this.track(this.runGroup(handed));
         continue;
@@ -144,6 +144,26 @@ export class DeliveryWorker implements DeliveryHandOff {
     // Handed-off deliveries that never started go back to the queue.
     const left = this.handedOff.splice(0).flat();
     if (left.length > 0) await this.options.store.releaseDeliveries(left, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
+  }
+
+  /**
+   * The oldest group handed off, with every later one of the same listener
+   * (up to a claim's size): while all slots were busy, appends kept handing
+   * small groups over, and one batch of their runs costs the runner and the
+   * store about what one small group does.
+   */
+  private nextHandedOff(): ClaimedDelivery[] | undefined {
+    const first = this.handedOff.shift();
+    if (!first) return undefined;
+    const limit = this.options.batchSize ?? 64;
+    const listenerId = first[0]!.listenerId;
+    let merged = first;
+    this.handedOff = this.handedOff.filter((group) => {
+      if (group[0]!.listenerId !== listenerId || merged.length + group.length > limit) return true;
+      merged = merged === first ? [...first, ...group] : (merged.push(...group), merged);
+      return false;
+    });
+    return merged;
   }
 
   /**

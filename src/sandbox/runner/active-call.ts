@@ -98,11 +98,15 @@ export class ActiveCall {
     return this.logEntries;
   }
 
-  /** A step of a `steps` call ended: sent now, with the logs before it, so a later crash cannot lose it. */
-  stepDone(done: StepDone): void {
+  /**
+   * A step of a `steps` call ended: sent now, with the logs before it, so a
+   * later step's crash cannot lose it. `last`: no step follows, and the
+   * call's ending comes next; it travels with that (one write, not two).
+   */
+  stepDone(done: StepDone, last = false): void {
     if (this.finished) return;
     this.queue({ type: "step-done", id: this.id, done }, 0);
-    this.flush();
+    if (!last) this.flush();
   }
 
   log(stream: LogStream, text: string): void {

@@ -53,7 +53,7 @@ function asJson(value: unknown): { json: unknown } | { error: SandboxError } {
 
 export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDependencies): Promise<void> {
   const scope: Record<string, unknown> = { ...chain.scope };
-  for (const step of chain.steps) {
+  for (const [position, step] of chain.steps.entries()) {
     const started = performance.now();
     const recorder = new StepRecorder();
     let value: unknown;
@@ -86,8 +86,10 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     const json = error ? { json: null } : asJson(value);
     if ("error" in json) error = json.error;
     const returned = "json" in json ? json.json : null;
-    call.stepDone({ index: step.index, value: returned, step: outcome, logsEnd: call.logCount, durationMs: performance.now() - started, ...(error ? { error } : {}) });
-    if (error || outcome.exit || call.ended) return;
+    const ends = error !== undefined || outcome.exit !== null || call.ended || position === chain.steps.length - 1;
+    // The chain's last report goes with the call's ending, which the runner sends as soon as this returns.
+    call.stepDone({ index: step.index, value: returned, step: outcome, logsEnd: call.logCount, durationMs: performance.now() - started, ...(error ? { error } : {}) }, ends);
+    if (ends) return;
     scope[step.name] = stepResults({ exports: outcome.exports, returnValue: returned, summary: outcome.summary });
   }
 }

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { createKyselyStore } from "../kysely/kysely-store.js";
+import { migrateToLatest } from "../kysely/migrate.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 
@@ -40,7 +41,9 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     ...store,
     async migrate() {
       if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      await store.migrate();
+      // The schema the tables go in: the one given, or the connection's own (a search_path in the URL, else public).
+      const current = schema ?? ((await pool.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0]?.schema || undefined);
+      await migrateToLatest(db, current);
     },
   };
 }

@@ -7,6 +7,7 @@ import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-pla
 import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
 import type { StoredEvent } from "../../domain/sources.js";
 import { toDelivery } from "../kysely/subscription-queries.js";
+import type { GroupCommit } from "./group-commit.js";
 
 /**
  * appendEvents for SQLite, written against better-sqlite3 directly. It is the
@@ -22,7 +23,7 @@ export interface SqliteAppender {
   appendInTransaction(batch: EventBatch): AppendResult;
 }
 
-export function createSqliteAppender(database: SqliteDatabase.Database, kysely: Kysely<any>): SqliteAppender {
+export function createSqliteAppender(database: SqliteDatabase.Database, group: GroupCommit): SqliteAppender {
   const readState = database.prepare("SELECT last_ms, last_seq, dedupe_state, channel_counts, log_count FROM emitter_state WHERE emitter_id = ?");
   const insertEvent = database.prepare(
     "INSERT INTO events (emitter_id, ms, seq, owner_id, channel, summary, emit_id, event, indexed_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -84,9 +85,8 @@ export function createSqliteAppender(database: SqliteDatabase.Database, kysely: 
     return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(claimed ? { claimed } : {}) };
   });
 
-  // IMMEDIATE: a transaction that reads first and then writes cannot wait for the write lock (SQLite answers
-  // SQLITE_BUSY at once rather than risk a deadlock), and the checkpoint thread takes it now and then.
-  return { append: (batch) => outsideKyselyTransaction(database, kysely, () => append.immediate(batch)), appendInTransaction: (batch) => append(batch) };
+  // Committed with the other writes of the same turn (group-commit.ts), in a savepoint of its own.
+  return { append: (batch) => group.run(() => append(batch)), appendInTransaction: (batch) => append(batch) };
 }
 
 /**

@@ -5,6 +5,7 @@ import { toRunRow } from "../kysely/workflow-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
+import type { GroupCommit } from "./group-commit.js";
 import { outsideKyselyTransaction } from "./sqlite-append.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
@@ -18,6 +19,7 @@ import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } f
 export function createSqliteRuns(
   database: SqliteDatabase.Database,
   kysely: Kysely<any>,
+  group: GroupCommit,
   appendInTransaction: (batch: EventBatch) => AppendResult,
 ): Pick<Store, "claimDeliveries" | "finishRuns"> {
   const claim = database.prepare(
@@ -55,8 +57,8 @@ export function createSqliteRuns(
   return {
     claimDeliveries: ({ now, leaseMs, limit, claimer }) =>
       outsideKyselyTransaction(database, kysely, (): ClaimedDelivery[] => (claim.all(now + leaseMs, claimer ?? null, now, limit) as DeliveryRow[]).map(toClaimed).sort(deliveryOrder)),
-    // IMMEDIATE, as appends are (see sqlite-append.ts).
-    finishRuns: (input) => outsideKyselyTransaction(database, kysely, () => finish.immediate(input)),
+    // Committed with the other writes of the same turn, as appends are (group-commit.ts).
+    finishRuns: (input) => group.run(() => finish(input)),
   };
 }
 

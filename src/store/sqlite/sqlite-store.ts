@@ -7,6 +7,7 @@ import { createKyselyStore } from "../kysely/kysely-store.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 import { createSqliteAppender } from "./sqlite-append.js";
+import { GroupCommit } from "./group-commit.js";
 import { createSqliteRuns } from "./sqlite-runs.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 
@@ -43,8 +44,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     async migrate() {
       await store.migrate();
-      const appender = createSqliteAppender(database, db);
-      fast = { appendEvents: appender.append, ...createSqliteRuns(database, db, appender.appendInTransaction) };
+      const group = new GroupCommit(database, db);
+      const appender = createSqliteAppender(database, group);
+      fast = { appendEvents: appender.append, ...createSqliteRuns(database, db, group, appender.appendInTransaction) };
     },
     appendEvents(batch) {
       return fast ? fast.appendEvents(batch) : store.appendEvents(batch);

@@ -1,0 +1,78 @@
+/**
+ * CPU time spent by a set of processes over a measured window, from
+ * /proc/<pid>/stat (user + system, in clock ticks). On a shared VM the
+ * throughput of a run drifts with whatever else the machine does; the CPU a
+ * server spends per request moves much less, so the peers bench reports both.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Linux's USER_HZ: /proc reports CPU time in hundredths of a second on every architecture Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+/** CPU ticks by process id, for the processes chosen when it was taken. */
+export type CpuSnapshot = Map<number, number>;
+
+/** The CPU used so far by `pids` (those that still exist). */
+export function cpuSnapshot(pids: Iterable<number>): CpuSnapshot {
+  const snapshot: CpuSnapshot = new Map();
+  for (const pid of pids) {
+    const ticks = cpuTicksOf(pid);
+    if (ticks !== undefined) snapshot.set(pid, ticks);
+  }
+  return snapshot;
+}
+
+/**
+ * Milliseconds of CPU between two snapshots, counting only processes present
+ * in both: a load generator started and ended between them is not counted,
+ * nor is a process that came or went in the window (a steady-state
+ * measurement has none).
+ */
+export function cpuMsBetween(before: CpuSnapshot, after: CpuSnapshot): number {
+  let ticks = 0;
+  for (const [pid, end] of after) {
+    const start = before.get(pid);
+    if (start !== undefined) ticks += end - start;
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** `root` and every process below it, except those below `exclude` (and they). */
+export function processTree(root: number, exclude: readonly number[] = []): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const parent = statFields(pid)?.[1];
+    if (parent === undefined) continue;
+    const siblings = children.get(Number(parent)) ?? [];
+    siblings.push(pid);
+    children.set(Number(parent), siblings);
+  }
+  const excluded = new Set(exclude);
+  const tree: number[] = [];
+  const visit = (pid: number): void => {
+    if (excluded.has(pid)) return;
+    tree.push(pid);
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(root);
+  return tree;
+}
+
+function cpuTicksOf(pid: number): number | undefined {
+  const fields = statFields(pid);
+  // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name.
+  return fields ? Number(fields[11]) + Number(fields[12]) : undefined;
+}
+
+/** The fields of /proc/<pid>/stat after the command name (which is in parentheses and may hold spaces). */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    // Gone since the listing.
+    return undefined;
+  }
+}
