@@ -19,6 +19,7 @@ import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { usersRoutes } from "./routes/users.js";
 import { subscriptionsRoutes } from "./routes/subscriptions.js";
+import { webhooksRoutes } from "./routes/webhooks.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
@@ -185,6 +186,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(outboxRoutes, { store: options.store });
       await v1.register(workflowsRoutes, { engine: options.engine, store: options.store, streams });
       await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
+      await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });
     },
     { prefix: "/v1" },
   );

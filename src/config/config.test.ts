@@ -26,6 +26,7 @@ describe("loadConfig", () => {
       sandboxNetwork: "policy",
       egressAllow: [],
       sandboxBubblewrap: "auto",
+      webhookRetry: { maxAttempts: 8, baseDelayMs: 10_000 },
       maxRunInterruptions: 3,
       masterKeyFile: null,
     });

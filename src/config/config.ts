@@ -49,6 +49,8 @@ export interface RunnelConfig {
   readonly egressAllow: readonly string[];
   /** A workflow run cut off this many times by its process dying is recorded as an error instead of being run again. */
   readonly maxRunInterruptions: number;
+  /** RUNNEL_WEBHOOK_MAX_ATTEMPTS and RUNNEL_WEBHOOK_RETRY_BASE_MS: attempts per event to a webhook, and the wait after the first failure (doubled after each). */
+  readonly webhookRetry: { readonly maxAttempts: number; readonly baseDelayMs: number };
   /** RUNNEL_SANDBOX_BUBBLEWRAP: "auto" runs runners under bubblewrap where it works; "off" never (the permission model alone). */
   readonly sandboxBubblewrap: "auto" | "off";
 }
@@ -115,6 +117,10 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     egressAllow: parseEgressAllow(raw("RUNNEL_EGRESS_ALLOW")),
     maxRunInterruptions: parseInteger(raw("RUNNEL_MAX_RUN_INTERRUPTIONS"), 3, 1, 100),
     sandboxBubblewrap: parseChoice(raw("RUNNEL_SANDBOX_BUBBLEWRAP"), ["auto", "off"] as const, "auto"),
+    webhookRetry: Object.freeze({
+      maxAttempts: parseInteger(raw("RUNNEL_WEBHOOK_MAX_ATTEMPTS"), 8, 1, 100),
+      baseDelayMs: parseInteger(raw("RUNNEL_WEBHOOK_RETRY_BASE_MS"), 10_000, 10, 3_600_000),
+    }),
   };
   return Object.freeze(config);
 }

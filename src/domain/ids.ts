@@ -9,6 +9,7 @@ export const ID_PREFIX = {
   workflow: "p_",
   subscription: "sub_",
   webhook: "wh_",
+  webhookDelivery: "whd_",
   deployment: "d_",
   cell: "c_",
   run: "run_",

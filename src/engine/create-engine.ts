@@ -28,6 +28,10 @@ import { DEFAULT_MAX_RUN_INTERRUPTIONS, RunExecutor } from "./workflows/run-exec
 import { SubscriptionsService } from "./workflows/subscriptions-service.js";
 import { WorkflowResponses } from "./workflows/workflow-responses.js";
 import { WorkflowsService } from "./workflows/workflows-service.js";
+import { SourceListener } from "./listeners/source-listener.js";
+import { WebhookSender } from "./webhooks/webhook-sender.js";
+import { WebhooksService } from "./webhooks/webhooks-service.js";
+import { DEFAULT_WEBHOOK_RETRY, type WebhookRetryPolicy } from "../domain/webhooks.js";
 
 export interface EngineOptions {
   store: Store;
@@ -48,6 +52,8 @@ export interface EngineOptions {
   maxRunInterruptions?: number;
   /** This process's instance id, recorded with the deliveries it leases. */
   instanceId?: string;
+  /** Attempts per event to a webhook and the first backoff (RUNNEL_WEBHOOK_MAX_ATTEMPTS, RUNNEL_WEBHOOK_RETRY_BASE_MS). */
+  webhookRetry?: WebhookRetryPolicy;
 }
 
 export interface Engine {
@@ -58,6 +64,8 @@ export interface Engine {
   scheduler: TimerScheduler;
   workflows: WorkflowsService;
   subscriptions: SubscriptionsService;
+  /** Webhooks: URLs subscriptions deliver events to. */
+  webhooks: WebhooksService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
   /** The mail room, as handed in; null when none was. */
@@ -109,7 +117,11 @@ export function createEngine(options: EngineOptions): Engine {
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
-  worker = new DeliveryWorker({ store, executor, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}) });
+  const listeners = {
+    dc_: new SourceListener({ store, invoker }),
+    wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
+  };
+  worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}) });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);
@@ -126,6 +138,7 @@ export function createEngine(options: EngineOptions): Engine {
     onEnqueued: () => worker?.wake(),
   });
   const subscriptions = new SubscriptionsService({ store });
+  const webhooks = new WebhooksService({ store, secrets, egressPolicy });
 
   return {
     accounts: new Accounts({ store, singleUserReason: options.singleUserReason ?? null }),
@@ -134,6 +147,7 @@ export function createEngine(options: EngineOptions): Engine {
     scheduler,
     workflows,
     subscriptions,
+    webhooks,
     worker,
     mailer,
     setBaseUrl(url) {

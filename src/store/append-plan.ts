@@ -1,6 +1,6 @@
 import { applyDedupe, type DedupeState, type Rejection, type PendingEmit } from "../domain/dedupe.js";
 import { formatEventId, nextEventIdParts, parseEventId, type EventIdParts } from "../domain/event-ids.js";
-import type { StoredEvent } from "../domain/sources.js";
+import type { LogEntry, StoredEvent } from "../domain/sources.js";
 import { globFor } from "../domain/subscriptions.js";
 import { parseChannelCounts, readCount, type ChannelCounts } from "./retention-plan.js";
 import type { EventBatch } from "./store.js";
@@ -22,6 +22,8 @@ export interface AppendPlan {
   positions: EventIdParts[];
   accepted: PendingEmit[];
   rejected: Rejection[];
+  /** The emitter's log lines as events of its `$logs` channel (only when a listener wants them), after `events`. */
+  logEvents: StoredEvent[];
   state: { lastMs: number; lastSeq: number; dedupe: DedupeState | null };
   channels: string[];
 }
@@ -31,9 +33,10 @@ export interface AppendPlan {
  * against the emitter's state, then ids that follow its last one. Pure; the
  * adapter reads the state and writes the plan in one transaction.
  */
-export function planAppend(batch: EventBatch, current: EmitterState): AppendPlan {
+export function planAppend(batch: EventBatch, current: EmitterState, logLines: LogLine[] = []): AppendPlan {
   const deduped = applyDedupe(batch.dedupe, current.dedupe, batch.emits);
-  const positions = nextEventIdParts(current.lastId, batch.now, deduped.accepted.length);
+  // Log lines take ids from the same sequence as events (never deduped): a delivery's key (listener, emitter, event id) stays unique.
+  const positions = nextEventIdParts(current.lastId, batch.now, deduped.accepted.length + logLines.length);
   const events: StoredEvent[] = deduped.accepted.map((emit, index) => ({
     id: formatEventId(positions[index]!),
     emitterId: batch.emitterId,
@@ -43,16 +46,62 @@ export function planAppend(batch: EventBatch, current: EmitterState): AppendPlan
     event: emit.event ?? null,
     indexedAtMs: batch.now,
   }));
+  const logEvents: StoredEvent[] = logLines.map((line, index) => ({
+    id: formatEventId(positions[events.length + index]!),
+    emitterId: batch.emitterId,
+    channel: LOGS_CHANNEL,
+    summary: null,
+    emitId: null,
+    event: logEventBody(line),
+    indexedAtMs: batch.now,
+  }));
   const last = positions[positions.length - 1] ?? (current.lastId ? parseEventId(current.lastId) : null);
   return {
     events,
     positions,
+    logEvents,
     accepted: deduped.accepted,
     rejected: deduped.rejected,
     // last_seq is -1 while the emitter has state (dedupe) but no event yet.
     state: { lastMs: last?.ms ?? 0, lastSeq: last?.seq ?? -1, dedupe: deduped.state },
-    channels: [...new Set(events.map((event) => event.channel))],
+    channels: [...new Set([...events, ...logEvents].map((event) => event.channel))],
   };
+}
+
+/** A log line before it is stored. */
+export type LogLine = Pick<LogEntry, "stream" | "text" | "ts">;
+
+/** The platform's channel of an emitter's log lines. */
+export const LOGS_CHANNEL = "$logs";
+
+/** What a `$logs` listener gets for one log line (documented in docs/workflows.md). */
+export function logEventBody(line: LogLine): { stream: string; msg: string; ts: number } {
+  return { stream: line.stream, msg: line.text, ts: line.ts };
+}
+
+/**
+ * Whether any of the subscriptions would get the batch's `$logs` events: only
+ * then are log lines appended as events (a source nobody listens to pays
+ * nothing for its logs but a look at its subscriptions).
+ */
+export function logsWanted(batch: EventBatch, subscriptions: SubscriptionMatch[]): boolean {
+  if (!batch.logEvents?.length) return false;
+  return subscriptions.some((subscription) => subscription.event_name === LOGS_CHANNEL && routes(batch, subscription));
+}
+
+/**
+ * Whether a subscription gets the batch's events at all. Never the emitter
+ * itself through a glob (the error workflow's own errors through `p_*`, a
+ * source's own events through `dc_*`), nor a workflow listening to itself;
+ * a source subscribed to itself by name does get its events (the hosted
+ * service's scheduling components do so; the component guards its loop).
+ */
+function routes(batch: EventBatch, subscription: SubscriptionMatch): boolean {
+  const deliverTo = batch.deliverTo ?? "all";
+  if (deliverTo === "none") return false;
+  if (subscription.listener_id === batch.emitterId && (subscription.emitter_id !== batch.emitterId || !batch.emitterId.startsWith("dc_"))) return false;
+  if (deliverTo === "explicit" && subscription.emitter_id.endsWith("_*")) return false;
+  return true;
 }
 
 /** The subscription emitter ids that cover an emitter: itself and its glob. */
@@ -72,13 +121,9 @@ export interface SubscriptionMatch {
 /** The delivery rows for the events each matching subscription wants (same channel). */
 export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscriptions: SubscriptionMatch[]) {
   const rows = [];
-  const deliverTo = batch.deliverTo ?? "all";
-  if (deliverTo === "none") return [];
   const payloads = new Map<StoredEvent, string>();
   for (const subscription of subscriptions) {
-    // A workflow never listens to itself (the error workflow's own errors through `p_*`).
-    if (subscription.listener_id === batch.emitterId) continue;
-    if (deliverTo === "explicit" && subscription.emitter_id.endsWith("_*")) continue;
+    if (!routes(batch, subscription)) continue;
     for (const event of events) {
       if (event.channel !== subscription.event_name) continue;
       let payload = payloads.get(event);

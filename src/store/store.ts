@@ -5,6 +5,7 @@ import type { PageRequest, PageSlice } from "../domain/paging.js";
 import type { RegistryEntry } from "../domain/registry.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
+import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 
 /**
@@ -178,6 +179,21 @@ export interface Store {
    */
   claimDailyNotice(ownerId: string, workflowId: string, code: string, day: string): Promise<boolean>;
 
+  createWebhook(webhook: Webhook): Promise<Webhook>;
+  findWebhook(ownerId: string, webhookId: string): Promise<Webhook | null>;
+  listWebhooks(ownerId: string, page: PageRequest): Promise<PageSlice<Webhook>>;
+  /** Removes the webhook with the subscriptions it listens through, its pending deliveries and their records; false when the owner has none such. */
+  deleteWebhook(ownerId: string, webhookId: string): Promise<boolean>;
+  /**
+   * In one transaction: records an attempt's outcome for (webhook, event)
+   * (created at the first attempt, its id kept after), and settles the
+   * delivery: removed once `status` is delivered or failed (given up), due
+   * again at `retryAt` while retrying.
+   */
+  recordWebhookAttempt(record: WebhookDelivery, retryAt: number | null): Promise<void>;
+  /** What became of the events sent to the owner's webhook, newest first, cursor-paged by id. */
+  listWebhookDeliveries(ownerId: string, webhookId: string, page: PageRequest): Promise<PageSlice<WebhookDelivery>>;
+
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;
 }
@@ -203,6 +219,18 @@ export interface EventBatch {
   runId?: string | undefined;
   /** Log lines of the emitter, written in the same transaction (a source's invocations: one commit for both). */
   logs?: Array<Pick<LogEntry, "stream" | "text" | "ts">> | undefined;
+  /**
+   * Log lines that `$logs` listeners of the emitter get: appended as events
+   * of its `$logs` channel, with their deliveries, only when a subscription
+   * wants them (a source's are its `logs`; a workflow's, its steps' lines).
+   */
+  logEvents?: Array<Pick<LogEntry, "stream" | "text" | "ts">> | undefined;
+  /**
+   * Deliveries this batch carries out (a source's runs of events it listens
+   * to): removed in the same transaction, so a run is committed and its
+   * delivery gone together, or neither.
+   */
+  completes?: DeliveryKey[] | undefined;
   /**
    * Record the batch's deliveries as already claimed by `claimer` for
    * `leaseMs`, and answer them in `claimed`, for a caller that runs them
@@ -236,6 +264,8 @@ export interface AppendResult {
   deliveries: number;
   /** The batch's log lines as stored (with their ids); empty without any. */
   logs: LogEntry[];
+  /** The batch's log lines as `$logs` events, when a listener wanted them (not among `events`). */
+  logEvents?: StoredEvent[];
   /** The deliveries recorded claimed (EventBatch.claim), when the store did so. */
   claimed?: ClaimedDelivery[];
 }

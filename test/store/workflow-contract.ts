@@ -165,6 +165,66 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect(await listenersOf()).toEqual([]);
     });
 
+    it("a source hears itself by id, never through dc_*; the append that carries out a delivery removes it in its transaction", async () => {
+      const self = "dc_self000000000000000000000";
+      const globbed = "dc_glob000000000000000000000";
+      await store.subscribe({ id: newId("subscription"), ownerId, emitterId: self, listenerId: self, eventName: "", createdAt: Date.now() });
+      await store.subscribe({ id: newId("subscription"), ownerId, emitterId: "dc_*", listenerId: globbed, eventName: "", createdAt: Date.now() });
+      await store.appendEvents(emitBatch(ownerId, self, [{ n: 1 }]));
+      await store.appendEvents(emitBatch(ownerId, globbed, [{ n: 2 }]));
+      const claimed = await store.claimDeliveries({ now: Date.now() + 1_000, leaseMs: 60_000, limit: 10 });
+      expect(claimed.map((d) => `${d.emitterId}>${d.listenerId}`).sort()).toEqual([`${self}>${globbed}`, `${self}>${self}`].sort());
+      const own = claimed.find((d) => d.listenerId === self)!;
+      // The source's run of it commits: its event, and the delivery gone, together.
+      const ran = await store.appendEvents(emitBatch(ownerId, self, [], { completes: [own] }));
+      expect(ran.events).toEqual([]);
+      const rest = claimed.filter((d) => d !== own);
+      await store.dropDeliveries(rest);
+      expect(await store.claimDeliveries({ now: Date.now() + 1_000_000, leaseMs: 1, limit: 10 })).toEqual([]);
+    });
+
+    it("appends log lines as $logs events, with deliveries, only when a listener wants them", async () => {
+      const source = "dc_logs000000000000000000000";
+      const lines = [{ stream: "stdout" as const, text: "one", ts: Date.now() }];
+      const quiet = await store.appendEvents(emitBatch(ownerId, source, [{ n: 1 }], { logs: lines, logEvents: lines }));
+      expect(quiet.logEvents).toBeUndefined();
+      expect((await store.listEvents(ownerId, source, { channel: "$logs", page: { limit: 10 } })).items).toEqual([]);
+
+      await store.subscribe({ id: newId("subscription"), ownerId, emitterId: source, listenerId: listener.id, eventName: "$logs", createdAt: Date.now() });
+      const heard = await store.appendEvents(emitBatch(ownerId, source, [{ n: 2 }], { logs: lines, logEvents: lines }));
+      expect(heard.events.map((event) => event.channel)).toEqual([""]);
+      expect(heard.logEvents).toMatchObject([{ channel: "$logs", event: { stream: "stdout", msg: "one" } }]);
+      // Ids from the events' sequence: after the emitted event's, never the same.
+      expect(heard.logEvents![0]!.id).not.toBe(heard.events[0]!.id);
+      const claimed = await store.claimDeliveries({ now: Date.now() + 1_000, leaseMs: 60_000, limit: 10 });
+      expect(claimed).toMatchObject([{ listenerId: listener.id, emitterId: source, channel: "$logs", eventId: heard.logEvents![0]!.id, event: { msg: "one" } }]);
+      // Log lines alone (a workflow's steps'), no emits: still delivered.
+      const alone = await store.appendEvents(emitBatch(ownerId, source, [], { logEvents: lines }));
+      expect(alone.logEvents).toHaveLength(1);
+    });
+
+    it("records webhook attempts: retrying leaves the delivery due later, delivered removes it; the record keeps its id", async () => {
+      const webhookId = newId("webhook");
+      await store.createWebhook({ id: webhookId, ownerId, name: null, description: null, url: "https://example.com/x", secret: "enc:v1:x", active: true, createdAt: Date.now(), updatedAt: Date.now() });
+      await store.subscribe({ id: newId("subscription"), ownerId, emitterId: emitter, listenerId: webhookId, eventName: "", createdAt: Date.now() });
+      const [appended] = (await store.appendEvents(emitBatch(ownerId, emitter, [{ n: 1 }]))).events;
+      const at = Date.now() + 1_000;
+      const first = (await store.claimDeliveries({ now: at, leaseMs: 60_000, limit: 10 })).find((d) => d.listenerId === webhookId)!;
+      const record = { id: newId("webhookDelivery"), ownerId, webhookId, emitterId: emitter, eventId: appended!.id, channel: "", attempts: 1, lastStatus: 500, lastError: "HTTP 500", createdAt: first.createdAt, updatedAt: at, deliveredAt: null };
+      await store.recordWebhookAttempt({ ...record, status: "retrying" }, at + 5_000);
+      expect((await store.claimDeliveries({ now: at + 4_999, leaseMs: 60_000, limit: 10 })).filter((d) => d.listenerId === webhookId)).toEqual([]);
+      const again = (await store.claimDeliveries({ now: at + 5_000, leaseMs: 60_000, limit: 10 })).filter((d) => d.listenerId === webhookId);
+      expect(again).toMatchObject([{ attempts: 2 }]);
+      await store.recordWebhookAttempt({ ...record, id: newId("webhookDelivery"), status: "delivered", attempts: 2, lastStatus: 200, lastError: null, deliveredAt: at }, null);
+      expect((await store.claimDeliveries({ now: at + 1_000_000, leaseMs: 1, limit: 10 })).filter((d) => d.listenerId === webhookId)).toEqual([]);
+      const listed = await store.listWebhookDeliveries(ownerId, webhookId, { limit: 10 });
+      expect(listed.items).toEqual([{ ...record, status: "delivered", attempts: 2, lastStatus: 200, lastError: null, deliveredAt: at }]);
+      expect((await store.listWebhookDeliveries(otherId, webhookId, { limit: 10 })).items).toEqual([]);
+      expect(await store.deleteWebhook(otherId, webhookId)).toBe(false);
+      expect(await store.deleteWebhook(ownerId, webhookId)).toBe(true);
+      expect((await store.listSubscriptions(ownerId)).some((subscription) => subscription.listenerId === webhookId)).toBe(false);
+    });
+
     it("enqueues, releases and drops deliveries", async () => {
       const at = Date.now();
       await store.enqueueDeliveries([

@@ -129,7 +129,10 @@ describe.concurrent("$errors subscriptions (each test its own user)", () => {
 
     const cases: Array<[string, number, string]> = [
       [`emitter_id=x_123&listener_id=${listener.id}&event_name=$errors`, 400, "emitter_id"],
-      [`emitter_id=${emitter.id}&listener_id=dc_123&event_name=$errors`, 400, "listener_id"],
+      [`emitter_id=${emitter.id}&listener_id=x_123&event_name=$errors`, 400, "listener_id"],
+      // Sources and webhooks listen too; one that does not exist is a 404 naming it.
+      [`emitter_id=${emitter.id}&listener_id=dc_123&event_name=$errors`, 404, "dc_123"],
+      [`emitter_id=${emitter.id}&listener_id=wh_123&event_name=$errors`, 404, "wh_123"],
       [`emitter_id=${listener.id}&listener_id=${listener.id}&event_name=$errors`, 400, "listener_id"],
       [`emitter_id=${theirs.id}&listener_id=${listener.id}&event_name=$errors`, 404, theirs.id],
       [`emitter_id=${emitter.id}&listener_id=${theirs.id}&event_name=$errors`, 404, theirs.id],

@@ -9,7 +9,7 @@ import { SubscriptionSchema } from "../schemas/workflows.js";
 
 const KeyFields = {
   emitter_id: Type.String({ description: "A workflow (p_…) or source (dc_…) of yours, or p_* / dc_* for all of them" }),
-  listener_id: Type.String({ description: "The workflow that runs on each event (p_…)" }),
+  listener_id: Type.String({ description: "Who gets each event: a workflow (p_…, runs), a source (dc_…, its run gets the event; it may listen to itself) or a webhook (wh_…, the event is POSTed)" }),
   event_name: Type.Optional(Type.String({ description: "A channel: $errors, $logs, a name, or empty for the default channel" })),
 };
 const KeyQuery = Type.Object(KeyFields, { additionalProperties: false });

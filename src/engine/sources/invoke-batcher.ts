@@ -4,6 +4,7 @@
  * at a time under the source's mutex.
  */
 import type { DeployedSource } from "../../domain/sources.js";
+import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
 import type { KeyedMutex } from "../keyed-mutex.js";
@@ -28,7 +29,7 @@ export class InvokeBatcher {
   ) {}
 
   /** Queues `call` for the source's next batch; settles with its result once its batch has committed. */
-  add(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void): Promise<InvocationResult> {
+  add(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey): Promise<InvocationResult> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(source.id);
       if (!queue) {
@@ -36,7 +37,7 @@ export class InvokeBatcher {
         this.queues.set(source.id, queue);
         this.scheduleBatch(source.id);
       }
-      queue.items.push({ call, trigger, onRespond, resolve, reject });
+      queue.items.push({ call, trigger, onRespond, delivery, resolve, reject });
     });
   }
 

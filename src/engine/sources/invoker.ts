@@ -1,5 +1,6 @@
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
+import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
 import { KeyedMutex } from "../keyed-mutex.js";
@@ -47,10 +48,11 @@ export class SourceInvoker {
    * while the source is busy are run together as one batch: one after the
    * other in the runner, each seeing the store the previous one left, then
    * committed in one transaction, so a busy source pays for the database once
-   * per batch rather than once per request.
+   * per batch rather than once per request. A call that carries out a
+   * `delivery` (an event the source listens to) removes it in its commit.
    */
-  invoke(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void): Promise<InvocationResult> {
-    return this.batcher.add(source, call, trigger, onRespond);
+  invoke(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey): Promise<InvocationResult> {
+    return this.batcher.add(source, call, trigger, onRespond, delivery);
   }
 
   /**

@@ -85,6 +85,7 @@ export class ResultWriter {
     // The calls' logs go in the events' transaction: one commit for both.
     const logs = logEntries(outcomes.map((outcome) => outcome.result), outcomes.flatMap((outcome) => outcome.problems), now);
     const claim = this.options.handOff?.claimFor();
+    const completes = outcomes.flatMap((outcome) => (outcome.delivery ? [outcome.delivery] : []));
     const appended = await store.appendEvents({
       ownerId: source.ownerId,
       emitterId: source.id,
@@ -94,6 +95,9 @@ export class ResultWriter {
       now,
       sourceDb: db,
       logs,
+      // The same lines, for `$logs` listeners (the store appends them as events only when one listens).
+      logEvents: logs,
+      ...(completes.length > 0 ? { completes } : {}),
       ...(claim ? { claim } : {}),
     });
     const byCall: StoredEvent[][] = outcomes.map(() => []);
@@ -102,7 +106,7 @@ export class ResultWriter {
     // What only the append could tell (an emit its dedupe could not take) is logged after it: rare.
     const refused = appended.rejected.filter((rejection) => !rejection.duplicate).map((rejection) => `An event was not emitted: ${rejection.reason}`);
     if (refused.length > 0) await this.writeLogs(source, logEntries([], refused, now));
-    for (const event of appended.events) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
+    for (const event of [...appended.events, ...(appended.logEvents ?? [])]) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
     // Deliveries recorded claimed go to the worker in hand; others are claimed, and only when there are some:
     // a source nobody listens to costs the worker nothing.
     if (appended.claimed) {

@@ -3,7 +3,7 @@ import type { SourceLimits } from "../../domain/sources.js";
 import type { Limits } from "../../sandbox/limits.js";
 
 /** What started a call; it decides the time limit. */
-export type Trigger = "http" | "timer" | "manual" | "hook" | "options";
+export type Trigger = "http" | "timer" | "manual" | "hook" | "options" | "subscription";
 
 /** Limits of user code (the hosted service's defaults: 30 s for HTTP, 60 s for timers, 256 MB). */
 export interface RunLimits {

@@ -6,6 +6,7 @@
 import type { PendingEmit } from "../../domain/dedupe.js";
 import { orderEmits, validateEmitMeta } from "../../domain/emit-order.js";
 import type { DeployedSource } from "../../domain/sources.js";
+import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
 import { addParsedBody } from "../../sandbox/runner/http-body.js";
@@ -23,6 +24,8 @@ export interface CallOutcome {
   emits: PendingEmit[];
   /** Problems found with the call's emits, to log. */
   problems: string[];
+  /** The delivery the call carries out (an event the source listens to), removed when the call commits. */
+  delivery?: DeliveryKey | undefined;
 }
 
 /** A call to run: what it asks, what started it, and who takes its HTTP response. */
@@ -30,6 +33,8 @@ export interface CallRequest {
   call: ComponentCall;
   trigger: Trigger;
   onRespond: ((response: HttpResponse) => void) | undefined;
+  /** The delivery the call carries out, when it runs an event the source listens to. */
+  delivery?: DeliveryKey | undefined;
 }
 
 export interface SandboxCallsOptions {
@@ -64,14 +69,15 @@ export async function runCalls(
     toSandbox.map((pending) => (pending.onRespond ? { onRespond: pending.onRespond } : undefined)),
   );
   let next = 0;
-  return calls.map((pending) => {
+  return calls.map((pending): CallOutcome => {
+    const delivery = pending.delivery ? { delivery: pending.delivery } : {};
     if (plainSchedule(pending.call)) {
       // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
       const call = pending.call as Extract<ComponentCall, { kind: "run" }>;
       const event = call.httpBody ? addParsedBody(call.event) : call.event;
-      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [] };
+      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [], ...delivery };
     }
-    return checkEmits(results[next++]!);
+    return { ...checkEmits(results[next++]!), ...delivery };
   });
 }
 

@@ -6,9 +6,16 @@ import { ExpiringCache } from "../expiring-cache.js";
 import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { RunExecutor } from "./run-executor.js";
 
+/** A kind of listener other than a workflow: it carries out one listener's claimed deliveries, or throws for a retry. */
+export interface GroupListener {
+  run(deliveries: ClaimedDelivery[]): Promise<void>;
+}
+
 export interface DeliveryWorkerOptions {
   store: Store;
   executor: RunExecutor;
+  /** Listeners that are not workflows, by id prefix: sources (`dc_`), webhooks (`wh_`). */
+  listeners?: Partial<Record<"dc_" | "wh_", GroupListener>>;
   logger: Logger;
   /** How often the store is asked when nothing woke the worker (other processes' work, expired leases). Default 1 s. */
   pollMs?: number;
@@ -199,6 +206,11 @@ export class DeliveryWorker implements DeliveryHandOff {
     const { store, executor, logger } = this.options;
     const first = deliveries[0]!;
     try {
+      const other = this.listenerOf(first.listenerId);
+      if (other) {
+        await other.run(deliveries);
+        return;
+      }
       const workflow = await this.workflowOf(first.ownerId, first.listenerId);
       if (!workflow || !workflow.active) {
         // Deleted or deactivated: what it was sent is not run (a paused workflow does not pile up work).
@@ -217,6 +229,12 @@ export class DeliveryWorker implements DeliveryHandOff {
       const backoff = Math.min(60_000, 1_000 * 2 ** Math.min(6, first.attempts));
       await store.releaseDeliveries(retry, this.now() + backoff).catch(() => undefined);
     }
+  }
+
+  /** The listener of a source or webhook id; null for a workflow's. */
+  private listenerOf(listenerId: string): GroupListener | null {
+    const prefix = listenerId.startsWith("dc_") ? "dc_" : listenerId.startsWith("wh_") ? "wh_" : null;
+    return prefix ? (this.options.listeners?.[prefix] ?? null) : null;
   }
 
   private async workflowOf(ownerId: string, workflowId: string): Promise<Workflow | null> {

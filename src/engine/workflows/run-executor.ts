@@ -15,7 +15,7 @@ import { openSecrets } from "../sources/props.js";
 import type { RunLimits } from "../sources/invoker.js";
 import type { BuiltinActions } from "./builtin-actions.js";
 import type { Destinations } from "./destinations.js";
-import { emitAppend, errorAppend, failRun, finishedRun, fromSandboxError, recordStep, skipRest, startRun, type RunState } from "./run-state.js";
+import { emitAppend, errorAppend, failRun, logsAppend, finishedRun, fromSandboxError, recordStep, skipRest, startRun, type RunState } from "./run-state.js";
 import { workflowBundle } from "./workflow-bundle.js";
 import type { WorkflowResponses } from "./workflow-responses.js";
 
@@ -271,6 +271,8 @@ export class RunExecutor {
     const now = this.now();
     const appends: EventBatch[] = [];
     for (const run of runs) {
+      const logged = logsAppend(workflow, run, now);
+      if (logged) appends.push(logged);
       if (run.status === "error") appends.push(errorAppend(workflow, run, now));
       else {
         const emitted = emitAppend(workflow, run, now);
@@ -279,7 +281,7 @@ export class RunExecutor {
     }
     const finished = runs.map((run) => finishedRun(workflow, run, now));
     const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: runs.map((run) => run.delivery), appends });
-    for (const result of appended) for (const event of result.events) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
+    for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is
     // not recorded now: its sends went out with the run that was.
     for (const run of runs) {

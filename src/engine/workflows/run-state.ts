@@ -150,3 +150,14 @@ export function emitAppend(workflow: Workflow, run: RunState, now: number): Even
   if (emits.length === 0) return null;
   return { ownerId: workflow.ownerId, emitterId: workflow.id, emits, dedupe: null, retention: 100, now, runId: run.id };
 }
+
+/**
+ * The log lines of a run's steps, for `$logs` listeners of the workflow: the
+ * store appends them as events of its `$logs` channel only when one listens,
+ * so a workflow nobody listens to pays a look at its subscriptions.
+ */
+export function logsAppend(workflow: Workflow, run: RunState, now: number): EventBatch | null {
+  const lines = run.records.flatMap((record) => record.logs.map((log) => ({ stream: log.stream, text: log.text, ts: log.ts })));
+  if (lines.length === 0) return null;
+  return { ownerId: workflow.ownerId, emitterId: workflow.id, emits: [], logEvents: lines, dedupe: null, retention: 100, now, runId: run.id };
+}

@@ -12,7 +12,9 @@ export interface SubscriptionKey {
 /**
  * Subscriptions as the API makes them: an emitter (the caller's workflow or
  * source, or a glob `p_*` / `dc_*` of them) and a channel, to one of the
- * caller's workflows. Another user's ids answer 404, like missing ones.
+ * caller's listeners: a workflow (runs), a source (its `run` gets the
+ * event) or a webhook (the event is POSTed). Another user's ids answer 404,
+ * like missing ones.
  */
 export class SubscriptionsService {
   constructor(private readonly options: { store: Store; now?: () => number }) {}
@@ -20,7 +22,8 @@ export class SubscriptionsService {
   async subscribe(ownerId: string, key: SubscriptionKey): Promise<Subscription> {
     await this.checkListener(ownerId, key.listenerId);
     await this.checkEmitter(ownerId, key.emitterId);
-    if (key.emitterId === key.listenerId) throw new ValidationError("listener_id", "A workflow cannot listen to itself.");
+    // A source may listen to itself (the hosted service's scheduling components do); a workflow may not.
+    if (key.emitterId === key.listenerId && !key.listenerId.startsWith("dc_")) throw new ValidationError("listener_id", "A workflow cannot listen to itself.");
     const at = (this.options.now ?? Date.now)();
     return this.options.store.subscribe({ id: newId("subscription", at), ownerId, ...key, createdAt: at });
   }
@@ -39,8 +42,18 @@ export class SubscriptionsService {
   }
 
   private async checkListener(ownerId: string, listenerId: string): Promise<void> {
-    if (!listenerId.startsWith("p_")) throw new ValidationError("listener_id", `listener_id must be a workflow id (p_…); got "${listenerId}".`);
-    if (!(await this.options.store.findWorkflow(ownerId, listenerId))) throw new NotFoundError("workflow", listenerId);
+    const { store } = this.options;
+    if (listenerId.startsWith("p_")) {
+      if (!(await store.findWorkflow(ownerId, listenerId))) throw new NotFoundError("workflow", listenerId);
+    } else if (listenerId.startsWith("dc_")) {
+      // By id only: a slug here would subscribe a name, not the source.
+      const source = await store.findSource(ownerId, listenerId);
+      if (!source || source.id !== listenerId) throw new NotFoundError("source", listenerId);
+    } else if (listenerId.startsWith("wh_")) {
+      if (!(await store.findWebhook(ownerId, listenerId))) throw new NotFoundError("webhook", listenerId);
+    } else {
+      throw new ValidationError("listener_id", `listener_id must be a workflow (p_…), a source (dc_…) or a webhook (wh_…); got "${listenerId}".`);
+    }
   }
 
   private async checkEmitter(ownerId: string, emitterId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { sql, SqliteAdapter, type Kysely, type Selectable, type Transaction } from "kysely";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
-import { deliveriesFor, emitterKeys, emitterStateOf, planAppend } from "../append-plan.js";
+import { deliveriesFor, emitterKeys, emitterStateOf, logsWanted, planAppend } from "../append-plan.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
@@ -205,26 +205,31 @@ function toLogEntry(row: Selectable<LogRow>): LogEntry {
 
 /** appendEvents' work inside a transaction the caller holds (finishing runs appends in theirs). */
 export async function appendWithin(trx: Transaction<Database>, batch: EventBatch): Promise<AppendResult> {
+  for (const key of batch.completes ?? []) {
+    await trx.deleteFrom("deliveries").where("listener_id", "=", key.listenerId).where("emitter_id", "=", key.emitterId).where("event_id", "=", key.eventId).execute();
+  }
+  // Nothing to append (a workflow run's log lines, with no listener): no state to write either.
+  if (batch.emits.length === 0 && !batch.logs?.length && !batch.sourceDb && !batch.logEvents?.length) return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
   const state = await lockedState(trx, batch.emitterId, batch.ownerId);
-  const plan = planAppend(batch, state);
+  // Read before planning: whether anyone listens to `$logs` decides whether log lines become events.
+  const subscriptions =
+    batch.emits.length > 0 || batch.logEvents?.length
+      ? await trx.selectFrom("subscriptions").select(["id", "emitter_id", "listener_id", "event_name"]).where("owner_id", "=", batch.ownerId).where("emitter_id", "in", emitterKeys(batch.emitterId)).execute()
+      : [];
+  const plan = planAppend(batch, state, logsWanted(batch, subscriptions) ? batch.logEvents : []);
+  const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
   const counts = { ...state.channelCounts };
   let recorded = 0;
-  if (plan.events.length > 0) {
-    await trx.insertInto("events").values(plan.events.map((event) => toEventRow(event, batch.ownerId))).execute();
-    for (const [channel, added] of addedPerChannel(plan.events)) {
+  if (appended.length > 0) {
+    await trx.insertInto("events").values(appended.map((event) => toEventRow(event, batch.ownerId))).execute();
+    for (const [channel, added] of addedPerChannel(appended)) {
       const known = counts[channel];
       let held = known === undefined ? await countRows(trx, "events", batch.emitterId, channel) : known + added;
       const excess = excessOf(held, batch.retention);
       if (excess > 0) held -= await deleteOldest(trx, "events", batch.emitterId, excess, channel);
       counts[channel] = held;
     }
-    const subscriptions = await trx
-      .selectFrom("subscriptions")
-      .select(["id", "emitter_id", "listener_id", "event_name"])
-      .where("owner_id", "=", batch.ownerId)
-      .where("emitter_id", "in", emitterKeys(batch.emitterId))
-      .execute();
-    const deliveries = deliveriesFor(batch, plan.events, subscriptions);
+    const deliveries = deliveriesFor(batch, appended, subscriptions);
     if (deliveries.length > 0) await trx.insertInto("deliveries").values(deliveries).onConflict((oc) => oc.doNothing()).execute();
     recorded = deliveries.length;
   }
@@ -249,5 +254,5 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       .where("owner_id", "=", batch.ownerId)
       .execute();
   }
-  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs };
+  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}) };
 }

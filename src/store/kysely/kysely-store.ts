@@ -11,6 +11,7 @@ import { registryQueries } from "./registry-queries.js";
 import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
+import { webhookQueries } from "./webhook-queries.js";
 import { workflowQueries } from "./workflow-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
@@ -48,5 +49,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...registryQueries(options),
     ...outboxQueries(options),
     ...secretQueries(options),
+    ...webhookQueries(options),
   };
 }

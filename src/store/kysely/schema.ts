@@ -18,6 +18,8 @@ export interface Database {
   registry: RegistryRow;
   outbox: OutboxRow;
   error_notices: ErrorNoticeRow;
+  webhooks: WebhookRow;
+  webhook_deliveries: WebhookDeliveryRow;
 }
 
 export interface UserRow {
@@ -205,4 +207,34 @@ export interface ErrorNoticeRow {
   code: string;
   day: string;
   created_at: number;
+}
+
+/** A webhook: a URL of the user's that subscriptions deliver to; `secret` is sealed (enc:v1:). */
+export interface WebhookRow {
+  id: string;
+  owner_id: string;
+  name: string | null;
+  description: string | null;
+  url: string;
+  secret: string;
+  active: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What became of one event sent to one webhook: (webhook, emitter, event) is the primary key. */
+export interface WebhookDeliveryRow {
+  id: string;
+  owner_id: string;
+  webhook_id: string;
+  emitter_id: string;
+  event_id: string;
+  channel: string;
+  status: string;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
 }

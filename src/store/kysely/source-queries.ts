@@ -103,8 +103,9 @@ export function sourceQueries({ db, isUniqueViolation }: QueryContext): SourceQu
         await trx.deleteFrom("events").where("emitter_id", "=", sourceId).execute();
         await trx.deleteFrom("logs").where("emitter_id", "=", sourceId).execute();
         await trx.deleteFrom("emitter_state").where("emitter_id", "=", sourceId).execute();
-        await trx.deleteFrom("subscriptions").where("owner_id", "=", ownerId).where("emitter_id", "=", sourceId).execute();
-        await trx.deleteFrom("deliveries").where("owner_id", "=", ownerId).where("emitter_id", "=", sourceId).execute();
+        // As emitter and as listener (a source subscribed to events, its own included).
+        await trx.deleteFrom("subscriptions").where("owner_id", "=", ownerId).where((eb) => eb.or([eb("emitter_id", "=", sourceId), eb("listener_id", "=", sourceId)])).execute();
+        await trx.deleteFrom("deliveries").where("owner_id", "=", ownerId).where((eb) => eb.or([eb("emitter_id", "=", sourceId), eb("listener_id", "=", sourceId)])).execute();
         return true;
       });
     },

@@ -10,6 +10,7 @@ import { registryMigration } from "./0008-registry.js";
 import { retentionCountsMigration } from "./0009-retention-counts.js";
 import { deliveryInterruptionsMigration } from "./0010-delivery-interruptions.js";
 import { deliveryClaimerMigration } from "./0011-delivery-claimer.js";
+import { webhooksMigration } from "./0012-webhooks.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0009-retention-counts": retentionCountsMigration,
   "0010-delivery-interruptions": deliveryInterruptionsMigration,
   "0011-delivery-claimer": deliveryClaimerMigration,
+  "0012-webhooks": webhooksMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -2,7 +2,7 @@ import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
 import { formatEventId, nextEventIdParts } from "../../domain/event-ids.js";
 import { LOG_RETENTION, type LogEntry } from "../../domain/sources.js";
-import { deliveriesFor, emitterKeys, emitterStateOf, planAppend, type SubscriptionMatch } from "../append-plan.js";
+import { deliveriesFor, emitterKeys, emitterStateOf, logsWanted, planAppend, type SubscriptionMatch } from "../append-plan.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
 import type { StoredEvent } from "../../domain/sources.js";
@@ -47,17 +47,25 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms, claimed_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
+  const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
   const logs = createSqliteLogWriter(database);
 
   const append = database.transaction((batch: EventBatch): AppendResult => {
+    for (const key of batch.completes ?? []) deleteDelivery.run(key.listenerId, key.emitterId, key.eventId);
+    // Nothing to append (a workflow run's log lines, with no listener): no state to write either.
+    if (batch.emits.length === 0 && !batch.logs?.length && !batch.sourceDb && !batch.logEvents?.length) return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
     const state = emitterStateOf(readState.get(batch.emitterId) as Parameters<typeof emitterStateOf>[0]);
-    const plan = planAppend(batch, state);
-    plan.events.forEach((event, index) => {
+    const [own, glob] = emitterKeys(batch.emitterId);
+    // Read before planning: whether anyone listens to `$logs` decides whether log lines become events.
+    const subscriptions = batch.emits.length > 0 || batch.logEvents?.length ? (matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[]) : [];
+    const plan = planAppend(batch, state, logsWanted(batch, subscriptions) ? batch.logEvents : []);
+    const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
+    appended.forEach((event, index) => {
       const { ms, seq } = plan.positions[index]!;
       insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, JSON.stringify(event.event ?? null), event.indexedAtMs);
     });
     const counts = { ...state.channelCounts };
-    for (const [channel, added] of addedPerChannel(plan.events)) {
+    for (const [channel, added] of addedPerChannel(appended)) {
       const known = counts[channel];
       let held = known === undefined ? (countChannel.get(batch.emitterId, channel) as number) : known + added;
       const excess = excessOf(held, batch.retention);
@@ -66,11 +74,9 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     }
     let deliveries = 0;
     const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
-    const appendedById = claimed ? new Map(plan.events.map((event) => [event.id, event])) : undefined;
-    if (plan.events.length > 0) {
-      const [own, glob] = emitterKeys(batch.emitterId);
-      const subscriptions = matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[];
-      for (const row of deliveriesFor(batch, plan.events, subscriptions)) {
+    const appendedById = claimed ? new Map(appended.map((event) => [event.id, event])) : undefined;
+    if (appended.length > 0) {
+      for (const row of deliveriesFor(batch, appended, subscriptions)) {
         deliveries += 1;
         if (batch.claim) Object.assign(row, { status: "running", attempts: 1, available_at: batch.now + batch.claim.leaseMs, claimed_by: batch.claim.claimer });
         const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
@@ -82,7 +88,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);
     writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe, formatChannelCounts(counts), written.held);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
-    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(claimed ? { claimed } : {}) };
+    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}) };
   });
 
   // Committed with the other writes of the same turn (group-commit.ts), in a savepoint of its own.
