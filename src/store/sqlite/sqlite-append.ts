@@ -58,7 +58,10 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     const [own, glob] = emitterKeys(batch.emitterId);
     // Read before planning: whether anyone listens to `$logs` decides whether log lines become events.
     const subscriptions = batch.emits.length > 0 || batch.logEvents?.length ? (matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[]) : [];
-    const plan = planAppend(batch, state, logsWanted(batch, subscriptions) ? batch.logEvents : []);
+    const wantsLogs = logsWanted(batch, subscriptions);
+    // Only log lines, and nobody listens to them: nothing changes (a logging workflow's runs pay no write for it).
+    if (!wantsLogs && batch.emits.length === 0 && !batch.logs?.length && !batch.sourceDb) return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
+    const plan = planAppend(batch, state, wantsLogs ? batch.logEvents : []);
     const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
     appended.forEach((event, index) => {
       const { ms, seq } = plan.positions[index]!;
