@@ -25,10 +25,12 @@ import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
 import { sourcesRoutes } from "./routes/sources.js";
 import { sourceEventsRoutes } from "./routes/source-events.js";
+import { documentedStreamsRoutes, sourceStreamsRoutes } from "./routes/source-streams.js";
 import { createEndpointHandler } from "./http-endpoint/endpoint-handler.js";
 import { parseEndpointUrl } from "./http-endpoint/endpoint-url.js";
 import { SseStreams } from "./sse.js";
 import { createValidatorCompiler } from "./validation.js";
+import { workspaceNotFound } from "./workspace.js";
 
 export interface AppOptions {
   store: Store;
@@ -182,13 +184,23 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(componentsRoutes, { sources: options.engine.sources });
       await v1.register(registryRoutes, { registry: options.engine.registry });
       await v1.register(sourcesRoutes, { sources: options.engine.sources, endpointUrl: options.engine.endpointUrl });
-      await v1.register(sourceEventsRoutes, { sources: options.engine.sources, streams });
+      await v1.register(sourceEventsRoutes, { sources: options.engine.sources });
+      await v1.register(sourceStreamsRoutes, { sources: options.engine.sources, streams });
       await v1.register(outboxRoutes, { store: options.store });
       await v1.register(workflowsRoutes, { engine: options.engine, store: options.store, streams });
       await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
       await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });
     },
     { prefix: "/v1" },
+  );
+
+  // The hosted service's stream addresses, outside /v1 as it has them; the same Bearer key as the /v1 streams.
+  await app.register(
+    async (sse) => {
+      addBearerAuth(sse, { accounts: options.engine.accounts, publicPaths: new Set() });
+      await sse.register(documentedStreamsRoutes, { sources: options.engine.sources, streams });
+    },
+    { prefix: "/sse" },
   );
 
   return app;
@@ -229,7 +241,7 @@ function checkWorkspaceParameters(scope: FastifyInstance): void {
     const query = inQuery ? new URLSearchParams(request.url.slice(request.url.indexOf("?") + 1)) : null;
     for (const name of ["org_id", "workspace_id"]) {
       const given = query?.get(name) ?? (typeof body[name] === "string" ? (body[name] as string) : null);
-      if (given !== null && given !== "" && given !== own) return done(new NotFoundError("workspace", given));
+      if (given !== null && given !== "" && given !== own) return done(workspaceNotFound(given));
       // Checked, and of no further use: a strict body must not refuse it.
       delete body[name];
     }

@@ -16,7 +16,17 @@ describe("OpenAPI document", () => {
     expect(result.valid).toBe(true);
     expect(response.body.openapi).toMatch(/^3\./);
     expect(Object.keys(response.body.paths)).toEqual(
-      expect.arrayContaining(["/v1/users/me", "/v1/users", "/v1/users/me/api_keys", "/v1/users/me/api_keys/{id}", "/healthz"]),
+      expect.arrayContaining([
+        "/v1/users/me",
+        "/v1/users",
+        "/v1/users/me/api_keys",
+        "/v1/users/me/api_keys/{id}",
+        "/healthz",
+        "/v1/workspaces/{org_id}/subscriptions",
+        "/v1/orgs/{org_id}/sources",
+        "/sse/{id}/emits",
+        "/sse/{id}/observations",
+      ]),
     );
     expect(response.body.paths["/v1/users"].post.requestBody).toBeDefined();
     expect(response.body.components.securitySchemes.bearerAuth).toEqual({ type: "http", scheme: "bearer" });

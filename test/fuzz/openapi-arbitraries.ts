@@ -31,11 +31,11 @@ export interface Pools {
   keys: { owner: string; other: string };
 }
 
-/** Operations to fuzz: all but the live streams (SSE), which never end by themselves. */
+/** Operations to fuzz: all but the live streams (SSE: `…/sse`, and the hosted addresses under `/sse/`), which never end by themselves. */
 export function operationsOf(document: Schema): Operation[] {
   const operations: Operation[] = [];
   for (const [template, item] of Object.entries<Schema>(document.paths ?? {})) {
-    if (template.endsWith("/sse")) continue;
+    if (template.endsWith("/sse") || template.startsWith("/sse/")) continue;
     for (const [method, operation] of Object.entries<Schema>(item)) {
       if (!["get", "post", "put", "delete", "patch"].includes(method)) continue;
       const parameters: Schema[] = operation.parameters ?? [];

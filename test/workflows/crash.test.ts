@@ -325,6 +325,6 @@ describe("a redelivery of an event whose run is recorded", () => {
     expect(runs.find((item) => item.trigger.event_id === run.trigger.event_id)).toEqual(run);
     expect(gate.posted.map((post) => JSON.parse(post.body).n).sort()).toEqual([1, 2]);
     const emitted = await call(server.url, "GET", `/v1/workflows/${workflow.id}/event_summaries?expand=event`, { key });
-    expect(emitted.body.data.map((event: any) => event.event.n).sort()).toEqual([1, 2]);
+    expect(emitted.body.data.map((event: any) => event.event.raw_event.n).sort()).toEqual([1, 2]);
   });
 });

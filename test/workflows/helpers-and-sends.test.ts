@@ -382,14 +382,14 @@ describe("$.send.*, carried out after the run", () => {
 
       const emitted = await call(server.url, "GET", `/v1/workflows/${workflow.id}/event_summaries?expand=event`, { key });
       expect(emitted.body.page_info.total_count).toBe(1);
-      expect(emitted.body.data[0]).toMatchObject({ event: { kind: "order", id: "o-17" }, metadata: { emitter_id: workflow.id } });
+      expect(emitted.body.data[0]).toMatchObject({ event: { raw_event: { kind: "order", id: "o-17" } }, metadata: { emitter_id: workflow.id, emit_id: expect.any(String) } });
 
       const sseMessages = await waitFor(async () => streamed, (list) => list.some((message) => message.event === "orders"), "the sse payload");
       const payload = JSON.parse(sseMessages.find((message) => message.event === "orders")!.data);
       expect(payload).toMatchObject({ id: run.id, channel: "orders", payload: { id: "o-17", live: true } });
       // The emit went out on the same stream, on the default channel.
       const emittedLive = sseMessages.find((message) => message.event === "message");
-      expect(emittedLive && JSON.parse(emittedLive.data)).toMatchObject({ event: { kind: "order", id: "o-17" } });
+      expect(emittedLive && JSON.parse(emittedLive.data)).toMatchObject({ event: { raw_event: { kind: "order", id: "o-17" } } });
     } finally {
       abort.abort();
       await reading;
@@ -460,7 +460,7 @@ describe("$.send.*, carried out after the run", () => {
 
     expect(receiver.received.filter((r) => r.path === "/from-failing").map((r) => JSON.parse(r.body).attempt)).toEqual([2]);
     const emitted = await call(server.url, "GET", `/v1/workflows/${workflow.id}/event_summaries?expand=event`, { key });
-    expect(emitted.body.data.map((event: any) => event.event)).toEqual([{ attempt: 2 }]);
+    expect(emitted.body.data.map((event: any) => event.event.raw_event)).toEqual([{ attempt: 2 }]);
     const objects = await readdir(join(server.dataDir, "objects", userId, "failing-bucket"));
     expect(objects).toHaveLength(1);
     expect(JSON.parse(await readFile(join(server.dataDir, "objects", userId, "failing-bucket", objects[0]!), "utf8"))).toEqual({ attempt: 2 });

@@ -4,21 +4,15 @@ import { ValidationError } from "../../domain/errors.js";
 import { parseEventId } from "../../domain/event-ids.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { LogEntry, StoredEvent } from "../../domain/sources.js";
-import type { HubMessage } from "../../engine/event-hub.js";
 import type { SourcesService } from "../../engine/sources/service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { EventSummarySchema, LogSchema, toEventSummary, toLogView } from "../schemas/sources.js";
-import type { SseStream, SseStreams } from "../sse.js";
-import type { FastifyReply, FastifyRequest } from "fastify";
 
 const IdParams = Type.Object({ id: Type.String() });
 
-/** The last message of a stream. Channel names cannot start with `$`, so it never clashes with one. */
-export const STREAM_CLOSED_EVENT = "$closed";
-
-/** A source's events and logs: pages, live streams, deletion, manual runs and prop options. */
-export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesService; streams: SseStreams }> = async (app, { sources, streams }) => {
+/** A source's events and logs: pages, deletion, manual runs and prop options (live streams: source-streams.ts). */
+export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesService }> = async (app, { sources }) => {
   app.get(
     "/sources/:id/event_summaries",
     {
@@ -93,47 +87,6 @@ export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesSer
       const slice = await sources.logs(principalOf(request).user.id, request.params.id, page);
       return toPage({ items: slice.items.map(toLogView), totalCount: slice.totalCount }, (item) => item.id);
     },
-  );
-
-  /** Streams what the hub says of one source, turned into SSE messages by `send`, until it is deleted or the client goes. */
-  const follow = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    idOrSlug: string,
-    send: (stream: SseStream, message: Exclude<HubMessage, { kind: "closed" }>) => void,
-  ) => {
-    let stream: SseStream | undefined;
-    const following = await sources.follow(principalOf(request).user.id, idOrSlug, (message) => {
-      if (!stream) return;
-      if (message.kind !== "closed") return send(stream, message);
-      stream.send({ reason: message.reason }, STREAM_CLOSED_EVENT);
-      stream.close();
-    });
-    stream = streams.start(request, reply);
-    await stream.closed;
-    following.stop();
-  };
-
-  app.get(
-    "/sources/:id/sse",
-    { schema: { tags: ["events"], summary: "Server-sent events: one message per emitted event; `event:` is the channel", params: IdParams } },
-    (request, reply) =>
-      follow(request, reply, request.params.id, (stream, message) => {
-        if (message.kind !== "event") return;
-        const summary = toEventSummary(message.item as StoredEvent, true);
-        stream.send(summary, message.channel || undefined, summary.id);
-      }),
-  );
-
-  app.get(
-    "/sources/:id/logs/sse",
-    { schema: { tags: ["events"], summary: "Server-sent events: the source's logs as they are written", params: IdParams } },
-    (request, reply) =>
-      follow(request, reply, request.params.id, (stream, message) => {
-        if (message.kind !== "log") return;
-        const log = toLogView(message.item as LogEntry);
-        stream.send(log, "log", log.id);
-      }),
   );
 
   app.post(

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { DeployedSource } from "../../domain/sources.js";
+import type { Principal } from "../../engine/accounts.js";
 import type { SourcesService } from "../../engine/sources/service.js";
 import { principalOf } from "../request-context.js";
-import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
+import { checkOwnWorkspace } from "../workspace.js";
+import { DataSchema, errorResponses, PageQuerySchema, PageSchema, WorkspaceParams } from "../schemas/common.js";
 import { DeployBodySchema, SourceSchema, toSourceView, UpdateBodySchema } from "../schemas/sources.js";
 
 export interface SourcesRoutesOptions {
@@ -60,14 +62,34 @@ export const sourcesRoutes: FastifyPluginAsyncTypebox<SourcesRoutesOptions> = as
     },
   );
 
+  const listOwn = async (request: { principal: Principal | null; query: Static<typeof PageQuerySchema> }) => {
+    const slice = await sources.list(principalOf(request).user.id, parsePageRequest(request.query));
+    return toPage({ items: await Promise.all(slice.items.map(view)), totalCount: slice.totalCount }, (item) => item.id);
+  };
+
   app.get(
     "/users/me/sources",
     {
       schema: { tags: ["sources"], summary: "Your sources, newest first", querystring: PageQuerySchema, response: { 200: PageSchema(SourceSchema), ...errorResponses } },
     },
+    listOwn,
+  );
+
+  // The hosted API lists a workspace's sources here; a user's one workspace holds exactly their sources.
+  app.get(
+    "/orgs/:org_id/sources",
+    {
+      schema: {
+        tags: ["sources"],
+        summary: "Your workspace's sources (o_…, from /users/me/workspaces): the same list as /users/me/sources",
+        params: WorkspaceParams,
+        querystring: PageQuerySchema,
+        response: { 200: PageSchema(SourceSchema), ...errorResponses },
+      },
+    },
     async (request) => {
-      const slice = await sources.list(principalOf(request).user.id, parsePageRequest(request.query));
-      return toPage({ items: await Promise.all(slice.items.map(view)), totalCount: slice.totalCount }, (item) => item.id);
+      checkOwnWorkspace(principalOf(request), request.params.org_id);
+      return listOwn(request);
     },
   );
 };

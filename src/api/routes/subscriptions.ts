@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
 import { ValidationError } from "../../domain/errors.js";
 import type { Subscription } from "../../domain/subscriptions.js";
 import type { SubscriptionsService } from "../../engine/workflows/subscriptions-service.js";
 import { principalOf } from "../request-context.js";
-import { DataSchema, errorResponses, toEpochSeconds } from "../schemas/common.js";
+import { checkOwnWorkspace } from "../workspace.js";
+import { DataSchema, errorResponses, toEpochSeconds, WorkspaceParams } from "../schemas/common.js";
 import { SubscriptionSchema } from "../schemas/workflows.js";
 
 const KeyFields = {
@@ -60,10 +62,29 @@ export const subscriptionsRoutes: FastifyPluginAsyncTypebox<{ subscriptions: Sub
     },
   );
 
+  const listOwn = async (request: FastifyRequest) => ({ data: (await subscriptions.list(principalOf(request).user.id)).map(toView) });
+
   app.get(
     "/users/me/subscriptions",
     { schema: { tags: ["subscriptions"], summary: "Your subscriptions, triggers and $errors ones alike", response: { 200: DataSchema(Type.Array(SubscriptionSchema)), ...errorResponses } } },
-    async (request) => ({ data: (await subscriptions.list(principalOf(request).user.id)).map(toView) }),
+    listOwn,
+  );
+
+  // The hosted API lists a workspace's subscriptions here; a user's one workspace holds exactly their subscriptions.
+  app.get(
+    "/workspaces/:org_id/subscriptions",
+    {
+      schema: {
+        tags: ["subscriptions"],
+        summary: "Your workspace's subscriptions (o_…, from /users/me/workspaces): the same list as /users/me/subscriptions",
+        params: WorkspaceParams,
+        response: { 200: DataSchema(Type.Array(SubscriptionSchema)), ...errorResponses },
+      },
+    },
+    async (request) => {
+      checkOwnWorkspace(principalOf(request), request.params.org_id);
+      return listOwn(request);
+    },
   );
 
   app.post(

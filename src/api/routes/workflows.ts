@@ -1,15 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { fromDocumentedWorkflowBody, inGivenTerms, type IgnoredField } from "../../domain/documented-workflow-body.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { LogEntry, StoredEvent } from "../../domain/sources.js";
 import type { Engine } from "../../engine/create-engine.js";
 import type { Store } from "../../store/store.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, ErrorBodySchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
-import { EventSummarySchema, LogSchema, toEventSummary, toLogView } from "../schemas/sources.js";
-import { ErrorSummarySchema, RunSchema, toErrorSummary, toRunView, toWorkflowView, WorkflowBodySchema, WorkflowSchema } from "../schemas/workflows.js";
+import { LogSchema, toLogView } from "../schemas/sources.js";
+import { ErrorSummarySchema, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
 import type { SseStream, SseStreams } from "../sse.js";
-import { checkCursor, STREAM_CLOSED_EVENT } from "./source-events.js";
+import { checkCursor } from "./source-events.js";
+import { STREAM_CLOSED_EVENT } from "./source-streams.js";
 
 const IdParams = Type.Object({ id: Type.String() });
 const EventsQuery = Type.Object(
@@ -25,17 +27,43 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
     const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
     return toWorkflowView(workflow, source ? engine.endpointUrl(source) : null);
   };
+  const written = async (workflow: Parameters<typeof toWorkflowView>[0], ignored: IgnoredField[]) => ({
+    data: await view(workflow),
+    ...(ignored.length > 0 ? { warnings: ignored } : {}),
+  });
 
   app.post(
     "/workflows",
-    { schema: { tags: ["workflows"], summary: "Create a workflow: a trigger and steps", body: WorkflowBodySchema, response: { 200: DataSchema(WorkflowSchema), ...errorResponses } } },
-    async (request) => ({ data: await view(await workflows.create(principalOf(request).user.id, request.body)) }),
+    {
+      schema: {
+        tags: ["workflows"],
+        summary: "Create a workflow: a trigger and steps (Runnel's body, or the hosted API's)",
+        body: WorkflowBodySchema,
+        response: { 200: WorkflowWrittenSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { body, ignored, renamed } = fromDocumentedWorkflowBody(request.body);
+      const workflow = await workflows.create(principalOf(request).user.id, body).catch((error: unknown) => Promise.reject(inGivenTerms(error, renamed)));
+      return written(workflow, ignored);
+    },
   );
 
   app.get(
     "/workflows/:id",
-    { schema: { tags: ["workflows"], summary: "A workflow by id (p_…) or name slug", params: IdParams, response: { 200: DataSchema(WorkflowSchema), ...errorResponses } } },
-    async (request) => ({ data: await view(await workflows.get(principalOf(request).user.id, request.params.id)) }),
+    {
+      schema: {
+        tags: ["workflows"],
+        summary: "A workflow by id (p_…) or name slug; triggers and steps also at the top, as the hosted API answers",
+        params: IdParams,
+        response: { 200: WorkflowDetailsSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const workflow = await workflows.get(principalOf(request).user.id, request.params.id);
+      const data = await view(workflow);
+      return { data, triggers: data.triggers, steps: toDocumentedSteps(workflow) };
+    },
   );
 
   app.put(
@@ -46,10 +74,14 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
         summary: "Update a workflow; fields left out stay as they are (the trigger's endpoint stays the same)",
         params: IdParams,
         body: WorkflowBodySchema,
-        response: { 200: DataSchema(WorkflowSchema), ...errorResponses },
+        response: { 200: WorkflowWrittenSchema, ...errorResponses },
       },
     },
-    async (request) => ({ data: await view(await workflows.update(principalOf(request).user.id, request.params.id, request.body)) }),
+    async (request) => {
+      const { body, ignored, renamed } = fromDocumentedWorkflowBody(request.body);
+      const workflow = await workflows.update(principalOf(request).user.id, request.params.id, body).catch((error: unknown) => Promise.reject(inGivenTerms(error, renamed)));
+      return written(workflow, ignored);
+    },
   );
 
   app.delete(
@@ -154,7 +186,7 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
         summary: "What the workflow emitted with $.send.emit, newest first",
         params: IdParams,
         querystring: EventsQuery,
-        response: { 200: PageSchema(EventSummarySchema), ...errorResponses },
+        response: { 200: PageSchema(WorkflowEmitSummarySchema), ...errorResponses },
       },
     },
     async (request) => {
@@ -163,7 +195,7 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
       checkCursor(page.before, "before");
       checkCursor(page.after, "after");
       const slice = await workflows.events(principalOf(request).user.id, request.params.id, "", page);
-      return toPage({ items: slice.items.map((event) => toEventSummary(event, expand === "event")), totalCount: slice.totalCount }, (item) => item.id);
+      return toPage({ items: slice.items.map((event) => toWorkflowEmitSummary(event, expand === "event")), totalCount: slice.totalCount }, (item) => item.id);
     },
   );
 
@@ -207,7 +239,7 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
         if (message.kind !== "event") return;
         const item = message.item as StoredEvent | { id: string; payload: unknown };
         if ("emitterId" in item) {
-          const summary = item.channel === "$errors" ? toErrorSummary(item, true) : toEventSummary(item, true);
+          const summary = item.channel === "$errors" ? toErrorSummary(item, true) : toWorkflowEmitSummary(item, true);
           stream.send(summary, message.channel || undefined, summary.id);
         } else stream.send(item, message.channel || undefined);
       });

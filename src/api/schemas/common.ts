@@ -38,6 +38,9 @@ export const PageQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A workspace in the path, as the hosted API's workspace routes take it (`/orgs/<org_id>/…`). */
+export const WorkspaceParams = Type.Object({ org_id: Type.String({ description: "o_…: your workspace, from /users/me/workspaces" }) });
+
 /** Epoch seconds, as the hosted API gives times. */
 export function toEpochSeconds(ms: number): number {
   return Math.floor(ms / 1000);

@@ -52,7 +52,8 @@ export const EventSummarySchema = Type.Object(
     indexed_at_ms: Type.Integer(),
     event: Type.Optional(Json),
     metadata: Type.Object({
-      emit_id: Type.Union([Type.String(), Type.Null()]),
+      id: Type.Union([Type.String(), Type.Null()], { description: "The id the component gave $emit (its dedupe key); null when it gave none." }),
+      emit_id: Type.String({ description: "The emit's id: the one the component gave $emit, else the event's own id." }),
       name: Type.String({ description: "The channel; \"\" for the default channel." }),
       emitter_id: Type.String(),
       summary: Type.Optional(Type.String()),
@@ -135,11 +136,21 @@ export function toEventSummary(event: StoredEvent, expand: boolean): EventSummar
   const view: EventSummaryView = {
     id: event.id,
     indexed_at_ms: event.indexedAtMs,
-    metadata: { emit_id: event.emitId, name: event.channel, emitter_id: event.emitterId },
+    metadata: { id: event.emitId, emit_id: emitIdOf(event), name: event.channel, emitter_id: event.emitterId },
   };
   if (event.summary !== null) view.metadata.summary = event.summary;
-  if (expand || JSON.stringify(event.event ?? null).length <= SUMMARY_EVENT_LIMIT_BYTES) view.event = event.event;
+  if (showsEvent(event, expand)) view.event = event.event;
   return view;
+}
+
+/** Whether a summary carries the event's body: always with expand=event, else only when it is small. */
+export function showsEvent(event: StoredEvent, expand: boolean): boolean {
+  return expand || JSON.stringify(event.event ?? null).length <= SUMMARY_EVENT_LIMIT_BYTES;
+}
+
+/** Never null, as clients of the hosted API read it as the emit's identity: the event's own id (unique per emitter) stands in. */
+export function emitIdOf(event: StoredEvent): string {
+  return event.emitId ?? event.id;
 }
 
 export function toLogView(log: LogEntry) {

@@ -3,6 +3,7 @@ import type { StoredEvent } from "../../domain/sources.js";
 import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
 import { maskSealed } from "../../engine/secrets.js";
 import { toEpochSeconds } from "./common.js";
+import { emitIdOf, showsEvent } from "./sources.js";
 
 const Json = Type.Unknown();
 
@@ -20,9 +21,16 @@ const TriggerBodySchema = Type.Object(
   { additionalProperties: false, description: 'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, or a source component with configured_props.' },
 );
 
+/** The hosted API's `triggers` item: Runnel's trigger fields, with `props` for `configured_props`. */
+const TriggersItemSchema = Type.Object(
+  { ...TriggerBodySchema.properties, props: Type.Optional(Type.Record(Type.String(), Json, { description: "The trigger source's configured props (configured_props)." })) },
+  { additionalProperties: false },
+);
+
 const StepBodySchema = Type.Object(
   {
-    name: Type.String({ description: "Unique in the workflow; later steps read steps.<name>." }),
+    name: Type.Optional(Type.String({ description: "Unique in the workflow; later steps read steps.<name>. Required, as name or namespace." })),
+    namespace: Type.Optional(Type.String({ description: "The hosted API's word for name." })),
     code: Type.Optional(Type.String({ description: "A code step: component code whose run({ steps, $ }) runs." })),
     filename: Type.Optional(Type.String({ description: "The file the code came from (.ts, .mjs…)." })),
     key: Type.Optional(Type.String({ description: "A published action, by key." })),
@@ -35,6 +43,8 @@ const SettingsBodySchema = Type.Object(
   {
     error_notifications: Type.Optional(Type.Unknown({ description: "false: errors are listed but not sent to the global error workflow." })),
     error_retention: Type.Optional(Type.Unknown({ description: "Errors kept in $errors (default 100)." })),
+    name: Type.Optional(Type.Unknown({ description: "The hosted API's place for the workflow's name (name)." })),
+    auto_deploy: Type.Optional(Type.Unknown({ description: "Hosted only: accepted and ignored (named in warnings); Runnel deploys every change at once." })),
   },
   { additionalProperties: false },
 );
@@ -48,8 +58,37 @@ export const WorkflowBodySchema = Type.Object(
     respond: Type.Optional(Type.Unknown({ description: '"workflow": an HTTP caller waits for $.respond; "immediately" (default): it gets 200 at once.' })),
     settings: Type.Optional(SettingsBodySchema),
     active: Type.Optional(Type.Unknown()),
+    triggers: Type.Optional(Type.Array(TriggersItemSchema, { description: "The hosted API's form of trigger: a list of at most one." })),
+    project_id: Type.Optional(Type.String({ description: "Hosted only: accepted and ignored (named in warnings)." })),
+    template_id: Type.Optional(Type.String({ description: "Hosted only: accepted and ignored (named in warnings)." })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: "Runnel's fields, or the hosted API's (settings.name, triggers, steps[].namespace, org_id); hosted-only ones are ignored and named in warnings." },
+);
+
+
+/** A trigger as the hosted API's GET /workflows/<id> lists it (`triggers`); Runnel's own `trigger` stays beside it. */
+export const DocumentedTriggerSchema = Type.Object(
+  {
+    id: Type.String({ description: "The source behind the trigger (dc_…)" }),
+    type: Type.String({ description: "http, timer, source or component" }),
+    endpoint_url: Type.Optional(Type.String({ description: "HTTP triggers: where requests go" })),
+    custom_response: Type.Optional(Type.Boolean({ description: "HTTP triggers: whether the workflow answers the request ($.respond)" })),
+  },
+  { title: "WorkflowTrigger" },
+);
+
+/** A step as the hosted API's GET /workflows/<id> lists it (`steps`): `namespace` is the step's name. */
+export const DocumentedStepSchema = Type.Object(
+  {
+    id: Type.String({ description: "c_…: the cellId errors name" }),
+    namespace: Type.String({ description: "The step's name: later steps read steps.<namespace>" }),
+    disabled: Type.Boolean({ description: "Always false: Runnel runs every step" }),
+    component: Type.Boolean({ description: "Always true: every step is a component" }),
+    savedComponent: Type.Union([Type.Object({ id: Type.String({ description: "sc_…" }) }), Type.Null()], { description: "null for a built-in action" }),
+    key: Type.Union([Type.String(), Type.Null()], { description: "The published action it runs, if any" }),
+    props: Type.Record(Type.String(), Json),
+  },
+  { title: "WorkflowStepDocumented" },
 );
 
 export const WorkflowSchema = Type.Object(
@@ -63,10 +102,12 @@ export const WorkflowSchema = Type.Object(
       source_id: Type.Union([Type.String(), Type.Null()]),
       endpoint_url: Type.Optional(Type.String()),
     }),
+    triggers: Type.Array(DocumentedTriggerSchema, { description: "The hosted API's form of `trigger`: empty without one" }),
     steps: Type.Array(
       Type.Object({
         id: Type.String({ description: "c_…: the cellId errors name" }),
         name: Type.String(),
+        namespace: Type.String({ description: "The same as name, as the hosted API calls it" }),
         key: Type.Union([Type.String(), Type.Null()]),
         component_id: Type.Union([Type.String(), Type.Null()]),
         props: Type.Record(Type.String(), Json),
@@ -90,7 +131,8 @@ export function toWorkflowView(workflow: Workflow, endpointUrl: string | null): 
     name_slug: workflow.nameSlug,
     active: workflow.active,
     trigger: { type: workflow.triggerKind, source_id: workflow.triggerSourceId, ...(endpointUrl ? { endpoint_url: endpointUrl } : {}) },
-    steps: workflow.steps.map((step) => ({ id: step.id, name: step.name, key: step.key, component_id: step.componentId, props: maskSealed(step.props) })),
+    triggers: toDocumentedTriggers(workflow, endpointUrl),
+    steps: workflow.steps.map((step) => ({ id: step.id, name: step.name, namespace: step.name, key: step.key, component_id: step.componentId, props: maskSealed(step.props) })),
     respond: workflow.respond,
     settings: { error_notifications: workflow.settings.errorNotifications, error_retention: workflow.settings.errorRetention },
     is_error_workflow: workflow.isErrorWorkflow,
@@ -99,6 +141,45 @@ export function toWorkflowView(workflow: Workflow, endpointUrl: string | null): 
     updated_at: toEpochSeconds(workflow.updatedAt),
   };
 }
+
+/** What POST and PUT answer: the workflow, and the body's fields that were accepted but ignored (only when there are some). */
+export const WorkflowWrittenSchema = Type.Object(
+  {
+    data: WorkflowSchema,
+    warnings: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: "Fields of the request that Runnel accepted but does not act on, and why." }),
+    ),
+  },
+  { title: "WorkflowWritten" },
+);
+
+export function toDocumentedTriggers(workflow: Workflow, endpointUrl: string | null): Array<Static<typeof DocumentedTriggerSchema>> {
+  if (workflow.triggerKind === "none" || workflow.triggerSourceId === null) return [];
+  const http = endpointUrl ? { endpoint_url: endpointUrl, custom_response: workflow.respond === "workflow" } : {};
+  return [{ id: workflow.triggerSourceId, type: workflow.triggerKind, ...http }];
+}
+
+export function toDocumentedSteps(workflow: Workflow): Array<Static<typeof DocumentedStepSchema>> {
+  return workflow.steps.map((step) => ({
+    id: step.id,
+    namespace: step.name,
+    disabled: false,
+    component: true,
+    savedComponent: step.componentId ? { id: step.componentId } : null,
+    key: step.key,
+    props: maskSealed(step.props),
+  }));
+}
+
+/**
+ * GET /workflows/<id>: Runnel's `{data}` and, beside it, the `triggers` and
+ * `steps` the hosted API documents at the top of this answer, so that
+ * clients of either find what they read.
+ */
+export const WorkflowDetailsSchema = Type.Object(
+  { data: WorkflowSchema, triggers: Type.Array(DocumentedTriggerSchema), steps: Type.Array(DocumentedStepSchema) },
+  { title: "WorkflowDetails" },
+);
 
 const RunErrorSchema = Type.Object({ code: Type.String(), msg: Type.String(), name: Type.String(), cellId: Type.String(), ts: Type.String(), stack: Type.String() });
 
@@ -188,6 +269,28 @@ export type ErrorSummaryView = Static<typeof ErrorSummarySchema>;
 export function toErrorSummary(event: StoredEvent, expand: boolean): ErrorSummaryView {
   const view: ErrorSummaryView = { id: event.id, indexed_at_ms: event.indexedAtMs, metadata: { emitter_id: event.emitterId, emit_id: event.emitId ?? "", name: event.channel } };
   if (expand) view.event = event.event as ErrorSummaryView["event"];
+  return view;
+}
+
+/**
+ * An item of a workflow's `event_summaries` (what `$.send.emit` sent), as the
+ * hosted API documents it: the emitted event under `event.raw_event`, as it
+ * was given to `$.send.emit({ raw_event })`.
+ */
+export const WorkflowEmitSummarySchema = Type.Object(
+  {
+    id: Type.String({ description: "<epoch ms>-<sequence>; also the paging cursor" }),
+    indexed_at_ms: Type.Integer(),
+    event: Type.Optional(Type.Object({ raw_event: Json })),
+    metadata: Type.Object({ emit_id: Type.String(), name: Type.String(), emitter_id: Type.String() }),
+  },
+  { title: "WorkflowEmitSummary" },
+);
+export type WorkflowEmitSummaryView = Static<typeof WorkflowEmitSummarySchema>;
+
+export function toWorkflowEmitSummary(event: StoredEvent, expand: boolean): WorkflowEmitSummaryView {
+  const view: WorkflowEmitSummaryView = { id: event.id, indexed_at_ms: event.indexedAtMs, metadata: { emit_id: emitIdOf(event), name: event.channel, emitter_id: event.emitterId } };
+  if (showsEvent(event, expand)) view.event = { raw_event: event.event };
   return view;
 }
 
