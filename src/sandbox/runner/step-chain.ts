@@ -70,7 +70,7 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
           emit: () => {
             throw new Error("this.$emit() is for sources; a step sends events with $.send.emit({ raw_event }).");
           },
-          respond: (response, what) => call.respond(response, what),
+          respond: (response, what, options) => call.respond(response, what, options),
         });
         const context = { ...chain.context, stepId: step.id };
         value = await runStep(target.component, instance, { steps: scope, context }, { recorder, respond: (response, what) => call.respond(response, what) });
