@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, eventually, logsOf } from "../helpers/sources.js";
 import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
@@ -248,5 +252,72 @@ describe("a respond() that can no longer answer", () => {
     expect(run.status).toBe("success");
     expect(run.steps[1].$return_value).toBe("went on");
     expect(run.steps[1].logs.map((log: any) => log.text).join("\n")).toMatch(/\$\.respond\(\) was ignored: an earlier call already answered/);
+  });
+});
+
+describe("a step's $.send.* calls in its run record", () => {
+  it("shows each send's destination, target, payload summary and delivery status, through the API and the CLI", async () => {
+    await publish("webhooks/actions/fan-out/fan-out.mjs");
+    const workflow = await createWorkflow(server, key, {
+      name: "Fan out",
+      trigger: { type: "http" },
+      steps: [{ name: "fan_out", key: "webhooks-fan-out", props: { url: receiver.url } }],
+    });
+    await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: "o-1" }) });
+    // The http sends are carried out after the run is recorded: their status follows.
+    const [run] = await waitFor(
+      () => runsOf(server, key, workflow.id),
+      (runs) => runs.length === 1 && runs[0].steps[0].sends.every((send: any) => send.status !== "pending"),
+      "the sends to be carried out",
+    );
+    expect(run.status).toBe("success");
+    expect(run.steps[0].sends).toEqual([
+      {
+        destination: "http",
+        target: `POST ${receiver.url}/hook`,
+        summary: 'data {"order":"o-1"}; headers x-api-key; query token; basic auth',
+        status: "delivered",
+        detail: `POST ${receiver.url}/hook answered 200`,
+      },
+      { destination: "http", target: `GET ${receiver.url}/missing`, summary: "no body", status: "failed", detail: `GET ${receiver.url}/missing answered 404` },
+      { destination: "emit", target: `${workflow.id} (default channel)`, summary: 'raw_event {"order":"o-1"}', status: "delivered", detail: null },
+      { destination: "sse", target: `${workflow.id} SSE channel "orders"`, summary: 'payload {"order":"o-1"}', status: "delivered", detail: null },
+    ]);
+    // Secrets of the request are not in the record.
+    expect(JSON.stringify(run)).not.toMatch(/hush/);
+    expect(await call(server.url, "GET", `/v1/runs/${run.id}`, { key })).toMatchObject({ status: 200, body: { data: { steps: [{ sends: run.steps[0].sends }] } } });
+
+    const home = await mkdtemp(join(tmpdir(), "runnel-sends-cli-"));
+    try {
+      const shown = await runCli(["runs", run.id], { env: { RUNNEL_SERVER_URL: server.url, RUNNEL_API_KEY: key, HOME: home, XDG_CONFIG_HOME: home } });
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(`send:    $.send.http → POST ${receiver.url}/hook  delivered (POST ${receiver.url}/hook answered 200)`);
+      expect(shown.stdout).toContain(`send:    $.send.http → GET ${receiver.url}/missing  failed (GET ${receiver.url}/missing answered 404)`);
+      expect(shown.stdout).toContain('raw_event {"order":"o-1"}');
+      expect(shown.stdout).not.toContain("hush");
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it("records a failed run's sends as not sent, and carries none of them out", async () => {
+    await publish("webhooks/actions/fan-out/fan-out.mjs");
+    const before = receiver.received.length;
+    const workflow = await createWorkflow(server, key, {
+      name: "Fan out and fail",
+      trigger: { type: "http" },
+      steps: [{ name: "fan_out", key: "webhooks-fan-out", props: { url: receiver.url, fail: true } }],
+    });
+    await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: "o-2" }) });
+    const run = await onlyRun(workflow.id);
+    expect(run.status).toBe("error");
+    expect(run.steps[0].sends.map((send: any) => [send.destination, send.status])).toEqual([
+      ["http", "not_sent"],
+      ["http", "not_sent"],
+      ["emit", "not_sent"],
+      ["sse", "not_sent"],
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.received.slice(before)).toEqual([]);
   });
 });

@@ -132,6 +132,45 @@ export default {
   },
 };
 `,
+  // Sends to every destination; the body is an http send's data, and a secret goes in the auth and a header value.
+  "webhooks/actions/fan-out/fan-out.mjs": `import webhooks from "../../webhooks.app.mjs";
+
+export default {
+  key: "webhooks-fan-out",
+  name: "Fan Out",
+  type: "action",
+  version: "0.2.0",
+  props: {
+    webhooks,
+    url: {
+      type: "string",
+      label: "Hook URL",
+    },
+    fail: {
+      type: "boolean",
+      label: "Fail after sending",
+      default: false,
+    },
+  },
+  async run({ steps, $ }) {
+    const order = steps.trigger.event.body;
+    $.send.http({
+      method: "POST",
+      url: \`\${this.url}/hook?token=hush-query\`,
+      headers: { "x-api-key": "hush-header" },
+      auth: { username: "ada", password: "hush-password" },
+      data: { order: order.id },
+    });
+    $.send.http({ method: "GET", url: \`\${this.url}/missing\` });
+    $.send.emit({ raw_event: { order: order.id } });
+    $.send.sse({ channel: "orders", payload: { order: order.id } });
+    if (this.fail) {
+      throw new Error("failed after sending");
+    }
+    return "sent";
+  },
+};
+`,
   "webhooks/sources/common/base.mjs": `import webhooks from "../../webhooks.app.mjs";
 
 export default {
