@@ -253,6 +253,19 @@ describe("a respond() that can no longer answer", () => {
     expect(run.steps[1].$return_value).toBe("went on");
     expect(run.steps[1].logs.map((log: any) => log.text).join("\n")).toMatch(/\$\.respond\(\) was ignored: an earlier call already answered/);
   });
+
+  it("is ignored in a workflow step when the workflow's respond is \"immediately\": the platform answered", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Immediately",
+      trigger: { type: "http" },
+      steps: [{ name: "reply", code: `export default defineComponent({ async run({ $ }) { await $.respond({ status: 418, body: "late" }); return "went on"; } })` }],
+    });
+    const response = await fetch(workflow.trigger.endpoint_url, { method: "POST" });
+    expect(response.status).toBe(200);
+    const run = await onlyRun(workflow.id);
+    expect(run).toMatchObject({ status: "success", steps: [{ $return_value: "went on" }] });
+    expect(run.steps[0].logs.map((log: any) => log.text).join("\n")).toMatch(/\$\.respond\(\) was ignored: this workflow does not answer HTTP callers itself/);
+  });
 });
 
 describe("a step's $.send.* calls in its run record", () => {

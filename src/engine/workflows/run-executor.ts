@@ -182,6 +182,8 @@ export class RunExecutor {
         kind: "steps",
         steps,
         scope: run.scope,
+        // Without respond: "workflow" the platform answers the caller, and the runner tells a $.respond() so.
+        platformAnswers: workflow.respond !== "workflow",
         context: { deadline: startedAt + timeoutMs, run: { runs: run.delivery.attempts }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
       },
       props: {},

@@ -141,14 +141,18 @@ export class ActiveCall {
   /**
    * `what` names the function user code called: respond() of an HTTP prop, or
    * a step's $.respond(). A respond() that can no longer answer (one already
-   * did; or `platformAnswers`: the HTTP prop lacks customResponse, so the
-   * platform answers the caller) is ignored with a line in the logs, as the
+   * did; or `platformAnswers`: the HTTP prop lacks customResponse, or the
+   * workflow's respond is not "workflow", so the platform answers the caller) is ignored with a line in the logs, as the
    * hosted service does: existing components call it twice on some paths.
    */
   respond(input: unknown, what = "respond()", options: RespondOptions = {}): void {
     this.assertOpen(what);
     if (options.platformAnswers) {
-      this.log("stderr", `${what} was ignored: this source's $.interface.http prop does not set customResponse: true, so the platform answers its HTTP requests. Add customResponse: true to answer with ${what}.`);
+      const why =
+        what === "$.respond()"
+          ? 'this workflow does not answer HTTP callers itself (its respond is "immediately", so the platform answers them). Set respond: "workflow" on an HTTP-triggered workflow to answer with $.respond().'
+          : "this source's $.interface.http prop does not set customResponse: true, so the platform answers its HTTP requests. Add customResponse: true to answer with respond().";
+      this.log("stderr", `${what} was ignored: ${why}`);
       return;
     }
     if (this.responded) {
