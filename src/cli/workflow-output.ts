@@ -39,7 +39,7 @@ export function runRow(run: RunView): string[] {
 
 export const RUN_HEAD = ["run", "time", "status", "duration", "error / exit", "replay of"];
 
-/** One run in detail: each step's status and time, summary, return value (cut), exports, logs, and the error with the head of its stack. */
+/** One run in detail: each step's status and time, summary, return value (cut), exports, sends and what became of them, logs, and the error with the head of its stack. */
 export function runLines(run: RunView, options: { valueChars?: number; stackLines?: number } = {}): string[] {
   const valueChars = options.valueChars ?? 300;
   const stackLines = options.stackLines ?? 6;
@@ -58,6 +58,10 @@ export function runLines(run: RunView, options: { valueChars?: number; stackLine
     if (step.$return_value !== undefined && step.$return_value !== null) lines.push(`     return:  ${cut(JSON.stringify(step.$return_value), valueChars)}`);
     const exports = Object.entries(step.exports).filter(([name]) => name !== "$summary" && name !== "$return_value");
     for (const [name, value] of exports) lines.push(`     export:  ${name} = ${cut(JSON.stringify(value), valueChars)}`);
+    for (const send of step.sends ?? []) {
+      lines.push(`     send:    $.send.${send.destination} → ${send.target}  ${send.status.replace("_", " ")}${send.detail ? ` (${send.detail})` : ""}`);
+      lines.push(`              ${cut(send.summary, valueChars)}`);
+    }
     if (step.logs.length > 0) {
       lines.push("     logs:");
       for (const log of step.logs) {

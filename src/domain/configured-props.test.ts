@@ -29,6 +29,8 @@ const PASSING: Array<[string, ValidatedComponent, Record<string, unknown>, Recor
   ["a null optional prop counts as left out", component({ s: { type: "string", optional: true } }), { s: null }, {}],
   ["a default applied", component({ n: { type: "integer", optional: true, default: 5 } }), {}, { n: 5 }],
   ["a false default applied", component({ b: { type: "boolean", optional: true, default: false } }), {}, { b: false }],
+  ["a required prop's default stands in when none is given", component({ n: { type: "integer", default: 5 } }), {}, { n: 5 }],
+  ["a required prop's default stands in for null", component({ s: { type: "string", default: "x" } }), { s: null }, { s: "x" }],
   ["a given value beats the default", component({ n: { type: "integer", optional: true, default: 5 } }), { n: 7 }, { n: 7 }],
   ["boolean", component({ b: { type: "boolean" } }), { b: true }, { b: true }],
   ["integer within min/max", component({ n: { type: "integer", min: 1, max: 10 } }), { n: 10 }, { n: 10 }],

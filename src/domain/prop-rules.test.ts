@@ -35,6 +35,8 @@ const PASSING: Array<[string, unknown, ComponentKind]> = [
   ["timer default interval, not optional", { type: "$.interface.timer", default: { intervalSeconds: 900 } }, "source"],
   ["timer default cron", { type: "$.interface.timer", default: { cron: "0 0 * * *" } }, "source"],
   ["data_store default name", { type: "data_store", optional: true, default: "cache" }, "source"],
+  ["default on a required prop (it stands in when none is configured)", { type: "integer", default: 5 }, "action"],
+  ["default on a required http_request", { type: "http_request", default: { method: "GET", url: "https://example.com" } }, "action"],
   ["hidden, disabled, reloadProps", { type: "string", hidden: true, disabled: false, reloadProps: true }, "source"],
   ["fields it does not know", { type: "string", useQuery: true, propDefinition: ["app", "x"] }, "source"],
 ];
@@ -71,7 +73,7 @@ const FAILING: Array<[string, unknown, ComponentKind, string]> = [
   ["a null option", { type: "string", options: [null] }, "source", "props.p.options"],
   ["a nested array option", { type: "string", options: [["a"]] }, "source", "props.p.options"],
   ["app prop without app", { type: "app" }, "source", "props.p.app"],
-  ["default on a required prop", { type: "string", default: "x" }, "source", "props.p.default"],
+  ["default of the wrong type on a required prop", { type: "string", default: 1 }, "source", "props.p.default"],
   ["default of the wrong type", { type: "integer", optional: true, default: "10" }, "source", "props.p.default"],
   ["default below min", { type: "integer", optional: true, min: 5, default: 1 }, "source", "props.p.default"],
   ["default not a list for string[]", { type: "string[]", optional: true, default: "a" }, "source", "props.p.default"],
@@ -129,7 +131,7 @@ describe("validateProp", () => {
   });
 
   it("says what to do in its messages", () => {
-    expect(() => validateProp("p", { type: "string", default: "x" }, "source")).toThrow(/add optional: true, or drop the default/);
+    expect(() => validateProp("p", { type: "integer", default: "x" }, "source")).toThrow(/default must be a whole number/);
     expect(() => validateProp("p", { type: "any" }, "source")).toThrow(/only allowed in actions/);
   });
 });

@@ -122,9 +122,7 @@ function checkDefault(name: string, value: unknown, prop: ValidatedProp, at: (f:
   if (prop.kind !== "input" && prop.baseType !== "data_store") {
     throw new ValidationError(field, `Prop "${name}": "${prop.type}" props take no default.`);
   }
-  if (!prop.optional) {
-    throw new ValidationError(field, `Prop "${name}": default is only allowed on optional props; add optional: true, or drop the default.`);
-  }
+  // A required prop may have a default too (API-COMPAT): it stands in when no value is configured.
   if (isFunctionMarker(value)) throw new ValidationError(field, `Prop "${name}": default must be a value, not a function.`);
   const problem = checkPropValue(prop, value);
   if (problem !== null) throw new ValidationError(field, `Prop "${name}": default ${problem}`);

@@ -4,7 +4,7 @@ import { checkRegistryKey, checkRegistryVersion, newestEntry, searchRegistry, so
 import { validationFieldOf as fieldOf } from "../../test/helpers/validation.js";
 
 describe("checkRegistryKey", () => {
-  it.each(["github-new-issue", "slack-send-message", "x", "a1-b2-c3", "0-9", "rss"])("accepts %j", (key) => {
+  it.each(["github-new-issue", "slack-send-message", "x", "a1-b2-c3", "0-9", "rss", "helper_functions-random-integer", "google_sheets-add_row"])("accepts %j", (key) => {
     expect(checkRegistryKey(key)).toBe(key);
   });
 
@@ -14,7 +14,10 @@ describe("checkRegistryKey", () => {
     ["empty", ""],
     ["upper case", "GitHub-new-issue"],
     ["a space", "github new-issue"],
-    ["an underscore", "github_new_issue"],
+    ["a leading underscore", "_github-new-issue"],
+    ["an underscore ending a word", "github_-new-issue"],
+    ["an underscore beside a dash", "github-_new-issue"],
+    ["a double underscore", "helper__functions-x"],
     ["a dot", "github.new-issue"],
     ["a slash", "github/new-issue"],
     ["a leading dash", "-github"],

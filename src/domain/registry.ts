@@ -18,14 +18,20 @@ export interface RegistryEntry {
   publishedAt: number;
 }
 
-/** `<app_name_slug>-<slugified-component-name>` is one of these; any lower-case slug is accepted. */
-const REGISTRY_KEY = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/**
+ * `<app_name_slug>-<slugified-component-name>` is one of these; any lower-case
+ * slug is accepted. App slugs hold underscores (`google_sheets`,
+ * `helper_functions`), so a word may too, inside it: `helper_functions-random-integer`.
+ */
+const KEY_WORD = "[a-z0-9]+(?:_[a-z0-9]+)*";
+const REGISTRY_KEY = new RegExp(`^${KEY_WORD}(?:-${KEY_WORD})*$`);
 export const MAX_REGISTRY_KEY_LENGTH = 100;
 export const MAX_REGISTRY_VERSION_LENGTH = 100;
 
 /**
  * A registry key: lower-case letters and digits in words joined by single
- * "-" (no "_", spaces, capitals or other punctuation). `name` is the
+ * "-"; a single "_" may join the parts of a word (no spaces, capitals or
+ * other punctuation). `name` is the
  * component's name, to suggest a key when there is none.
  */
 export function checkRegistryKey(key: string | null | undefined, name?: string): string {
@@ -36,7 +42,7 @@ export function checkRegistryKey(key: string | null | undefined, name?: string):
   if (key.length > MAX_REGISTRY_KEY_LENGTH || !REGISTRY_KEY.test(key)) {
     throw new ValidationError(
       "key",
-      `A published component's key must be lower-case letters and digits in words joined by single "-", at most ${MAX_REGISTRY_KEY_LENGTH} characters, such as "github-new-issue"; got ${JSON.stringify(key)}.`,
+      `A published component's key must be lower-case letters and digits in words joined by single "-" (a single "_" may join the parts of a word, as in app slugs), at most ${MAX_REGISTRY_KEY_LENGTH} characters, such as "github-new-issue" or "helper_functions-random-integer"; got ${JSON.stringify(key)}.`,
     );
   }
   return key;

@@ -1,3 +1,4 @@
+import type { SendRecord } from "./send-records.js";
 import type { WorkflowSettings } from "./workflow-rules.js";
 
 /**
@@ -57,6 +58,8 @@ export interface StepRecord {
   logs: Array<{ stream: "stdout" | "stderr"; text: string; ts: number }>;
   startedAt: number | null;
   durationMs: number;
+  /** The step's `$.send.*` calls, in call order, with what became of each (runs recorded before these existed have none). */
+  sends: SendRecord[];
 }
 
 /** The error of a failed run, as the `$errors` event carries it. */

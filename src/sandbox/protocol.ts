@@ -35,7 +35,14 @@ export type ComponentCall =
    * (`step-done`), adds its results to the scope, and goes on until a step
    * fails or exits. One round trip per run instead of one per step.
    */
-  | { kind: "steps"; steps: ChainStep[]; scope: Record<string, unknown>; context: StepContext };
+  | {
+      kind: "steps";
+      steps: ChainStep[];
+      scope: Record<string, unknown>;
+      context: StepContext;
+      /** The workflow does not answer its HTTP caller itself (`respond: "immediately"`): a `$.respond()` is ignored with a log line. */
+      platformAnswers?: boolean;
+    };
 
 /** A step of a `steps` call: which step of the workflow bundle, and its props as configured (expressions unevaluated). */
 export interface ChainStep {

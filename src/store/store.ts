@@ -6,6 +6,7 @@ import type { RegistryEntry } from "../domain/registry.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
+import type { SendOutcome } from "../domain/send-records.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 
 /**
@@ -163,6 +164,12 @@ export interface Store {
   workflowsTriggeredBy(ownerId: string, sourceId: string): Promise<Workflow[]>;
   listRuns(ownerId: string, workflowId: string, page: PageRequest): Promise<PageSlice<WorkflowRun>>;
   findRun(ownerId: string, runId: string): Promise<WorkflowRun | null>;
+  /**
+   * Sets the delivery status of a recorded run's sends once they were carried
+   * out; outcomes name a send by its step's position and its own. A run
+   * trimmed meanwhile, or a position it does not have, is left alone.
+   */
+  recordSendOutcomes(ownerId: string, runId: string, outcomes: SendOutcome[]): Promise<void>;
   /** One stored event (a `$errors` event to replay), or null. */
   findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;
 

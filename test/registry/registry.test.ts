@@ -120,7 +120,7 @@ describe("the component registry through a real server", () => {
 
   it.each([
     ["no key", action({ key: null }), "key"],
-    ["a key with an underscore", action({ key: "demo_shout" }), "key"],
+    ["a key with a stray underscore (one inside a word, as in helper_functions, is fine)", action({ key: "demo-_shout" }), "key"],
     ["a key with capitals", action({ key: "Demo-Shout" }), "key"],
     ["no version", action({ version: null }), "version"],
     ["a version that is not semantic", action({ version: "1.0" }), "version"],

@@ -133,7 +133,9 @@ describe("the component API inside a runner", () => {
     const props = { http: { endpoint: "https://example.test/e/1" } };
     const result = await fixture.invoke(bundle, { props }, { onRespond: (response) => responses.push({ response, at: Date.now() }) });
     const answeredAt = Date.now();
-    expect(result.value).toBe("respond() was already called in this invocation; an HTTP request gets one response.");
+    // The second respond() cannot answer: ignored with a line in the logs, and the run goes on (API-COMPAT).
+    expect(result.value).toBe("responded twice");
+    expect(result.logs.map((log) => log.text)).toContainEqual(expect.stringMatching(/^respond\(\) was ignored: an earlier call already answered/));
     expect(responses).toHaveLength(1);
     expect(responses[0]?.response).toEqual({
       status: 201,
@@ -148,7 +150,7 @@ describe("the component API inside a runner", () => {
       expect(refused.value).toMatch(/^respond\(\): status must be an integer from 100 to 599/);
     }
     const buffer = fixture.bundle(`
-      module.exports = { name: "buf", props: { http: "$.interface.http" }, run() { this.http.respond({ status: 200, body: Buffer.from("bytes") }); } };
+      module.exports = { name: "buf", props: { http: { type: "$.interface.http", customResponse: true } }, run() { this.http.respond({ status: 200, body: Buffer.from("bytes") }); } };
     `);
     let body: unknown;
     await fixture.invoke(buffer, {}, { onRespond: (response) => (body = response.body) });

@@ -235,7 +235,7 @@ describe("a delivery given twice", () => {
       eventId,
       status: "success",
       triggerEvent: { order: 1 },
-      steps: [{ id: workflow.steps[0]!.id, name: "a", status: "success", returnValue: claimer, exports: {}, summary: null, logs: [], startedAt: at, durationMs: 1 }],
+      steps: [{ id: workflow.steps[0]!.id, name: "a", status: "success", returnValue: claimer, exports: {}, summary: null, logs: [], startedAt: at, durationMs: 1, sends: [] }],
       error: null,
       exitReason: null,
       replayOf: null,

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { evaluateStepProps } from "../../domain/expressions.js";
+import { sendRecord, type SendOutcome } from "../../domain/send-records.js";
 import type { SavedComponent } from "../../domain/sources.js";
 import { runErrorCodeOf, type RunErrorCode, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
@@ -181,6 +182,8 @@ export class RunExecutor {
         kind: "steps",
         steps,
         scope: run.scope,
+        // Without respond: "workflow" the platform answers the caller, and the runner tells a $.respond() so.
+        platformAnswers: workflow.respond !== "workflow",
         context: { deadline: startedAt + timeoutMs, run: { runs: run.delivery.attempts }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
       },
       props: {},
@@ -194,11 +197,11 @@ export class RunExecutor {
       chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER), { concurrent: true }));
     }
     const results = (await Promise.all(chunks)).flat();
-    results.forEach((result, position) => this.applySegment(workflow.steps.slice(from, to), runs[position]!, result, startedAt));
+    results.forEach((result, position) => this.applySegment(workflow, workflow.steps.slice(from, to), runs[position]!, result, startedAt));
   }
 
   /** What the runner reported of each step, in order; a step it died in (or never reported) fails with the call's error. */
-  private applySegment(steps: WorkflowStep[], run: RunState, result: InvokeResult, startedAt: number): void {
+  private applySegment(workflow: Workflow, steps: WorkflowStep[], run: RunState, result: InvokeResult, startedAt: number): void {
     const logsOf = (start: number, end: number) => result.logs.slice(start, Math.min(end, start + MAX_LOG_ENTRIES_PER_STEP)).map((log) => ({ stream: log.stream, text: log.text, ts: log.ts }));
     let logStart = 0;
     let at = startedAt;
@@ -206,7 +209,7 @@ export class RunExecutor {
       const done = result.chain?.[position];
       if (!done) {
         const error = result.error ?? { code: "RunnerCrashed" as const, name: "RunnerCrashed", message: "The runner stopped without reporting the step." };
-        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: logsOf(logStart, result.logs.length), startedAt: Math.round(at), durationMs: Math.max(0, Math.round(this.now() - at)) });
+        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: logsOf(logStart, result.logs.length), startedAt: Math.round(at), durationMs: Math.max(0, Math.round(this.now() - at)), sends: [] });
         failRun(run, step, { code: runErrorCodeOf(error.code), ...fromSandboxError(error) }, this.now());
         return;
       }
@@ -219,6 +222,8 @@ export class RunExecutor {
         logs: logsOf(logStart, done.logsEnd),
         startedAt: Math.round(at),
         durationMs: Math.round(done.durationMs * 1000) / 1000,
+        // Recorded pending; finishedRun settles them by how the run ended, the destinations after it.
+        sends: done.step.sends.map((send) => sendRecord(send, workflow.id, "pending")),
       });
       logStart = done.logsEnd;
       at += done.durationMs;
@@ -226,7 +231,9 @@ export class RunExecutor {
         failRun(run, step, { code: runErrorCodeOf(done.error.code), ...fromSandboxError(done.error) }, this.now());
         return;
       }
+      const stepPosition = run.records.length - 1;
       run.sends.push(...done.step.sends);
+      run.sendPlaces.push(...done.step.sends.map((_, send) => ({ step: stepPosition, send })));
       if (exit) {
         run.status = "exited";
         run.exitReason = exit.reason;
@@ -241,7 +248,7 @@ export class RunExecutor {
     for (const run of runs) {
       const startedAt = this.now();
       const failed = (code: RunErrorCode, failure: { name: string; message: string; stack?: string | undefined }) => {
-        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt, durationMs: this.now() - startedAt });
+        recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: [], startedAt, durationMs: this.now() - startedAt, sends: [] });
         failRun(run, step, { code, name: failure.name, message: failure.message, stack: failure.stack }, this.now());
       };
       let props: Record<string, unknown>;
@@ -253,7 +260,7 @@ export class RunExecutor {
       }
       try {
         const result = await this.options.builtins.run(step.key ?? "", { workflow, step, props, steps: run.scope, runId: run.id });
-        recordStep(run, step, { status: "success", returnValue: result.value ?? null, exports: result.exports ?? {}, summary: result.summary ?? null, logs: [], startedAt, durationMs: this.now() - startedAt });
+        recordStep(run, step, { status: "success", returnValue: result.value ?? null, exports: result.exports ?? {}, summary: result.summary ?? null, logs: [], startedAt, durationMs: this.now() - startedAt, sends: [] });
       } catch (error) {
         failed("InternalFailure", error instanceof Error ? error : new Error(String(error)));
       }
@@ -264,6 +271,23 @@ export class RunExecutor {
     if (run.responded) return;
     run.responded = true;
     if (workflow.respond === "workflow") this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
+  }
+
+  /** Carries out the run's sends (after it is recorded), then writes what became of each into its record. */
+  private carryOutSends(workflow: Workflow, run: RunState): void {
+    const { destinations, store, logger } = this.options;
+    destinations
+      .carryOut(workflow, run.id, run.sends)
+      .then((carried) => {
+        const outcomes: SendOutcome[] = [];
+        carried.forEach((outcome, index) => {
+          const place = run.sendPlaces[index];
+          // An emit was settled with the run itself.
+          if (place && run.sends[index]?.type !== "emit") outcomes.push({ ...place, ...outcome });
+        });
+        return store.recordSendOutcomes(workflow.ownerId, run.id, outcomes);
+      })
+      .catch((error) => logger.error({ err: error, workflowId: workflow.id, runId: run.id }, "could not carry out a run's $.send calls, or record what they did"));
   }
 
   private async commit(workflow: Workflow, runs: RunState[]): Promise<number> {
@@ -291,7 +315,7 @@ export class RunExecutor {
         this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status: run.status === "running" ? "success" : run.status, message });
       }
       if (recorded.has(run.id) && run.status !== "error" && run.sends.some((send) => send.type !== "emit")) {
-        this.options.destinations.carryOut(workflow, run.id, run.sends).catch((error) => logger.error({ err: error, workflowId: workflow.id, runId: run.id }, "could not carry out a run's $.send calls"));
+        this.carryOutSends(workflow, run);
       }
     }
     return appended.reduce((sum, result) => sum + result.deliveries, 0);

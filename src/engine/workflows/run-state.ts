@@ -1,5 +1,6 @@
 import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } from "../../domain/error-events.js";
 import { newId } from "../../domain/ids.js";
+import type { SendRecord } from "../../domain/send-records.js";
 import { stepResults, type RunError, type RunErrorCode, type StepRecord, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { StepSend } from "../../sandbox/protocol.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
@@ -21,6 +22,8 @@ export interface RunState {
   error: RunError | null;
   exitReason: string | null;
   sends: StepSend[];
+  /** Where each of `sends` is in the run record: its step's position and its own in that step. */
+  sendPlaces: Array<{ step: number; send: number }>;
   responded: boolean;
   /** The run handles an error (a `$errors` event, or a replay of a run that did): its own error is routed nowhere. */
   handlingError: boolean;
@@ -55,6 +58,7 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     error: null,
     exitReason: null,
     sends: [],
+    sendPlaces: [],
     responded: false,
     handlingError: delivery.channel === "$errors" || (replay !== null && isErrorEventBody(triggerEvent)),
   };
@@ -92,7 +96,7 @@ export function fromSandboxError(error: SandboxError): { name: string; message: 
 /** The steps that never ran, after the run ended early. */
 export function skipRest(run: RunState, steps: WorkflowStep[]): void {
   for (const step of steps.slice(run.records.length)) {
-    run.records.push({ id: step.id, name: step.name, status: "skipped", returnValue: null, exports: {}, summary: null, logs: [], startedAt: null, durationMs: 0 });
+    run.records.push({ id: step.id, name: step.name, status: "skipped", returnValue: null, exports: {}, summary: null, logs: [], startedAt: null, durationMs: 0, sends: [] });
   }
 }
 
@@ -105,7 +109,7 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     eventId: run.delivery.eventId,
     status: run.status === "running" ? "success" : run.status,
     triggerEvent: run.triggerEvent,
-    steps: run.records,
+    steps: run.records.map((record) => ({ ...record, sends: record.sends.map((send) => settledSend(run, send)) })),
     error: run.error,
     exitReason: run.exitReason,
     replayOf: run.replayOf,
@@ -113,6 +117,17 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     finishedAt: now,
     durationMs: Math.max(0, now - run.startedAt),
   };
+}
+
+/**
+ * A send's status as the run is recorded: a failed run's sends are dropped
+ * (not_sent); an emit is appended in the run's own transaction (delivered);
+ * the others are carried out after, and stay pending until then.
+ */
+function settledSend(run: RunState, send: SendRecord): SendRecord {
+  if (run.status === "error") return { ...send, status: "not_sent", detail: "the run failed, so its sends were dropped" };
+  if (send.destination === "emit") return { ...send, status: "delivered" };
+  return send;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Store } from "../../store/store.js";
 import type { EventHub } from "../event-hub.js";
 import type { Mailer } from "../mail/mailer.js";
 import { egressRequest } from "../network/egress-request.js";
-import type { Destinations } from "./destinations.js";
+import type { CarriedOut, Destinations } from "./destinations.js";
 
 export interface DestinationsOptions {
   store: Store;
@@ -58,18 +58,25 @@ export function createDestinations(options: DestinationsOptions): Destinations {
   };
   return {
     async carryOut(workflow, runId, sends) {
+      const carried: CarriedOut[] = [];
       for (const send of sends) {
-        if (send.type === "emit") continue;
+        if (send.type === "emit") {
+          carried.push({ status: "delivered", detail: null });
+          continue;
+        }
         const payload = (send.payload ?? {}) as Record<string, unknown>;
         try {
           const note = await carry[send.type](workflow, runId, payload);
+          carried.push({ status: "delivered", detail: note || null });
           if (note) await log(workflow, `$.send.${send.type} of run ${runId}: ${note}`);
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
+          carried.push({ status: "failed", detail: message });
           options.logger.warn({ workflowId: workflow.id, runId, type: send.type, err: error }, "a $.send destination failed");
           await log(workflow, `$.send.${send.type} of run ${runId} failed: ${message}`, "stderr").catch(() => undefined);
         }
       }
+      return carried;
     },
   };
 }

@@ -67,6 +67,11 @@ function readMeta(meta: unknown): EmitMeta {
   return result;
 }
 
+export interface RespondOptions {
+  /** The HTTP prop has no customResponse: the platform answers, so this respond() cannot. */
+  platformAnswers?: boolean;
+}
+
 export class ActiveCall {
   readonly id: number;
   readonly db: DbStore;
@@ -137,10 +142,27 @@ export class ActiveCall {
     this.queue({ type: "emit", id: this.id, event: text === undefined ? undefined : JSON.parse(text), meta: checkedMeta }, text?.length ?? 0);
   }
 
-  /** `what` names the function user code called: respond() of an HTTP prop, or a step's $.respond(). */
-  respond(input: unknown, what = "respond()"): void {
+  /**
+   * `what` names the function user code called: respond() of an HTTP prop, or
+   * a step's $.respond(). A respond() that can no longer answer (one already
+   * did; or `platformAnswers`: the HTTP prop lacks customResponse, or the
+   * workflow's respond is not "workflow", so the platform answers the caller) is ignored with a line in the logs, as the
+   * hosted service does: existing components call it twice on some paths.
+   */
+  respond(input: unknown, what = "respond()", options: RespondOptions = {}): void {
     this.assertOpen(what);
-    if (this.responded) throw new Error(`${what} was already called in this invocation; an HTTP request gets one response.`);
+    if (options.platformAnswers) {
+      const why =
+        what === "$.respond()"
+          ? 'this workflow does not answer HTTP callers itself (its respond is "immediately", so the platform answers them). Set respond: "workflow" on an HTTP-triggered workflow to answer with $.respond().'
+          : "this source's $.interface.http prop does not set customResponse: true, so the platform answers its HTTP requests. Add customResponse: true to answer with respond().";
+      this.log("stderr", `${what} was ignored: ${why}`);
+      return;
+    }
+    if (this.responded) {
+      this.log("stderr", `${what} was ignored: an earlier call already answered this HTTP request, and a request gets one response. The run goes on.`);
+      return;
+    }
     const response = toHttpResponse(input, what);
     this.responded = true;
     const body = response.body instanceof Uint8Array ? { base64: Buffer.from(response.body).toString("base64") } : response.body;

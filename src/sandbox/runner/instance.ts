@@ -4,7 +4,10 @@
  * one is built for every call, so nothing a call sets on `this` reaches the next.
  */
 import { isAppDeclaration, type Component, type PropDeclaration } from "./component.js";
+import type { RespondOptions } from "./active-call.js";
 import type { DbStore } from "./db-store.js";
+import { buildHttpRequestProp } from "./http-request-prop.js";
+import { resolveProp } from "./prop-definition.js";
 
 export type Instance = Record<string, unknown>;
 
@@ -15,7 +18,7 @@ export interface InstanceContext {
   db: DbStore;
   emit(event: unknown, meta: unknown): void;
   /** `what` names the caller in errors: respond() by default, $.respond() in a step. */
-  respond(response: unknown, what?: string): void;
+  respond(response: unknown, what?: string, options?: RespondOptions): void;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -36,6 +39,17 @@ export function buildAppInstance(app: PropDeclaration, configured: unknown): Ins
   return instance;
 }
 
+/** The prop's type, from its app's propDefinition when it has one (`httpRequest: { propDefinition: [http, "httpRequest"] }`). */
+function declaredType(name: string, prop: PropDeclaration): unknown {
+  if (prop.propDefinition === undefined) return prop.type;
+  try {
+    return resolveProp(name, prop).declaration.type;
+  } catch {
+    // A broken reference was refused when the component was saved; here it is just not an http_request.
+    return prop.type;
+  }
+}
+
 export function buildInstance(component: Component, context: InstanceContext): Instance {
   // Props configured but not declared (from additionalProps) are read the same way.
   const instance: Instance = { ...context.props };
@@ -44,7 +58,10 @@ export function buildInstance(component: Component, context: InstanceContext): I
       instance[name] = buildAppInstance(prop, context.props[name]);
     } else if (prop.type === "$.interface.http") {
       const configured = context.props[name];
-      instance[name] = { ...(isRecord(configured) ? configured : {}), respond: (response: unknown) => context.respond(response) };
+      const platformAnswers = prop.customResponse !== true;
+      instance[name] = { ...(isRecord(configured) ? configured : {}), respond: (response: unknown) => context.respond(response, "respond()", { platformAnswers }) };
+    } else if (declaredType(name, prop) === "http_request") {
+      instance[name] = buildHttpRequestProp(name, context.props[name]);
     }
   }
   for (const name of context.dbProps) instance[name] = context.db.handle(name);

@@ -117,7 +117,7 @@ export class Runner {
           dbProps: message.dbProps,
           db: call.db,
           emit: (event, meta) => call.emit(event, meta),
-          respond: (response, what) => call.respond(response, what),
+          respond: (response, what, options) => call.respond(response, what, options),
           step: call.step,
         });
         // One turn of the event loop, so that a promise the call left rejected fails this call.

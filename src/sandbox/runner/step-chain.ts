@@ -19,6 +19,8 @@ export interface StepsCall {
   steps: ChainStep[];
   scope: Record<string, unknown>;
   context: StepContext;
+  /** The platform answers the run's HTTP caller: a $.respond() is ignored with a log line. */
+  platformAnswers?: boolean | undefined;
 }
 
 export interface ChainDependencies {
@@ -70,10 +72,10 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
           emit: () => {
             throw new Error("this.$emit() is for sources; a step sends events with $.send.emit({ raw_event }).");
           },
-          respond: (response, what) => call.respond(response, what),
+          respond: (response, what, options) => call.respond(response, what, options),
         });
         const context = { ...chain.context, stepId: step.id };
-        value = await runStep(target.component, instance, { steps: scope, context }, { recorder, respond: (response, what) => call.respond(response, what) });
+        value = await runStep(target.component, instance, { steps: scope, context }, { recorder, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });
         // One turn of the event loop, so that a promise the step left rejected fails this step.
         await nextTurn();
       } catch (thrown) {

@@ -20,6 +20,7 @@ type WorkflowQueries = Pick<
   | "workflowsTriggeredBy"
   | "listRuns"
   | "findRun"
+  | "recordSendOutcomes"
 >;
 
 /** Workflows and their recorded runs. */
@@ -132,6 +133,23 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
       const row = await db.selectFrom("runs").selectAll().where("id", "=", runId).where("owner_id", "=", ownerId).executeTakeFirst();
       return row ? toRun(row) : null;
     },
+
+    // One writer per run (the carrying out of its sends, after it was recorded), so read, change and write back is safe.
+    async recordSendOutcomes(ownerId, runId, outcomes) {
+      if (outcomes.length === 0) return;
+      const row = await db.selectFrom("runs").select("steps").where("id", "=", runId).where("owner_id", "=", ownerId).executeTakeFirst();
+      if (!row) return;
+      const steps = fromJson<StepRecord[]>(row.steps);
+      let changed = false;
+      for (const outcome of outcomes) {
+        const send = steps[outcome.step]?.sends?.[outcome.send];
+        if (!send) continue;
+        send.status = outcome.status;
+        send.detail = outcome.detail;
+        changed = true;
+      }
+      if (changed) await db.updateTable("runs").set({ steps: toJson(steps) }).where("id", "=", runId).where("owner_id", "=", ownerId).execute();
+    },
   };
 }
 
@@ -204,7 +222,8 @@ function toRun(row: Selectable<RunRow>): WorkflowRun {
     eventId: row.event_id,
     status,
     triggerEvent: fromJson<unknown>(row.trigger_event),
-    steps: fromJson<StepRecord[]>(row.steps),
+    // Runs recorded before sends were kept have none.
+    steps: fromJson<StepRecord[]>(row.steps).map((step) => ({ ...step, sends: step.sends ?? [] })),
     error: fromJson<RunError | null>(row.error),
     exitReason: row.exit_reason,
     replayOf: row.replay_of,
