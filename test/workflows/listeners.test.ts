@@ -1,4 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, logsOf } from "../helpers/sources.js";
@@ -140,6 +142,39 @@ describe.concurrent("listeners beyond workflows (each test its own user)", () =>
       expect(receiver.received).toHaveLength(4);
     } finally {
       await receiver.close();
+    }
+  });
+
+  it("webhooks whose receiver hangs hold up no workflow's runs", async () => {
+    const { key } = await createUser(server, "hanna");
+    // A receiver that takes every request and never answers; it notes when a sender gives up on one.
+    const held: Array<{ aborted: boolean }> = [];
+    const hanging = createServer((request) => {
+      const entry = { aborted: false };
+      held.push(entry);
+      request.on("close", () => (entry.aborted = true));
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hook`;
+    try {
+      const source = await deploySource(server, key, { component_code: ECHO_SOURCE, name: "busy emitter" });
+      // More hanging webhooks than the worker has slots for runs (4): before, they took every slot until their timeout.
+      for (let i = 0; i < 6; i++) {
+        const webhook = await call(server.url, "POST", `/v1/webhooks?url=${encodeURIComponent(url)}&name=hang${i}`, { key, rawBody: "" });
+        expect((await subscribe(key, `emitter_id=${source.id}&listener_id=${webhook.body.data.id}`)).status).toBe(200);
+      }
+      const workflow = await createWorkflow(server, key, { name: "Unbothered", steps: [{ name: "note", code: "export default defineComponent({ async run({ steps }) { return steps.trigger.event.n; } })" }] });
+      expect((await subscribe(key, `emitter_id=${source.id}&listener_id=${workflow.id}`)).status).toBe(200);
+
+      expect(await post(source.endpoint_url, { n: 1 })).toBe(200);
+      await waitFor(() => Promise.resolve(held.length), (count) => count === 6, "the six webhook requests to arrive");
+      const runs = await waitFor(() => runsOf(server, key, workflow.id), (list) => list.length === 1, "the workflow's run");
+      expect(runs[0]).toMatchObject({ status: "success" });
+      // The run was recorded while every webhook request was still waiting on the receiver (none given up yet).
+      expect(held.map((entry) => entry.aborted)).toEqual(Array(6).fill(false));
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
     }
   });
 
