@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { createKyselyStore } from "../kysely/kysely-store.js";
+import { migrateToLatest } from "../kysely/migrate.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 
@@ -40,7 +41,10 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     ...store,
     async migrate() {
       if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      await store.migrate();
+      // Kysely's migrator, told no schema, finds its lock table in any schema and then misses it in ours
+      // ("relation kysely_migration_lock does not exist") when another Runnel or a test left one elsewhere.
+      const current = await pool.query<{ name: string }>("SELECT current_schema() AS name");
+      await migrateToLatest(db, current.rows[0]?.name);
     },
   };
 }
