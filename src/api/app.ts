@@ -244,8 +244,10 @@ function acceptMissingOptionalBodies(scope: FastifyInstance): void {
  * The hosted API's `org_id` / `workspace_id`, sent by its clients on any
  * call: the caller's own workspace passes (it is the only one), another is a
  * 404 as any resource of another user is. Read from the URL and the JSON
- * body, before the route's own validation (which then never sees them in a
- * body; a read's query drops them as it drops any parameter it does not know).
+ * body, before the route's own validation, and taken out of both once
+ * checked: a strict body or a write's strict query (`POST /webhooks?url=…&org_id=…`,
+ * `POST /subscriptions?…&org_id=…`, as the hosted API's clients send them)
+ * must not refuse them as unknown.
  */
 function checkWorkspaceParameters(scope: FastifyInstance): void {
   scope.addHook("preValidation", (request, _reply, done) => {
@@ -257,8 +259,9 @@ function checkWorkspaceParameters(scope: FastifyInstance): void {
     for (const name of ["org_id", "workspace_id"]) {
       const given = query?.get(name) ?? (typeof body[name] === "string" ? (body[name] as string) : null);
       if (given !== null && given !== "" && given !== own) return done(workspaceNotFound(given));
-      // Checked, and of no further use: a strict body must not refuse it.
+      // Checked, and of no further use: a strict body or query must not refuse it.
       delete body[name];
+      if (query && typeof request.query === "object" && request.query !== null) delete (request.query as Record<string, unknown>)[name];
     }
     done();
   });
