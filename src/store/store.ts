@@ -14,6 +14,14 @@ import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js
  * operation the engine needs, and every read or write of a user's data takes
  * the owner's id, so one user can never reach another's rows.
  */
+/** What a master key rotation re-sealed: rows of each kind that held a sealed value, and the values. */
+export interface ResealCounts {
+  sources: number;
+  workflows: number;
+  webhooks: number;
+  values: number;
+}
+
 export interface Store {
   /** Which adapter this is, for logs and /healthz. */
   readonly kind: "sqlite" | "postgres";
@@ -35,10 +43,11 @@ export interface Store {
 
   /**
    * Every sealed value kept (sources' configured props, workflow steps'
-   * props) passed to `reseal`, which returns its replacement or null for a
-   * value that is not sealed; all replaced in one transaction.
+   * props, webhooks' signing secrets) passed to `reseal`, which returns its
+   * replacement or null for a value that is not sealed; all replaced in one
+   * transaction. Counts the rows changed of each kind and the values.
    */
-  resealSecrets(reseal: (value: string) => string | null): Promise<{ sources: number; workflows: number; values: number }>;
+  resealSecrets(reseal: (value: string) => string | null): Promise<ResealCounts>;
   /**
    * Rewrites the storage of workflows so that nothing of rows overwritten
    * before (secrets stored in the clear by an older release) stays in freed

@@ -204,6 +204,33 @@ describe.concurrent("listeners beyond workflows (each test its own user)", () =>
     expect((await call(server.url, "DELETE", `/v1/webhooks/${theirs.id}`, { key: owner.key })).status).toBe(404);
   });
 
+  it("takes org_id in the query of POST /v1/webhooks and /v1/subscriptions as clients send it: the own workspace passes, another user's is a 404", async () => {
+    const owner = await createUser(server, "orla");
+    const other = await createUser(server, "oscar");
+    const workspaceOf = async (key: string) => (await call(server.url, "GET", "/v1/users/me/workspaces", { key })).body.data[0].id as string;
+    const own = await workspaceOf(owner.key);
+    const theirs = await workspaceOf(other.key);
+    const url = encodeURIComponent("http://127.0.0.1:9/orgs");
+
+    const created = await call(server.url, "POST", `/v1/webhooks?url=${url}&name=with-org&org_id=${own}`, { key: owner.key, rawBody: "" });
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject({ id: expect.stringMatching(/^wh_/), name: "with-org", user_id: owner.id });
+    const refused = await call(server.url, "POST", `/v1/webhooks?url=${url}&name=elsewhere&org_id=${theirs}`, { key: owner.key, rawBody: "" });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error).toMatchObject({ code: "NotFound", message: expect.stringContaining("/v1/users/me/workspaces") });
+    // Nothing was made in either workspace by the refused call.
+    expect((await call(server.url, "GET", "/v1/users/me/webhooks", { key: owner.key })).body.data.map((webhook: any) => webhook.name)).toEqual(["with-org"]);
+    expect((await call(server.url, "GET", "/v1/users/me/webhooks", { key: other.key })).body.data).toEqual([]);
+
+    // The subscription that points the webhook at a source, with org_id too.
+    const source = await deploySource(server, owner.key, { component_code: ECHO_SOURCE, name: "org source" });
+    const subscribed = await subscribe(owner.key, `emitter_id=${source.id}&listener_id=${created.body.data.id}&org_id=${own}`);
+    expect(subscribed.status).toBe(200);
+    expect((await subscribe(owner.key, `emitter_id=${source.id}&listener_id=${created.body.data.id}&org_id=${theirs}`)).status).toBe(404);
+    // A write's query stays strict for what is not a workspace parameter.
+    expect((await call(server.url, "POST", `/v1/webhooks?url=${url}&org_id=${own}&nmae=typo`, { key: owner.key, rawBody: "" })).body.error.details.field).toBe("nmae");
+  });
+
   it("$logs: a workflow subscribed to a source's (or a workflow's) $logs gets each log line as an event", async () => {
     const { key } = await createUser(server, "lou");
     const source = await deploySource(server, key, { component_code: ECHO_SOURCE, name: "logger" });

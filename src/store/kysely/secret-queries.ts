@@ -1,5 +1,5 @@
 import type { WorkflowStep } from "../../domain/workflows.js";
-import type { Store } from "../store.js";
+import type { ResealCounts, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { fromJson, toJson } from "./json-columns.js";
 
@@ -20,14 +20,16 @@ function resealProps(props: Record<string, unknown>, reseal: (value: string) => 
 
 /**
  * Sealed values wherever they are kept (sources' configured props, workflow
- * steps' props), for the master key's rotation: all re-sealed in one
- * transaction, so no value is ever left under a key that is gone.
+ * steps' props, webhooks' signing secrets), for the master key's rotation:
+ * all re-sealed in one transaction, so no value is ever left under a key
+ * that is gone. A table that holds sealed values and is missing here would
+ * be unreadable after a rotation (a webhook could no longer sign).
  */
 export function secretQueries({ db }: QueryContext): SecretQueries {
   return {
     resealSecrets(reseal) {
       return db.transaction().execute(async (trx) => {
-        const counts = { sources: 0, workflows: 0, values: 0 };
+        const counts: ResealCounts = { sources: 0, workflows: 0, webhooks: 0, values: 0 };
         for (const row of await trx.selectFrom("sources").select(["id", "configured_props"]).execute()) {
           const props = fromJson<Record<string, unknown>>(row.configured_props) ?? {};
           const resealed = resealProps(props, reseal);
@@ -44,6 +46,13 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           await trx.updateTable("workflows").set({ steps: toJson(steps) }).where("id", "=", row.id).execute();
           counts.workflows += 1;
           counts.values += resealed;
+        }
+        for (const row of await trx.selectFrom("webhooks").select(["id", "secret"]).execute()) {
+          const resealed = reseal(row.secret);
+          if (resealed === null) continue;
+          await trx.updateTable("webhooks").set({ secret: resealed }).where("id", "=", row.id).execute();
+          counts.webhooks += 1;
+          counts.values += 1;
         }
         return counts;
       });
@@ -65,6 +74,9 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           if (found !== undefined) return found as string;
         }
       }
+      // A data folder whose only secrets are webhooks' still tells which key is in force.
+      const webhook = await db.selectFrom("webhooks").select("secret").limit(1).executeTakeFirst();
+      if (webhook && isSealed(webhook.secret)) return webhook.secret;
       return null;
     },
   };
