@@ -1,7 +1,8 @@
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely } from "kysely";
 import pg from "pg";
 import { createKyselyStore } from "../kysely/kysely-store.js";
 import { migrateToLatest } from "../kysely/migrate.js";
+import { CurrentSchemaPostgresDialect } from "./current-schema-dialect.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 
@@ -34,7 +35,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     types,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   const store = createKyselyStore({ kind: "postgres", db, isUniqueViolation });
 
   return {
