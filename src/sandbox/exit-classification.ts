@@ -20,9 +20,13 @@ export interface RunnerExit {
   memoryKilled?: boolean;
   /** That limit, heap and everything else together, in MB. */
   wholeLimitMb?: number | undefined;
+  /** The limit is RLIMIT_AS (see RunnerResources.addressSpaceLimited). */
+  addressSpaceLimited?: boolean | undefined;
 }
 
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Allocation failed - JavaScript heap|Fatal JavaScript out of memory/i;
+/** What a process says when native code could not allocate (or asserted on a failed allocation). */
+const NATIVE_ALLOCATION_FAILED = /std::bad_alloc|Cannot allocate memory|Assertion failed/i;
 const DETAIL_CHARS = 1000;
 
 function lastLines(text: string): string {
@@ -53,6 +57,15 @@ export function classifyExit(exit: RunnerExit): SandboxError {
   }
   if (OUT_OF_MEMORY.test(exit.stderrTail)) {
     return { code: "OutOfMemory", name: "OutOfMemory", message: `The component ran out of memory (heap limit ${exit.memoryMb} MB); the runner was stopped.` };
+  }
+  // Under RLIMIT_AS a failed native allocation aborts where it happens (Node 24 asserts while loading
+  // certificates, say): the address space is by far the likeliest cause, and the author's to act on.
+  if (exit.addressSpaceLimited && !exit.stoppedBy && (exit.signal === "SIGABRT" || NATIVE_ALLOCATION_FAILED.test(exit.stderrTail))) {
+    return {
+      code: "OutOfMemory",
+      name: "OutOfMemory",
+      message: `The runner most likely reached its memory limit of ${exit.wholeLimitMb ?? exit.memoryMb} MB (heap, Buffers and native memory together): a native allocation failed and the process aborted. Hold less in memory at once.${exit.stderrTail.trim() ? ` Its last output: ${lastLines(exit.stderrTail)}` : ""}`,
+    };
   }
   if (exit.stoppedBy === "flood") {
     return { code: "OutputFlood", name: "OutputFlood", message: "The component wrote more than its output limit; the runner was stopped." };

@@ -466,7 +466,8 @@ export class RunnerProcess {
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
     const { stderrTail, stoppedBy, spawnError, memoryMb, violation, memoryKilled } = this;
     const wholeLimitMb = this.options.resources?.memoryLimitMb;
-    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation, memoryKilled, wholeLimitMb });
+    const addressSpaceLimited = this.options.resources?.addressSpaceLimited;
+    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation, memoryKilled, wholeLimitMb, addressSpaceLimited });
   }
 
   /**

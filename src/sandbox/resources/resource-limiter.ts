@@ -27,6 +27,12 @@ export interface RunnerResources {
   outOfMemory(): boolean;
   /** What the runner may use in all, in MB, as its errors name it. */
   readonly memoryLimitMb: number;
+  /**
+   * The limit is on its address space (RLIMIT_AS, no cgroups here): past it
+   * an allocation fails wherever it happens, and native code that cannot
+   * handle that aborts the process (SIGABRT) rather than report it.
+   */
+  readonly addressSpaceLimited?: boolean;
   /** Removes what was made for the runner (after it is gone). */
   release(): void;
 }
@@ -245,6 +251,7 @@ class AddressSpaceLimiter implements ResourceLimiter {
     const limitMb = memoryMb + MEMORY_HEADROOM_MB;
     return {
       memoryLimitMb: limitMb,
+      addressSpaceLimited: true,
       wrap: (command) => wrapCommand(command, [], (limitMb + ADDRESS_SPACE_BASE_MB) * 1024),
       // Under RLIMIT_AS an allocation fails (an exception, or V8's fatal error), which stderr tells.
       outOfMemory: () => false,
