@@ -58,7 +58,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: API_BODY_LIMIT_BYTES,
     // A data store key (1 KB of UTF-8) travels percent-encoded in the path: up to 3 KB (Fastify's default is 100 characters).
-    maxParamLength: 4096,
+    routerOptions: { maxParamLength: 4096 },
     // Close idle keep-alive sockets on shutdown so that close() does not wait on them.
     forceCloseConnections: "idle",
     // The router's own errors (a path part too long, a URL that does not decode) in the API's error shape too.

@@ -42,6 +42,9 @@ export const DataStoreRecordsQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
+export type DataStoreView = Static<typeof DataStoreSchema>;
+export type DataStoreRecordView = Static<typeof DataStoreRecordSchema>;
+
 export function toDataStoreView(store: DataStoreSummary): Static<typeof DataStoreSchema> {
   return { name: store.name, key_count: store.keyCount, bytes: store.bytes, created_at: toEpochSeconds(store.createdAt), updated_at: toEpochSeconds(store.updatedAt) };
 }
