@@ -16,7 +16,7 @@ type DataStoreQueries = Pick<
  * record counts only while it has not expired (`expires_at` in the past is
  * gone for every reader, and purged by the store's next write).
  */
-export function dataStoreQueries({ db, isUniqueViolation }: QueryContext): DataStoreQueries {
+export function dataStoreQueries({ db }: QueryContext): DataStoreQueries {
   const storeOf = (trx: Kysely<Database>, ownerId: string, name: string) =>
     trx.selectFrom("data_stores").selectAll().where("owner_id", "=", ownerId).where("name", "=", name).executeTakeFirst();
 
@@ -59,12 +59,13 @@ export function dataStoreQueries({ db, isUniqueViolation }: QueryContext): DataS
           if (Number(count.count) >= DATA_STORE_LIMITS.storesPerOwner) {
             throw new PayloadTooLargeError(`You have ${DATA_STORE_LIMITS.storesPerOwner} data stores, the most one user may have, so "${name}" cannot be created. Delete a store you no longer use (DELETE /v1/data_stores/<name>, or runnel stores delete <name>).`);
           }
-          try {
-            await trx.insertInto("data_stores").values({ id: newId("dataStore", now), owner_id: ownerId, name, created_at: now, updated_at: now }).execute();
-          } catch (error) {
-            // Created meanwhile by a concurrent first write: use that one.
-            if (!isUniqueViolation(error)) throw error;
-          }
+          // Created meanwhile by a concurrent first write: that one is used. (A caught unique violation
+          // would abort a PostgreSQL transaction, so the conflict is skipped in SQL.)
+          await trx
+            .insertInto("data_stores")
+            .values({ id: newId("dataStore", now), owner_id: ownerId, name, created_at: now, updated_at: now })
+            .onConflict((oc) => oc.columns(["owner_id", "name"]).doNothing())
+            .execute();
           store = await storeOf(trx, ownerId, name);
           if (!store) throw new Error(`The data store "${name}" could not be created.`);
         }
