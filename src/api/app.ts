@@ -20,6 +20,7 @@ import { outboxRoutes } from "./routes/outbox.js";
 import { usersRoutes } from "./routes/users.js";
 import { subscriptionsRoutes } from "./routes/subscriptions.js";
 import { webhooksRoutes } from "./routes/webhooks.js";
+import { dataStoresRoutes } from "./routes/data-stores.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
@@ -56,6 +57,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: API_BODY_LIMIT_BYTES,
+    // A data store key (1 KB of UTF-8) travels percent-encoded in the path: up to 3 KB (Fastify's default is 100 characters).
+    routerOptions: { maxParamLength: 4096 },
     // Close idle keep-alive sockets on shutdown so that close() does not wait on them.
     forceCloseConnections: "idle",
     // The router's own errors (a path part too long, a URL that does not decode) in the API's error shape too.
@@ -184,6 +187,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(workflowsRoutes, { engine: options.engine, store: options.store, streams });
       await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
       await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });
+      await v1.register(dataStoresRoutes, { dataStores: options.engine.dataStores });
     },
     { prefix: "/v1" },
   );

@@ -19,6 +19,7 @@ import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
 import { registerAdmin } from "./commands/admin.js";
 import { registerServer } from "./commands/server.js";
+import { registerStores } from "./commands/stores.js";
 import { registerSubscriptions } from "./commands/subscriptions.js";
 import { registerUpdate } from "./commands/update.js";
 import { registerUsers } from "./commands/users.js";
@@ -58,6 +59,7 @@ export function buildProgram(context: CommandContext): Command {
   registerLogs(program, context);
   registerRun(program, context);
   registerOutbox(program, context);
+  registerStores(program, context);
   registerRuns(program, context);
   registerErrors(program, context);
   registerSubscriptions(program, context);

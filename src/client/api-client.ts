@@ -2,6 +2,7 @@ import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
+import type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 import type { PublishedComponentView } from "../api/schemas/registry.js";
 import type { ErrorSummaryView, RunView, SubscriptionSchema, WorkflowBodySchema, WorkflowView } from "../api/schemas/workflows.js";
 import type {
@@ -21,6 +22,7 @@ export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas
 export type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
 export type { SseMessage } from "./sse-parser.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
+export type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 export type { ErrorSummaryView, RunView, WorkflowView } from "../api/schemas/workflows.js";
 export type { CreatedWebhookView, WebhookDeliveryView, WebhookView } from "../api/schemas/webhooks.js";
 export type WorkflowBody = Static<typeof WorkflowBodySchema>;
@@ -131,6 +133,33 @@ export class ApiClient {
   /** Your mails, newest first, with their delivery status. */
   listOutbox(page: PageParams = {}): Promise<Page<OutboxMailView>> {
     return this.request("GET", `/v1/outbox${queryString(page)}`);
+  }
+
+  /** Your data stores, by name, with how many records each holds. */
+  listDataStores(): Promise<Page<DataStoreView>> {
+    return this.request("GET", "/v1/data_stores");
+  }
+
+  /** A page of a store's records, by key. */
+  listDataStoreRecords(name: string, page: { limit?: number; after?: string } = {}): Promise<Page<DataStoreRecordView>> {
+    return this.request("GET", `${dataStorePath(name)}/records${queryString(page)}`);
+  }
+
+  getDataStoreRecord(name: string, key: string): Promise<DataStoreRecordView> {
+    return this.data<DataStoreRecordView>("GET", `${dataStorePath(name)}/records/${encodeURIComponent(key)}`);
+  }
+
+  /** Writes a record; `ttl` in seconds. */
+  setDataStoreRecord(name: string, key: string, value: unknown, ttl?: number): Promise<DataStoreRecordView> {
+    return this.data<DataStoreRecordView>("PUT", `${dataStorePath(name)}/records/${encodeURIComponent(key)}`, ttl === undefined ? { value } : { value, ttl });
+  }
+
+  async deleteDataStoreRecord(name: string, key: string): Promise<void> {
+    await this.request("DELETE", `${dataStorePath(name)}/records/${encodeURIComponent(key)}`);
+  }
+
+  async deleteDataStore(name: string): Promise<void> {
+    await this.request("DELETE", dataStorePath(name));
   }
 
   async saveComponent(input: ComponentInput): Promise<ComponentView> {
@@ -422,4 +451,8 @@ function describeFetchFailure(error: unknown): string {
   if (error instanceof Error && error.name === "TimeoutError") return "no answer in time";
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
+
+function dataStorePath(name: string): string {
+  return `/v1/data_stores/${encodeURIComponent(name)}`;
 }

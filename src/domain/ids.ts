@@ -14,6 +14,7 @@ export const ID_PREFIX = {
   cell: "c_",
   run: "run_",
   mail: "mail_",
+  dataStore: "ds_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

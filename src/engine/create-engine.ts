@@ -13,6 +13,7 @@ import type { ClaimedDelivery, Store } from "../store/store.js";
 import { Accounts } from "./accounts.js";
 import { BundleFiles } from "./bundle-files.js";
 import { ComponentLoader } from "./component-loader.js";
+import { DataStoresService } from "./data-stores/data-stores-service.js";
 import { EventHub } from "./event-hub.js";
 import { LateFaults } from "./late-faults.js";
 import type { Mailer } from "./mail/mailer.js";
@@ -70,6 +71,8 @@ export interface Engine {
   subscriptions: SubscriptionsService;
   /** Webhooks: URLs subscriptions deliver events to. */
   webhooks: WebhooksService;
+  /** The user's named data stores (`data_store` props), for the API and for components. */
+  dataStores: DataStoresService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
   /** The mail room, as handed in; null when none was. */
@@ -102,7 +105,8 @@ export function createEngine(options: EngineOptions): Engine {
   const handOff = { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed) };
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
-  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults });
+  const dataStores = new DataStoresService({ store, logger });
+  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults, dataStores });
   const scheduler = new TimerScheduler({ store, invoker, logger });
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake() });
   const responses = new WorkflowResponses();
@@ -121,7 +125,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
   const listeners = {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
@@ -153,6 +157,7 @@ export function createEngine(options: EngineOptions): Engine {
     workflows,
     subscriptions,
     webhooks,
+    dataStores,
     worker,
     mailer,
     setBaseUrl(url) {

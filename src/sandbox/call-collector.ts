@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
-import type { DbSnapshot, EmitMeta, LogStream, StepDone, StepOutcome } from "./protocol.js";
+import type { DataStoreAnswer, DataStoreRequest, DbSnapshot, EmitMeta, LogStream, StepDone, StepOutcome } from "./protocol.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 export interface LogEntry {
@@ -36,6 +36,16 @@ export interface CallOutcome {
 
 export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db" | "step" | "ms">;
 
+/** Carries out a call's data store request (the engine's, bound to the call's owner and the stores its props name). */
+export type DataStoreHandler = (store: string, request: DataStoreRequest) => Promise<unknown>;
+
+/**
+ * Data store requests of one call waiting for the host, at most: a call that
+ * does not await its calls (a loop of set() without await) is told to, rather
+ * than filling the host's memory.
+ */
+export const MAX_WAITING_STORE_REQUESTS = 64;
+
 export class CallCollector {
   readonly id: number;
   readonly limits: Limits;
@@ -50,9 +60,14 @@ export class CallCollector {
   private logBytes = 0;
   private responded = false;
   private rawTruncated = false;
+  private readonly onStore: DataStoreHandler | undefined;
+  /** The call's data store requests run one after the other, in the order sent: a get sees the set before it. */
+  private storeQueue: Promise<void> = Promise.resolve();
+  private storeWaiting = 0;
 
-  constructor(id: number, limits: Limits, onRespond: ((response: HttpResponse) => void) | undefined, logger: Logger | undefined) {
+  constructor(id: number, limits: Limits, onRespond: ((response: HttpResponse) => void) | undefined, logger: Logger | undefined, onStore?: DataStoreHandler) {
     this.id = id;
+    this.onStore = onStore;
     this.limits = limits;
     this.onRespond = onRespond;
     this.logger = logger;
@@ -94,6 +109,29 @@ export class CallCollector {
     this.logs.push(entry);
     if (stream === "stderr") this.rawStderr.add(entry);
     return undefined;
+  }
+
+  /** Carries out a data store request after those before it; `answer` gets its outcome (unless the call ended meanwhile). */
+  storeRequest(store: string, request: DataStoreRequest, answer: (reply: DataStoreAnswer) => void): void {
+    const handler = this.onStore;
+    if (!handler) return answer({ ok: false, error: { name: "Error", message: "Data stores are not available to this call." } });
+    if (this.storeWaiting >= MAX_WAITING_STORE_REQUESTS) {
+      const message = `More than ${MAX_WAITING_STORE_REQUESTS} data store calls of this invocation are waiting; await each call (or a few at a time) before making more.`;
+      return answer({ ok: false, error: { name: "RangeError", message } });
+    }
+    this.storeWaiting += 1;
+    this.storeQueue = this.storeQueue.then(async () => {
+      let reply: DataStoreAnswer;
+      try {
+        const value = this.finished ? undefined : await handler(store, request);
+        reply = value === undefined ? { ok: true } : { ok: true, value };
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        reply = { ok: false, error: { name: failure.name, message: failure.message } };
+      }
+      this.storeWaiting -= 1;
+      if (!this.finished) answer(reply);
+    });
   }
 
   addStepDone(done: StepDone): void {

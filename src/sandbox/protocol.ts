@@ -52,6 +52,10 @@ export interface ChainStep {
   props: Record<string, unknown>;
   /** How errors name the step's props: `steps[2]`. */
   field: string;
+  /** The step's `$.service.db` props, all over the step's own store `db`. */
+  dbProps?: string[] | undefined;
+  /** The step's store when the run started. */
+  db?: DbSnapshot | undefined;
 }
 
 /** One step of a `steps` call, reported as soon as it ends. */
@@ -64,7 +68,27 @@ export interface StepDone {
   logsEnd: number;
   durationMs: number;
   error?: SandboxError;
+  /** The keys the step set and removed in its `$.service.db`, when it touched it. */
+  db?: StepStoreChanges;
 }
+
+/** What a step changed in its `$.service.db`: keys set (with their values) and keys removed. */
+export interface StepStoreChanges {
+  set: Record<string, unknown>;
+  removed: string[];
+}
+
+/**
+ * A `data_store` call, as a component's store object sends it: `value` is
+ * JSON text (checked by the runner, checked again by the host), `ttl` seconds.
+ */
+export type DataStoreRequest =
+  | { op: "get" | "has" | "delete"; key: string }
+  | { op: "set"; key: string; value: string; ttl: number | null }
+  | { op: "keys" | "entries" | "clear" };
+
+/** The host's answer to a data store call: its value (JSON), or why it failed. */
+export type DataStoreAnswer = { ok: true; value?: unknown } | { ok: false; error: { name: string; message: string } };
 
 /**
  * `$.context` of a step, passed through as the host sends it (JSON). The
@@ -152,6 +176,8 @@ export type HostMessage =
       maxLogBytes: number;
       maxLogEntries: number;
     }
+  /** The answer to the call's data store request `req`. */
+  | ({ type: "store-reply"; id: number; req: number } & DataStoreAnswer)
   /**
    * Several invokes in one message (a batch), run in order. Props and db
    * props are the same for every call of a batch, so they travel once, in
@@ -186,6 +212,8 @@ export type CallMessage<R = HttpResponse> =
   | { type: "respond"; id: number; response: R }
   /** A step of a `steps` call ended; sent at once, so that what a later step's crash loses is only that step. */
   | { type: "step-done"; id: number; done: StepDone }
+  /** A call to the data store `store` (a `data_store` prop's); the host answers with a store-reply of the same `req`. */
+  | { type: "store"; id: number; req: number; store: string; request: DataStoreRequest }
   /** `step` only for a step call; also on its error, with what the step recorded before it failed. */
   /** `ms`: how long the call ran, as the runner measured it (its ending may have waited after, see holdEnd). */
   | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean; step?: StepOutcome; ms?: number }
@@ -315,6 +343,11 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
       if (!isCallId(raw.id) || !response) return undefined;
       return { type: "respond", id: raw.id, response };
     }
+    case "store": {
+      const request = readStoreRequest(raw.request);
+      if (!isCallId(raw.id) || !isCallId(raw.req) || typeof raw.store !== "string" || !request) return undefined;
+      return { type: "store", id: raw.id, req: raw.req, store: raw.store, request };
+    }
     case "step-done": {
       const done = readStepDone(raw.done);
       if (!isCallId(raw.id) || !done) return undefined;
@@ -339,6 +372,34 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
   }
 }
 
+/** The shape only: names, keys, values and TTLs are checked by whoever carries the request out. */
+function readStoreRequest(value: unknown): DataStoreRequest | undefined {
+  if (!isRecord(value)) return undefined;
+  switch (value.op) {
+    case "get":
+    case "has":
+    case "delete":
+      return typeof value.key === "string" ? { op: value.op, key: value.key } : undefined;
+    case "set": {
+      const { key, value: json, ttl } = value;
+      if (typeof key !== "string" || typeof json !== "string" || (ttl !== null && typeof ttl !== "number")) return undefined;
+      return { op: "set", key, value: json, ttl };
+    }
+    case "keys":
+    case "entries":
+    case "clear":
+      return { op: value.op };
+    default:
+      return undefined;
+  }
+}
+
+function readStoreChanges(value: unknown): StepStoreChanges | undefined {
+  if (!isRecord(value) || !isRecord(value.set) || !Array.isArray(value.removed)) return undefined;
+  if (!value.removed.every((key) => typeof key === "string")) return undefined;
+  return { set: { ...value.set }, removed: [...(value.removed as string[])] };
+}
+
 function readStepDone(value: unknown): StepDone | undefined {
   if (!isRecord(value)) return undefined;
   const { index, logsEnd, durationMs } = value;
@@ -346,6 +407,11 @@ function readStepDone(value: unknown): StepDone | undefined {
   const step = readStep(value.step);
   if (!step) return undefined;
   const done: StepDone = { index, value: value.value, step, logsEnd, durationMs };
+  if (value.db !== undefined) {
+    const db = readStoreChanges(value.db);
+    if (!db) return undefined;
+    done.db = db;
+  }
   if (value.error !== undefined) {
     const error = readError(value.error);
     if (!error) return undefined;

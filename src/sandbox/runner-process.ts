@@ -14,7 +14,7 @@ import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import { placeBundle } from "./bundle-placement.js";
-import { CallCollector, type CallEnding, type CallOutcome } from "./call-collector.js";
+import { CallCollector, type CallEnding, type CallOutcome, type DataStoreHandler } from "./call-collector.js";
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
@@ -72,6 +72,8 @@ export interface CallRequest {
   db: DbSnapshot;
   limits: Limits;
   onRespond: ((response: HttpResponse) => void) | undefined;
+  /** Carries out the call's data store requests; without one, they fail. */
+  onStore?: DataStoreHandler | undefined;
 }
 
 const STDERR_TAIL_CHARS = 8192;
@@ -206,7 +208,7 @@ export class RunnerProcess {
     const answers: Array<Promise<CallAnswer>> = [];
     for (let index = 0; index < requests.length; index++) {
       const request = requests[index]!;
-      const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger);
+      const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger, request.onStore);
       const lane: HostLane = concurrent ? { calls: [], concurrent: true, holding: false, timer: undefined } : shared;
       this.lanes.add(lane);
       if (concurrent) sentLanes.push(lane);
@@ -358,6 +360,12 @@ export class RunnerProcess {
         return collector.addEmit(message.event, message.meta);
       case "step-done":
         return collector.addStepDone(message.done);
+      case "store": {
+        const { id, req } = message;
+        return collector.storeRequest(message.store, message.request, (answer) => {
+          if (this.alive) this.post({ type: "store-reply", id, req, ...answer });
+        });
+      }
       case "respond":
         return collector.respond(message.response);
       case "result":

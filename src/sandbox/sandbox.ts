@@ -43,7 +43,7 @@ import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-fl
 import { RunnerPool, type RunnerHooks } from "./pool.js";
 import type { ComponentCall, DbSnapshot, RunnerCall, StepDone, StepOutcome } from "./protocol.js";
 import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
-import type { CallOutcome, EmittedEvent, LogEntry } from "./call-collector.js";
+import type { CallOutcome, DataStoreHandler, EmittedEvent, LogEntry } from "./call-collector.js";
 import { CUT_SHORT, RunnerProcess, type CallAnswer, type SpawnCommand } from "./runner-process.js";
 import type { SandboxError } from "./sandbox-error.js";
 
@@ -107,6 +107,12 @@ export interface InvokeRequest {
 export interface InvokeCallbacks {
   /** The component called respond() on an HTTP prop, or $.respond() in a step: the HTTP caller can be answered now, before run ends. */
   onRespond?(response: HttpResponse): void;
+  /**
+   * Carries out a `data_store` prop's call (get, set, …) on the owner's store
+   * it names, at once. The caller binds it to the call's owner and to the
+   * stores the call's props name; without it, data store calls fail.
+   */
+  onDataStore?: DataStoreHandler;
 }
 
 export interface InvokeResult {
@@ -363,6 +369,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         db: request.db,
         limits: resolvedOf(request.limits),
         onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
+        onStore: callbacks[index]?.onDataStore,
       }));
       answers = await Promise.all(
         runner.callEach(calls, { bundleFile, concurrent: options.concurrent === true, holdEnds: held }).map((promise) =>

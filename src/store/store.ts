@@ -1,4 +1,5 @@
 import type { ApiKey, User } from "../domain/accounts.js";
+import type { DataStoreRecord, DataStoreSummary, StepStoreWrite } from "../domain/data-stores.js";
 import type { DedupeStrategy, PendingEmit, Rejection } from "../domain/dedupe.js";
 import type { MailStatus, OutboxEntry } from "../domain/outbox.js";
 import type { PageRequest, PageSlice } from "../domain/paging.js";
@@ -154,7 +155,32 @@ export interface Store {
    * already is left as it was), removes their deliveries, appends the events
    * the runs produced (`$errors`, `$.send.emit`), and trims old runs.
    */
-  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[] }): Promise<FinishedRuns>;
+  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[]; stepStores?: StepStoreWrite[] | undefined }): Promise<FinishedRuns>;
+  /**
+   * The `$.service.db` of each of a workflow's steps (by step id; `{}` for a
+   * step with none). What runs change is written by finishRuns
+   * (`stepStores`), key by key, for the runs it records now.
+   */
+  readStepStores(ownerId: string, workflowId: string, stepIds: string[]): Promise<Record<string, Record<string, unknown>>>;
+
+  /** The owner's data stores by name, with their live (unexpired) key counts and sizes. */
+  listDataStores(ownerId: string, now: number): Promise<DataStoreSummary[]>;
+  /** A live record of the owner's store, or null (no such store, key, or it expired). */
+  dataStoreGet(ownerId: string, name: string, key: string, now: number): Promise<DataStoreRecord | null>;
+  /**
+   * Writes a record (`json`: the value as JSON text), creating the store on
+   * its first write. Race-safe. Throws PayloadTooLarge past a limit of
+   * DATA_STORE_LIMITS (stores per owner, keys per store, the owner's bytes).
+   */
+  dataStoreSet(ownerId: string, name: string, record: { key: string; json: string; expiresAt: number | null }, now: number): Promise<void>;
+  /** Removes a record; false when the store had no live record of that key. */
+  dataStoreDelete(ownerId: string, name: string, key: string, now: number): Promise<boolean>;
+  /** A page of the store's live records, by key ascending after `after`; null when the owner has no such store. */
+  dataStoreRecords(ownerId: string, name: string, query: { limit: number; after?: string | undefined }, now: number): Promise<PageSlice<DataStoreRecord> | null>;
+  /** Removes every record of the store (the store stays); returns how many rows went. */
+  dataStoreClear(ownerId: string, name: string): Promise<number>;
+  /** Removes the store and its records; false when the owner has none such. */
+  deleteDataStore(ownerId: string, name: string): Promise<boolean>;
   /** Removes deliveries whose listener is gone. */
   dropDeliveries(keys: DeliveryKey[]): Promise<void>;
 

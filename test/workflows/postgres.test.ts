@@ -53,3 +53,43 @@ describe("workflows on PostgreSQL", () => {
     expect(outbox.body.data[0].subject).toContain("asked to fail");
   });
 });
+
+describe("stores on PostgreSQL", () => {
+  it("keeps a step's $.service.db across runs, merges concurrent runs key by key, and serves data_store records with TTLs", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Stateful on PG",
+      trigger: { type: "http" },
+      steps: [
+        {
+          name: "count",
+          props: { store: "pg-shared" },
+          code: `export default defineComponent({
+            props: { db: "$.service.db", store: { type: "data_store" } },
+            async run({ steps }) {
+              this.db.set("run-" + steps.trigger.event.body.n, true);
+              await this.store.set("last-" + steps.trigger.event.body.n, steps.trigger.event.body.n, { ttl: steps.trigger.event.body.ttl });
+              return (await this.store.keys()).length;
+            },
+          })`,
+        },
+      ],
+    });
+    const post = (body: unknown) => fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((answer) => answer.text());
+    await Promise.all([1, 2, 3].map((n) => post({ n, ttl: 3600 })));
+    const runs = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.length === 3, "three runs");
+    expect(runs.map((run) => run.status), JSON.stringify(runs.map((run) => run.error))).toEqual(["success", "success", "success"]);
+    const rows = await admin.query(`SELECT key FROM ${schema}.step_store_entries WHERE workflow_id = $1 ORDER BY key`, [workflow.id]);
+    expect(rows.rows.map((row) => row.key)).toEqual(["run-1", "run-2", "run-3"]);
+
+    const records = await call(server.url, "GET", "/v1/data_stores/pg-shared/records", { key });
+    expect(records.body.data.map((record: any) => [record.key, record.value])).toEqual([["last-1", 1], ["last-2", 2], ["last-3", 3]]);
+    expect((await call(server.url, "PUT", "/v1/data_stores/pg-shared/records/brief", { key, json: { value: "x", ttl: 0.5 } })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect((await call(server.url, "GET", "/v1/data_stores/pg-shared/records/brief", { key })).status).toBe(404);
+    expect((await call(server.url, "GET", "/v1/data_stores", { key })).body.data).toEqual([expect.objectContaining({ name: "pg-shared", key_count: 3 })]);
+
+    expect((await call(server.url, "DELETE", `/v1/workflows/${workflow.id}`, { key })).status).toBe(204);
+    expect((await admin.query(`SELECT count(*)::int AS n FROM ${schema}.step_store_entries WHERE workflow_id = $1`, [workflow.id])).rows[0].n).toBe(0);
+    expect((await call(server.url, "DELETE", "/v1/data_stores/pg-shared", { key })).status).toBe(204);
+  });
+});

@@ -84,16 +84,6 @@ describe("smoke", () => {
     expect(refused.body.error.message).toMatch(/paused/);
   });
 
-  it("refuses a step with a $.service.db prop when the workflow is saved, naming the step", async () => {
-    const refused = await call(server.url, "POST", "/v1/workflows", {
-      key,
-      json: { name: "Stateful", trigger: { type: "http" }, steps: [{ name: "count", code: "export default defineComponent({ props: { db: '$.service.db' }, run() { return this.db.get('n'); } })" }] },
-    });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error.details.field).toBe("steps[0].code");
-    expect(refused.body.error.message).toContain("$.service.db");
-  });
-
   it("renames its own trigger with it", async () => {
     const workflow = await createWorkflow(server, key, { name: "Before", trigger: { type: "http" }, steps: [{ name: "a", code: "export default { run() {} }" }] });
     expect((await call(server.url, "GET", `/v1/sources/${workflow.trigger.source_id}`, { key })).body.data.name).toBe("Before trigger");

@@ -63,6 +63,8 @@ export function withKeptSecrets(
 export interface RuntimeProps {
   props: Record<string, unknown>;
   dbProps: string[];
+  /** The data stores the source's `data_store` props name: the only ones its calls may reach. */
+  dataStores: string[];
 }
 
 /** What `this.<prop>` holds in a run: configured values, the HTTP endpoint, the timer, db stores, apps. */
@@ -89,7 +91,7 @@ export function runtimeProps(component: ValidatedComponent, source: DeployedSour
   for (const [name, value] of Object.entries(configured)) {
     if (!(name in props) && !dbProps.includes(name)) props[name] = value;
   }
-  return { props, dbProps };
+  return { props, dbProps, dataStores: dataStoreNames(component, props) };
 }
 
 /**
@@ -111,4 +113,14 @@ export function publicConfiguredProps(component: ValidatedComponent, source: Dep
     if (!(name in out) && !component.props.some((prop) => prop.name === name) && !isSealed(value)) out[name] = value;
   }
   return out;
+}
+
+/** The store names that a component's `data_store` props are configured with (the props as the runner gets them). */
+export function dataStoreNames(component: ValidatedComponent, props: Record<string, unknown>): string[] {
+  const names: string[] = [];
+  for (const prop of component.props) {
+    const value = props[prop.name];
+    if (prop.baseType === "data_store" && typeof value === "string") names.push(value);
+  }
+  return names;
 }

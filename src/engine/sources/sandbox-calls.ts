@@ -12,6 +12,7 @@ import type { ComponentCall } from "../../sandbox/protocol.js";
 import { addParsedBody } from "../../sandbox/runner/http-body.js";
 import type { InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
 import type { ComponentLoader } from "../component-loader.js";
+import type { DataStoresService } from "../data-stores/data-stores-service.js";
 import type { LateFaults } from "../late-faults.js";
 import type { SecretBox } from "../secrets.js";
 import { runtimeProps } from "./props.js";
@@ -45,6 +46,8 @@ export interface SandboxCallsOptions {
   /** Told which source runs which bundle, so that a fault after a call reaches the source's logs. */
   lateFaults?: LateFaults;
   limits?: RunLimits;
+  /** Carries out `data_store` props' calls; without it they fail. */
+  dataStores?: DataStoresService;
 }
 
 /**
@@ -59,14 +62,15 @@ export async function runCalls(
   db: Record<string, unknown>,
 ): Promise<CallOutcome[]> {
   const plainSchedule = (call: ComponentCall) => call.kind === "run" && !component.validated.hasRun;
-  const { props, dbProps } = runtimeProps(component.validated, source, options.secrets, options.endpointUrl(source));
+  const { props, dbProps, dataStores } = runtimeProps(component.validated, source, options.secrets, options.endpointUrl(source));
+  const onDataStore = dataStores.length > 0 ? options.dataStores?.handlerFor(source.ownerId, dataStores) : undefined;
   const bundle = await options.loader.runnerBundle(component.saved);
   options.lateFaults?.remember(source.ownerId, bundle.id, source.id);
   const limitsFor = limitsByTrigger(options.limits ?? DEFAULT_RUN_LIMITS, source.limits);
   const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
   const results = await options.sandbox.invokeBatch(
     toSandbox.map((pending) => ({ bundle, call: pending.call, props, dbProps, db, limits: limitsFor(pending.trigger) })),
-    toSandbox.map((pending) => (pending.onRespond ? { onRespond: pending.onRespond } : undefined)),
+    toSandbox.map((pending) => (pending.onRespond || onDataStore ? { ...(pending.onRespond ? { onRespond: pending.onRespond } : {}), ...(onDataStore ? { onDataStore } : {}) } : undefined)),
   );
   let next = 0;
   return calls.map((pending): CallOutcome => {

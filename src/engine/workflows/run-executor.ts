@@ -10,9 +10,13 @@ import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
 import type { BundleFiles } from "../bundle-files.js";
 import type { ComponentLoader } from "../component-loader.js";
 import type { EventHub } from "../event-hub.js";
+import type { DataStoresService } from "../data-stores/data-stores-service.js";
 import type { LateFaults } from "../late-faults.js";
 import type { SecretBox } from "../secrets.js";
-import { openSecrets } from "../sources/props.js";
+import { dataStoreNames, openSecrets } from "../sources/props.js";
+import { DB_MAX_BYTES } from "../../sandbox/runner/db-store.js";
+import type { StepStoreChanges } from "../../domain/data-stores.js";
+import type { DbSnapshot } from "../../sandbox/protocol.js";
 import type { RunLimits } from "../sources/invoker.js";
 import type { BuiltinActions } from "./builtin-actions.js";
 import type { Destinations } from "./destinations.js";
@@ -37,6 +41,8 @@ export interface RunExecutorOptions {
   lateFaults?: LateFaults;
   /** A delivery whose runs were cut off this many times by their process dying is not run again (RUNNEL_MAX_RUN_INTERRUPTIONS). Default 3. */
   maxInterruptions?: number;
+  /** Carries out steps' `data_store` calls; without it they fail. */
+  dataStores?: DataStoresService;
   now?: () => number;
 }
 
@@ -48,6 +54,10 @@ export interface RunExecutorOptions {
 interface PreparedWorkflow {
   chainSteps: Array<ChainStep | null>;
   bundle: ComponentBundle | null;
+  /** Steps with a `$.service.db` prop: their stores are read before the runs. */
+  dbStepIds: string[];
+  /** The data stores the steps' `data_store` props name: the only ones the runs may reach. */
+  dataStores: string[];
 }
 
 const MAX_LOG_ENTRIES_PER_STEP = 200;
@@ -84,6 +94,8 @@ export class RunExecutor {
     } catch (error) {
       prepared = error as Error;
     }
+    // Every run of the batch starts from the steps' stores as they are now; each writes back the keys it set.
+    const stepStores = prepared instanceof Error || prepared.dbStepIds.length === 0 ? {} : await this.options.store.readStepStores(workflow.ownerId, workflow.id, prepared.dbStepIds);
     // As for sources: runs started by an HTTP request are answered sooner than timer runs.
     const timeoutMs = triggerKind === "http" ? this.options.limits.httpTimeoutMs : this.options.limits.runTimeoutMs;
     for (let index = 0; index < workflow.steps.length; ) {
@@ -101,7 +113,7 @@ export class RunExecutor {
       // The sandboxed steps from here to the next built-in one (or the end) go to the runner as one call per run.
       let end = index + 1;
       while (end < workflow.steps.length && prepared.chainSteps[end]) end += 1;
-      await this.runSegment(workflow, prepared, index, end, active, timeoutMs);
+      await this.runSegment(workflow, prepared, index, end, active, timeoutMs, stepStores);
       index = end;
     }
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
@@ -148,6 +160,8 @@ export class RunExecutor {
     const { store, loader } = this.options;
     const sandboxed: SavedComponent[] = [];
     const chainSteps: PreparedWorkflow["chainSteps"] = [];
+    const dbStepIds: string[] = [];
+    const dataStores = new Set<string>();
     for (const [index, step] of workflow.steps.entries()) {
       if (step.componentId === null) {
         chainSteps.push(null);
@@ -156,13 +170,18 @@ export class RunExecutor {
       const saved = await store.findComponent(workflow.ownerId, step.componentId);
       if (!saved) throw new Error(`The code of step "${step.name}" (${step.componentId}) is missing; update the workflow to save it again.`);
       const props: Record<string, unknown> = {};
-      for (const prop of loader.validatedOf(saved).props) if (prop.default !== undefined) props[prop.name] = prop.default;
+      const validated = loader.validatedOf(saved);
+      for (const prop of validated.props) if (prop.default !== undefined) props[prop.name] = prop.default;
+      const dbProps = validated.props.filter((prop) => prop.baseType === "$.service.db").map((prop) => prop.name);
+      if (dbProps.length > 0) dbStepIds.push(step.id);
       // Sealed secrets are opened here, into the prepared (in-memory) workflow only.
-      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: openSecrets({ ...props, ...step.props }, this.options.secrets), field: `steps[${index}]` });
+      const opened = openSecrets({ ...props, ...step.props }, this.options.secrets);
+      for (const name of dataStoreNames(validated, opened)) dataStores.add(name);
+      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: opened, field: `steps[${index}]`, ...(dbProps.length > 0 ? { dbProps } : {}) });
       sandboxed.push(saved);
     }
     const bundle = sandboxed.length > 0 ? await workflowBundle(this.options.bundleFiles, workflow.ownerId, sandboxed) : null;
-    return { chainSteps, bundle };
+    return { chainSteps, bundle, dbStepIds, dataStores: [...dataStores] };
   }
 
   /**
@@ -172,9 +191,9 @@ export class RunExecutor {
    * (runs are independent), so runs whose steps wait on an API wait together;
    * a big batch is spread over a few runners, for the machine's cores.
    */
-  private async runSegment(workflow: Workflow, prepared: PreparedWorkflow, from: number, to: number, runs: RunState[], timeoutMs: number): Promise<void> {
+  private async runSegment(workflow: Workflow, prepared: PreparedWorkflow, from: number, to: number, runs: RunState[], timeoutMs: number, stores: Record<string, DbSnapshot>): Promise<void> {
     const startedAt = this.now();
-    const steps = prepared.chainSteps.slice(from, to) as ChainStep[];
+    const steps = (prepared.chainSteps.slice(from, to) as ChainStep[]).map((step) => (step.dbProps ? { ...step, db: stores[step.id] ?? {} } : step));
     this.options.lateFaults?.remember(workflow.ownerId, prepared.bundle!.id, workflow.id);
     const requests: InvokeRequest[] = runs.map((run) => ({
       bundle: prepared.bundle!,
@@ -191,17 +210,18 @@ export class RunExecutor {
       db: {},
       limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
     }));
-    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response) }));
+    const onDataStore = prepared.dataStores.length > 0 ? this.options.dataStores?.handlerFor(workflow.ownerId, prepared.dataStores) : undefined;
+    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response), ...(onDataStore ? { onDataStore } : {}) }));
     const chunks: Array<Promise<InvokeResult[]>> = [];
     for (let first = 0; first < requests.length; first += STEP_CALLS_PER_RUNNER) {
       chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER), { concurrent: true }));
     }
     const results = (await Promise.all(chunks)).flat();
-    results.forEach((result, position) => this.applySegment(workflow, workflow.steps.slice(from, to), runs[position]!, result, startedAt));
+    results.forEach((result, position) => this.applySegment(workflow, workflow.steps.slice(from, to), runs[position]!, result, startedAt, stores));
   }
 
   /** What the runner reported of each step, in order; a step it died in (or never reported) fails with the call's error. */
-  private applySegment(workflow: Workflow, steps: WorkflowStep[], run: RunState, result: InvokeResult, startedAt: number): void {
+  private applySegment(workflow: Workflow, steps: WorkflowStep[], run: RunState, result: InvokeResult, startedAt: number, stores: Record<string, DbSnapshot>): void {
     const logsOf = (start: number, end: number) => result.logs.slice(start, Math.min(end, start + MAX_LOG_ENTRIES_PER_STEP)).map((log) => ({ stream: log.stream, text: log.text, ts: log.ts }));
     let logStart = 0;
     let at = startedAt;
@@ -227,6 +247,7 @@ export class RunExecutor {
       });
       logStart = done.logsEnd;
       at += done.durationMs;
+      if (done.db) this.keepStoreWrites(workflow, run, step, stores, done.db);
       if (done.error) {
         failRun(run, step, { code: runErrorCodeOf(done.error.code), ...fromSandboxError(done.error) }, this.now());
         return;
@@ -240,6 +261,23 @@ export class RunExecutor {
         return;
       }
     }
+  }
+
+  /**
+   * A step's changes to its store, kept for the run's commit when the store
+   * they make stays within a store's limit (the runner checked it; its word
+   * is not trusted) and the step has a store at all.
+   */
+  private keepStoreWrites(workflow: Workflow, run: RunState, step: WorkflowStep, stores: Record<string, DbSnapshot>, changes: StepStoreChanges): void {
+    const before = stores[step.id];
+    const after: DbSnapshot = { ...before, ...changes.set };
+    for (const key of changes.removed) delete after[key];
+    const bytes = Buffer.byteLength(JSON.stringify(after));
+    if (before === undefined || bytes > DB_MAX_BYTES) {
+      this.options.logger.warn({ workflowId: workflow.id, stepId: step.id, bytes }, "a step's $.service.db changes were refused (no such store, or past its limit)");
+      return;
+    }
+    run.storeWrites.push({ stepId: step.id, set: changes.set, removed: changes.removed });
   }
 
   /** A built-in action (Runnel's own code), run here for each run, its props evaluated against what the run has so far. */
@@ -304,7 +342,8 @@ export class RunExecutor {
       }
     }
     const finished = runs.map((run) => finishedRun(workflow, run, now));
-    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: runs.map((run) => run.delivery), appends });
+    const stepStores = runs.flatMap((run) => run.storeWrites.map((write) => ({ ...write, ownerId: workflow.ownerId, workflowId: workflow.id, runId: run.id })));
+    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: runs.map((run) => run.delivery), appends, ...(stepStores.length > 0 ? { stepStores } : {}) });
     for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is
     // not recorded now: its sends went out with the run that was.

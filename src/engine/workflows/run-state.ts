@@ -1,3 +1,4 @@
+import type { StepStoreChanges } from "../../domain/data-stores.js";
 import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } from "../../domain/error-events.js";
 import { newId } from "../../domain/ids.js";
 import type { SendRecord } from "../../domain/send-records.js";
@@ -27,6 +28,8 @@ export interface RunState {
   responded: boolean;
   /** The run handles an error (a `$errors` event, or a replay of a run that did): its own error is routed nowhere. */
   handlingError: boolean;
+  /** What its steps changed in their `$.service.db`, written when the run is recorded. */
+  storeWrites: Array<{ stepId: string } & StepStoreChanges>;
 }
 
 /** Starts a run of `workflow` for a delivery; a replay's delivery carries the original event and the error it replays. */
@@ -61,6 +64,7 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     sendPlaces: [],
     responded: false,
     handlingError: delivery.channel === "$errors" || (replay !== null && isErrorEventBody(triggerEvent)),
+    storeWrites: [],
   };
 }
 

@@ -286,7 +286,6 @@ export class WorkflowsService {
         continue;
       }
       const loaded = await this.options.loader.save(ownerId, { component_code: input.code, filename: input.filename }, { asStep: true, field: `steps[${index}].code` });
-      checkStepProps(loaded, `steps[${index}].code`);
       steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: sealed(loaded, input) });
     }
     return steps;
@@ -301,7 +300,6 @@ export class WorkflowsService {
       throw error;
     }
     if (action.validated.kind !== "action") throw new ValidationError(`steps[${index}].key`, `"${key}" is a source, not an action; a step needs an action.`);
-    checkStepProps(action, `steps[${index}].key`);
     return action;
   }
 
@@ -391,12 +389,4 @@ function readActive(body: WorkflowBody): boolean {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Props a workflow step cannot have yet: refused when the workflow is saved rather than failing every run. */
-function checkStepProps(component: LoadedComponent, field: string): void {
-  const db = component.validated.props.find((prop) => prop.baseType === "$.service.db");
-  if (db) {
-    throw new ValidationError(field, `Prop "${db.name}" is a $.service.db: workflow steps have no key-value store yet. Keep state in a source, or pass it between steps with $.export.`);
-  }
 }

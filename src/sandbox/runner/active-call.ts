@@ -4,7 +4,7 @@
  * and ends the call once (with a result or an error); whatever user code
  * does after that is dropped.
  */
-import type { CallMessage, DbSnapshot, EmitMeta, LogStream, RunnerMessage, StepDone, StepOutcome, WireResponse } from "../protocol.js";
+import type { CallMessage, DataStoreAnswer, DataStoreRequest, DbSnapshot, EmitMeta, LogStream, RunnerMessage, StepDone, StepOutcome, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { DbStore } from "./db-store.js";
 import { toJsonText } from "./json-check.js";
@@ -86,6 +86,9 @@ export class ActiveCall {
   private pendingBytes = 0;
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = performance.now();
+  private nextStoreRequest = 1;
+  /** Data store requests sent and not answered yet. */
+  private readonly storeRequests = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
 
   constructor(options: ActiveCallOptions) {
     this.options = options;
@@ -168,6 +171,27 @@ export class ActiveCall {
     const body = response.body instanceof Uint8Array ? { base64: Buffer.from(response.body).toString("base64") } : response.body;
     this.queue({ type: "respond", id: this.id, response: { ...response, body } }, 0);
     this.flush();
+  }
+
+  /** Sends a data store request to the host now (it waits on the answer), and resolves with the answer's value. */
+  storeRequest(store: string, request: DataStoreRequest): Promise<unknown> {
+    this.assertOpen(`A data store's ${request.op}()`);
+    const req = this.nextStoreRequest++;
+    const answered = new Promise<unknown>((resolve, reject) => this.storeRequests.set(req, { resolve, reject }));
+    this.queue({ type: "store", id: this.id, req, store, request }, 0);
+    this.flush();
+    return answered;
+  }
+
+  /** The host answered a data store request; an answer to none (or after the call ended) is dropped. */
+  storeReply(req: number, answer: DataStoreAnswer): void {
+    const waiting = this.storeRequests.get(req);
+    if (!waiting || this.finished) return;
+    this.storeRequests.delete(req);
+    if (answer.ok) return waiting.resolve(answer.value);
+    const error = new Error(answer.error.message);
+    error.name = answer.error.name;
+    waiting.reject(error);
   }
 
   succeed(value: unknown): void {

@@ -3,7 +3,7 @@
  * snapshot the host sent, changed in place by synchronous get/set, and sent
  * back whole with the call's answer when it changed.
  */
-import type { DbSnapshot } from "../protocol.js";
+import type { DbSnapshot, StepStoreChanges } from "../protocol.js";
 import { toJsonText } from "./json-check.js";
 
 /** The hosted service's cap on one component's store, as JSON text. */
@@ -19,6 +19,8 @@ export class DbStore {
   private readonly entries = new Map<string, string>();
   private bytes = 2; // "{}"
   private changed = false;
+  /** Keys set (or set to undefined) during the call, changed or not: a step's run writes back exactly these. */
+  private readonly touched = new Set<string>();
 
   constructor(snapshot: DbSnapshot) {
     for (const [key, value] of Object.entries(snapshot)) {
@@ -41,6 +43,18 @@ export class DbStore {
     return this.changed ? this.snapshot() : null;
   }
 
+  /** The keys set during the call, with their values now (removed when absent); null when none was set. */
+  keyChanges(): StepStoreChanges | null {
+    if (this.touched.size === 0) return null;
+    const changes: StepStoreChanges = { set: {}, removed: [] };
+    for (const key of this.touched) {
+      const text = this.entries.get(key);
+      if (text === undefined) changes.removed.push(key);
+      else changes.set[key] = JSON.parse(text);
+    }
+    return changes;
+  }
+
   handle(propName: string): DbHandle {
     return {
       get: (key: string): unknown => {
@@ -59,7 +73,11 @@ export class DbStore {
     const before = this.entries.get(key);
     // Setting undefined removes the key, so that get() answers undefined as for a key never set.
     const text = value === undefined ? undefined : toJsonText(value, `this.${propName}.set(${JSON.stringify(key)}): the value`);
-    if (text === before) return;
+    if (text === before) {
+      // Unchanged here, but set: for a step's store it overrides what a concurrent run set meanwhile.
+      this.touched.add(key);
+      return;
+    }
     const bytes = this.bytes - (before === undefined ? 0 : entryBytes(key, before)) + (text === undefined ? 0 : entryBytes(key, text));
     if (text !== undefined && bytes > DB_MAX_BYTES) {
       throw new RangeError(
@@ -70,6 +88,7 @@ export class DbStore {
     else this.entries.set(key, text);
     this.bytes = bytes;
     this.changed = true;
+    this.touched.add(key);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { isAppDeclaration, type Component, type PropDeclaration } from "./component.js";
 import type { RespondOptions } from "./active-call.js";
+import { buildDataStoreProp, type StoreRequester } from "./data-store-prop.js";
 import type { DbStore } from "./db-store.js";
 import { buildHttpRequestProp } from "./http-request-prop.js";
 import { resolveProp } from "./prop-definition.js";
@@ -19,6 +20,8 @@ export interface InstanceContext {
   emit(event: unknown, meta: unknown): void;
   /** `what` names the caller in errors: respond() by default, $.respond() in a step. */
   respond(response: unknown, what?: string, options?: RespondOptions): void;
+  /** Asks the host to carry out a `data_store` prop's call. */
+  storeRequest: StoreRequester;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -60,8 +63,10 @@ export function buildInstance(component: Component, context: InstanceContext): I
       const configured = context.props[name];
       const platformAnswers = prop.customResponse !== true;
       instance[name] = { ...(isRecord(configured) ? configured : {}), respond: (response: unknown) => context.respond(response, "respond()", { platformAnswers }) };
-    } else if (declaredType(name, prop) === "http_request") {
-      instance[name] = buildHttpRequestProp(name, context.props[name]);
+    } else {
+      const type = declaredType(name, prop);
+      if (type === "http_request") instance[name] = buildHttpRequestProp(name, context.props[name]);
+      else if (type === "data_store") instance[name] = buildDataStoreProp(name, context.props[name], context.storeRequest);
     }
   }
   for (const name of context.dbProps) instance[name] = context.db.handle(name);

@@ -29,6 +29,10 @@ function start(): void {
   });
   const receive = (message: HostMessage): void => {
     if (message.type === "invoke") runner.enqueue(message);
+    else if (message.type === "store-reply") {
+      const { id, req, type: _type, ...answer } = message;
+      runner.storeReply(id, req, answer);
+    }
     else if (message.type === "invoke-many") {
       const { props, dbProps, bundle, lane } = message.shared;
       for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps, bundle, lane });

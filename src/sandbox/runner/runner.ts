@@ -4,7 +4,7 @@
  * of which owns everything its code does until it ends.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { HostMessage, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
+import type { DataStoreAnswer, HostMessage, LogStream, RunnerMessage, WireResponse } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import { ActiveCall } from "./active-call.js";
 import { LoadedBundles } from "./bundles.js";
@@ -40,6 +40,8 @@ export class Runner {
   private readonly lanes = new Map<number, Lane>();
   /** Calls in progress, of every lane and concurrent ones. */
   private readonly active = new Set<ActiveCall>();
+  /** The same calls by id, for the host's answers to their data store requests. */
+  private readonly byId = new Map<number, ActiveCall>();
   /**
    * Which call's code is running, for its logs and faults, once two calls
    * have been in progress at once. Made on first need: an AsyncLocalStorage
@@ -80,6 +82,11 @@ export class Runner {
     inLane.enqueue(() => this.start(message, inLane));
   }
 
+  /** The host's answer to a data store request of a call in progress. */
+  storeReply(id: number, req: number, answer: DataStoreAnswer): void {
+    this.byId.get(id)?.storeReply(req, answer);
+  }
+
   /** Starts a call, in a scope of its own when another call is in progress, and resolves once it ended. */
   private async start(message: InvokeMessage, lane: Lane | undefined): Promise<ActiveCall> {
     const step = message.call.kind === "step" ? new StepRecorder() : undefined;
@@ -88,12 +95,14 @@ export class Runner {
     this.bundleOf.set(call, message.bundle);
     if (this.active.size > 0) this.scopes ??= new AsyncLocalStorage<ActiveCall>();
     this.active.add(call);
+    this.byId.set(call.id, call);
     const scoped = this.scopes !== undefined;
     if (!scoped) this.unscoped = call;
     try {
       await (this.scopes ? this.scopes.run(call, () => this.run(call, message)) : this.run(call, message));
     } finally {
       this.active.delete(call);
+      this.byId.delete(call.id);
       if (this.unscoped === call) this.unscoped = undefined;
       // The runner serves many of its owner's components: what one call put in the environment, the next does not find.
       if (this.active.size === 0) clearEnvironment();
@@ -118,6 +127,7 @@ export class Runner {
           db: call.db,
           emit: (event, meta) => call.emit(event, meta),
           respond: (response, what, options) => call.respond(response, what, options),
+          storeRequest: (store, request) => call.storeRequest(store, request),
           step: call.step,
         });
         // One turn of the event loop, so that a promise the call left rejected fails this call.

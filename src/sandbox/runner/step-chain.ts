@@ -11,6 +11,7 @@ import type { ChainStep, StepContext } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
 import type { ActiveCall } from "./active-call.js";
 import type { Component } from "./component.js";
+import { DbStore } from "./db-store.js";
 import { buildInstance } from "./instance.js";
 import { StepRecorder } from "./step-recorder.js";
 import { runStep } from "./step.js";
@@ -62,17 +63,20 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     let error: SandboxError | undefined;
     const target = deps.load(step.index);
     const props = "error" in target ? target.error : evaluateProps(step, scope);
+    // Each step has a store of its own (kept by the host per workflow step), not the call's.
+    const db = step.dbProps && step.dbProps.length > 0 ? new DbStore(step.db ?? {}) : undefined;
     if ("code" in props) error = props as SandboxError;
     else if ("component" in target) {
       try {
         const instance = buildInstance(target.component, {
           props: props as Record<string, unknown>,
-          dbProps: [],
-          db: call.db,
+          dbProps: db ? step.dbProps! : [],
+          db: db ?? call.db,
           emit: () => {
             throw new Error("this.$emit() is for sources; a step sends events with $.send.emit({ raw_event }).");
           },
           respond: (response, what, options) => call.respond(response, what, options),
+          storeRequest: (store, request) => call.storeRequest(store, request),
         });
         const context = { ...chain.context, stepId: step.id };
         value = await runStep(target.component, instance, { steps: scope, context }, { recorder, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });
@@ -90,7 +94,9 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     const returned = "json" in json ? json.json : null;
     const ends = error !== undefined || outcome.exit !== null || call.ended || position === chain.steps.length - 1;
     // The chain's last report goes with the call's ending, which the runner sends as soon as this returns.
-    call.stepDone({ index: step.index, value: returned, step: outcome, logsEnd: call.logCount, durationMs: performance.now() - started, ...(error ? { error } : {}) }, ends);
+    // A failed step's writes are kept, as a failed source call's are.
+    const changes = db?.keyChanges();
+    call.stepDone({ index: step.index, value: returned, step: outcome, logsEnd: call.logCount, durationMs: performance.now() - started, ...(error ? { error } : {}), ...(changes ? { db: changes } : {}) }, ends);
     if (ends) return;
     scope[step.name] = stepResults({ exports: outcome.exports, returnValue: returned, summary: outcome.summary });
   }

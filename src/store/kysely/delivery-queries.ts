@@ -8,6 +8,7 @@ import { appendWithin } from "./event-queries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
 import { toDelivery } from "./subscription-queries.js";
+import { writeStepStores } from "./step-store-queries.js";
 import { toRunRow } from "./workflow-queries.js";
 
 type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries">;
@@ -80,7 +81,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         .execute();
     },
 
-    finishRuns({ runs, deliveries, appends }) {
+    finishRuns({ runs, deliveries, appends, stepStores }) {
       return db.transaction().execute(async (trx) => {
         const recorded = new Set<string>();
         if (runs.length > 0) {
@@ -96,6 +97,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         // A run recorded before (a redelivery after a crash) appends nothing again.
         const results: AppendResult[] = [];
         for (const batch of appends) results.push(staleAppend(batch, runs, recorded) ? noAppend() : await appendWithin(trx, batch));
+        if (stepStores?.length) await writeStepStores(trx, stepStores, recorded);
         for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
         return { appended: results, recorded };
       });

@@ -12,6 +12,8 @@ import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
 import { webhookQueries } from "./webhook-queries.js";
+import { dataStoreQueries } from "./data-store-queries.js";
+import { stepStoreQueries } from "./step-store-queries.js";
 import { workflowQueries } from "./workflow-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
@@ -50,5 +52,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...outboxQueries(options),
     ...secretQueries(options),
     ...webhookQueries(options),
+    ...dataStoreQueries(options),
+    ...stepStoreQueries(options),
   };
 }

@@ -20,6 +20,9 @@ export interface Database {
   error_notices: ErrorNoticeRow;
   webhooks: WebhookRow;
   webhook_deliveries: WebhookDeliveryRow;
+  step_store_entries: StepStoreEntryRow;
+  data_stores: DataStoreRow;
+  data_store_records: DataStoreRecordRow;
 }
 
 export interface UserRow {
@@ -237,4 +240,33 @@ export interface WebhookDeliveryRow {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+}
+
+/** One key of a workflow step's `$.service.db`; the value is JSON text. */
+export interface StepStoreEntryRow {
+  owner_id: string;
+  workflow_id: string;
+  step_id: string;
+  key: string;
+  value: string;
+}
+
+/** A user's named data store (`ds_…`); the name is unique per owner. */
+export interface DataStoreRow {
+  id: string;
+  owner_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One record of a data store: its value as JSON text, its size, and when it expires (epoch ms, null: never). */
+export interface DataStoreRecordRow {
+  store_id: string;
+  owner_id: string;
+  key: string;
+  value: string;
+  bytes: number;
+  expires_at: number | null;
+  updated_at: number;
 }

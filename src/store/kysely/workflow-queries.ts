@@ -73,7 +73,14 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
     async updateWorkflow(workflow) {
       const { id, owner_id, created_at, ...fields } = toWorkflowRow(workflow);
       try {
-        await db.updateTable("workflows").set(fields).where("id", "=", id).where("owner_id", "=", owner_id).execute();
+        await db.transaction().execute(async (trx) => {
+          await trx.updateTable("workflows").set(fields).where("id", "=", id).where("owner_id", "=", owner_id).execute();
+          // A step's store stays with the step (its id stays with its name); the stores of steps removed go with them.
+          const kept = workflow.steps.map((step) => step.id);
+          let stale = trx.deleteFrom("step_store_entries").where("workflow_id", "=", id).where("owner_id", "=", owner_id);
+          if (kept.length > 0) stale = stale.where("step_id", "not in", kept);
+          await stale.execute();
+        });
       } catch (error) {
         throw slugTaken(error, workflow.nameSlug);
       }
@@ -84,6 +91,7 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
         const deleted = await trx.deleteFrom("workflows").where("id", "=", workflowId).where("owner_id", "=", ownerId).executeTakeFirst();
         if (Number(deleted.numDeletedRows) === 0) return false;
         await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
+        await trx.deleteFrom("step_store_entries").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("events").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("emitter_state").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("logs").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();

@@ -1,5 +1,6 @@
 import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
+import type { StepStoreWrite } from "../../domain/data-stores.js";
 import { RUN_RETENTION } from "../../domain/workflows.js";
 import { toRunRow } from "../kysely/workflow-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
@@ -40,6 +41,21 @@ export function createSqliteRuns(
   const oldestKept = database.prepare("SELECT id FROM runs WHERE workflow_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?").pluck();
   const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ?");
   const trims = new RunTrimSchedule();
+  const workflowExists = database.prepare("SELECT 1 FROM workflows WHERE id = ? AND owner_id = ?").pluck();
+  const upsertStepKey = database.prepare(
+    `INSERT INTO step_store_entries (owner_id, workflow_id, step_id, key, value) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (workflow_id, step_id, key) DO UPDATE SET value = excluded.value`,
+  );
+  const deleteStepKey = database.prepare("DELETE FROM step_store_entries WHERE owner_id = ? AND workflow_id = ? AND step_id = ? AND key = ?");
+
+  /** As writeStepStores (step-store-queries.ts) does for PostgreSQL: key by key, for the runs recorded now, of workflows that still exist. */
+  const writeStepStores = (writes: StepStoreWrite[], recorded: Set<string>): void => {
+    for (const write of writes) {
+      if (!recorded.has(write.runId) || workflowExists.get(write.workflowId, write.ownerId) === undefined) continue;
+      for (const [key, value] of Object.entries(write.set)) upsertStepKey.run(write.ownerId, write.workflowId, write.stepId, key, JSON.stringify(value));
+      for (const key of write.removed) deleteStepKey.run(write.ownerId, write.workflowId, write.stepId, key);
+    }
+  };
 
   const finish = database.transaction((input: Parameters<Store["finishRuns"]>[0]): FinishedRuns => {
     const recorded = new Set<string>();
@@ -47,6 +63,7 @@ export function createSqliteRuns(
     for (const key of input.deliveries) deleteDelivery.run(key.listenerId, key.emitterId, key.eventId);
     // A run recorded before (a redelivery after a crash) appends nothing again.
     const results = input.appends.map((batch) => (staleAppend(batch, input.runs, recorded) ? noAppend() : appendInTransaction(batch)));
+    if (input.stepStores?.length) writeStepStores(input.stepStores, recorded);
     for (const workflowId of trims.due(input.runs)) {
       const oldest = oldestKept.get(workflowId, RUN_RETENTION - 1) as string | undefined;
       if (oldest) trim.run(workflowId, oldest);
