@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 /** Id prefixes by kind, as the hosted API uses them (API-COMPAT.md). */
 export const ID_PREFIX = {
@@ -39,6 +39,17 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
   const time = encodeBase32(BigInt(now), 10);
   const random = encodeBase32(BigInt(`0x${randomBytes(10).toString("hex")}`), 16);
   return `${ID_PREFIX[kind]}${time}${random}`;
+}
+
+/**
+ * An id of `kind` whose second part is made from `key` instead of chance:
+ * the same key at the same time always gives the same id (a record made
+ * again by a repeated attempt lands on the one made before).
+ */
+export function keyedId(kind: IdKind, now: number, key: string): string {
+  const time = encodeBase32(BigInt(now), 10);
+  const digest = createHash("sha256").update(key).digest("hex").slice(0, 20);
+  return `${ID_PREFIX[kind]}${time}${encodeBase32(BigInt(`0x${digest}`), 16)}`;
 }
 
 /** True when `id` looks like an id of `kind` (prefix and alphabet). */

@@ -9,6 +9,7 @@ import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
 import { toDelivery } from "./subscription-queries.js";
 import { toRunRow } from "./workflow-queries.js";
+import { enqueueSendsWithin } from "./send-outbox-queries.js";
 
 type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries">;
 
@@ -80,7 +81,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         .execute();
     },
 
-    finishRuns({ runs, deliveries, appends }) {
+    finishRuns({ runs, deliveries, appends, sends }) {
       return db.transaction().execute(async (trx) => {
         const recorded = new Set<string>();
         if (runs.length > 0) {
@@ -96,6 +97,8 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         // A run recorded before (a redelivery after a crash) appends nothing again.
         const results: AppendResult[] = [];
         for (const batch of appends) results.push(staleAppend(batch, runs, recorded) ? noAppend() : await appendWithin(trx, batch));
+        // Likewise its sends: they were put in the outbox with it.
+        if (sends?.length) await enqueueSendsWithin(trx, sends, recorded);
         for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
         return { appended: results, recorded };
       });

@@ -20,6 +20,7 @@ export interface Database {
   error_notices: ErrorNoticeRow;
   webhooks: WebhookRow;
   webhook_deliveries: WebhookDeliveryRow;
+  send_outbox: SendOutboxRow;
 }
 
 export interface UserRow {
@@ -237,4 +238,26 @@ export interface WebhookDeliveryRow {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+}
+
+/** A `$.send.*` of a recorded run waiting to be carried out (0013-send-outbox). */
+export interface SendOutboxRow {
+  id: string;
+  owner_id: string;
+  workflow_id: string;
+  run_id: string;
+  step_index: number;
+  send_index: number;
+  type: string;
+  /** JSON */
+  payload: string;
+  /** JSON: what a final failure's `$errors` event needs (SendErrorContext). */
+  context: string;
+  /** pending, or running while a claimer holds it (until available_at). */
+  status: string;
+  attempts: number;
+  available_at: number;
+  claimed_by: string | null;
+  last_error: string | null;
+  created_at: number;
 }
