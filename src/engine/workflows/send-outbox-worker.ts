@@ -189,7 +189,7 @@ export class SendOutboxWorker {
         line = settlement.detail ? { stream: "system", text: `${what}: ${settlement.detail}` } : null;
         break;
       case "retry":
-        line = { stream: "stderr", text: `${what} failed: ${settlement.error} (${attempts}; trying again in ${Math.round((settlement.retryAt - this.now()) / 100) / 10} s)` };
+        line = { stream: "stderr", text: `${what} failed: ${settlement.error} (${attempts}; trying again in ${duration(sendRetryDelay(send.attempts, this.options.retry) ?? 0)})` };
         break;
       case "failed":
         this.options.logger.info({ workflowId: workflow.id, sendId: send.id, attempts: send.attempts, error: settlement.error }, "a $.send call was given up");
@@ -211,4 +211,11 @@ function byRun(sends: OutboxSend[]): OutboxSend[][] {
     else groups.set(send.runId, [send]);
   }
   return [...groups.values()];
+}
+
+/** A backoff as people read it: `50 ms`, `10 s`, `8 min`. */
+function duration(ms: number): string {
+  if (ms < 1_000) return `${ms} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 100) / 10} s`;
+  return `${Math.round(ms / 6_000) / 10} min`;
 }
