@@ -457,17 +457,30 @@ describe("$.send.*, carried out after the run", () => {
     const workflow = await createWorkflow(server, key, {
       name: "Gives up",
       trigger: { type: "http" },
-      steps: [step("send", `$.send.http({ method: "POST", url: ${JSON.stringify(`${receiver.url}/fails`)}, data: { d: 4 } }); return "sent";`)],
+      steps: [
+        step(
+          "send",
+          `$.send.http({ method: "POST", url: ${JSON.stringify(`${receiver.url}/fails`)}, data: { d: 4 } });
+          $.send.http({ method: "POST", url: "http://169.254.169.254/latest/meta-data/", data: { d: 4 } });
+          return "sent";`,
+        ),
+      ],
     });
     await post(workflow.trigger.endpoint_url, { order: 42 });
     const run = await onlyRun(workflow.id);
-    const errors = await waitFor(
-      () => call(server.url, "GET", `/v1/workflows/${workflow.id}/$errors/event_summaries?expand=event`, { key }),
-      (res) => res.body.data.length > 0,
-      "the DestinationFailed error",
+    const settled = await waitFor(
+      () => call(server.url, "GET", `/v1/runs/${run.id}`, { key }),
+      (res) => res.body.data.steps[0].sends.every((send: any) => send.status !== "pending"),
+      "both sends given up",
     );
-    expect(errors.body.data).toHaveLength(1);
-    const { event, metadata } = errors.body.data[0];
+    // An address the network policy refuses is refused every time: given up at the first attempt.
+    expect(settled.body.data.steps[0].sends[1]).toMatchObject({ status: "failed", detail: expect.stringMatching(/refused by Runnel's network policy.*\(given up after 1 attempt\)$/) });
+    const errors = await call(server.url, "GET", `/v1/workflows/${workflow.id}/$errors/event_summaries?expand=event`, { key });
+    // One error per send given up, each once.
+    expect(errors.body.data.map((item: any) => item.event.error.code)).toEqual(["DestinationFailed", "DestinationFailed"]);
+    const refused = errors.body.data.find((item: any) => item.event.error.msg.includes("169.254.169.254"));
+    expect(refused.event.error.msg).toMatch(/^\$\.send\.http to POST http:\/\/169\.254\.169\.254\/latest\/meta-data\/ failed 1 time and was given up: Connection to 169\.254\.169\.254/);
+    const { event, metadata } = errors.body.data.find((item: any) => item.event.error.msg.includes("/fails"));
     expect(metadata).toMatchObject({ emitter_id: workflow.id, name: "$errors" });
     expect(event.error).toMatchObject({ code: "DestinationFailed", cellId: run.steps[0].id });
     expect(event.error.msg).toBe(`$.send.http to POST ${receiver.url}/fails failed 3 times and was given up: POST ${receiver.url}/fails answered 500`);

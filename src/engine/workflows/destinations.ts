@@ -15,3 +15,15 @@ export interface Destinations {
    */
   deliver(workflow: Workflow, send: OutboxSend): Promise<string | null>;
 }
+
+/**
+ * An attempt that would fail the same way at every try: the payload is not
+ * one the destination takes, or the network policy refuses the address.
+ * The send is given up at once rather than retried for an hour.
+ */
+export class UndeliverableSendError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UndeliverableSendError";
+  }
+}

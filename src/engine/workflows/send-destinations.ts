@@ -5,8 +5,8 @@ import { SEND_IDEMPOTENCY_HEADER, type OutboxSend } from "../../domain/durable-s
 import type { Workflow } from "../../domain/workflows.js";
 import type { EventHub } from "../event-hub.js";
 import type { Mailer } from "../mail/mailer.js";
-import { egressRequest } from "../network/egress-request.js";
-import type { Destinations } from "./destinations.js";
+import { egressRequest, EgressRefusedError } from "../network/egress-request.js";
+import { UndeliverableSendError, type Destinations } from "./destinations.js";
 
 export interface DestinationsOptions {
   hub: EventHub;
@@ -34,7 +34,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
   const carry: Record<OutboxSend["type"], (workflow: Workflow, send: OutboxSend, payload: Record<string, unknown>) => Promise<string>> = {
     http: (_workflow, send, payload) => sendHttp(payload, send.id, options.httpTimeoutMs ?? 30_000, options.egressPolicy),
     email: async (workflow, send, payload) => {
-      if (!options.mailer) throw new Error("this server has no mail room");
+      if (!options.mailer) throw new UndeliverableSendError("this server has no mail room");
       const subject = typeof payload.subject === "string" ? payload.subject : `Message from workflow ${workflow.name}`;
       const text = typeof payload.text === "string" ? payload.text : "";
       const html = typeof payload.html === "string" ? payload.html : null;
@@ -51,18 +51,29 @@ export function createDestinations(options: DestinationsOptions): Destinations {
   return {
     async deliver(workflow, send) {
       const deliverOne = carry[send.type];
-      if (!deliverOne) throw new Error(`unknown destination ${JSON.stringify(send.type)}`);
-      const note = await deliverOne(workflow, send, isRecord(send.payload) ? send.payload : {});
-      return note || null;
+      if (!deliverOne) throw new UndeliverableSendError(`unknown destination ${JSON.stringify(send.type)}`);
+      try {
+        const note = await deliverOne(workflow, send, isRecord(send.payload) ? send.payload : {});
+        return note || null;
+      } catch (error) {
+        // The policy will refuse the same address next time too.
+        if (error instanceof EgressRefusedError) throw new UndeliverableSendError(error.message);
+        throw error;
+      }
     },
   };
 }
 
 /** `{method, url, auth?, data?, headers?, params?}`, as the hosted service takes it; the answer's status is noted. */
 async function sendHttp(payload: Record<string, unknown>, idempotencyKey: string, timeoutMs: number, policy: EgressPolicy | null): Promise<string> {
-  if (typeof payload.url !== "string" || typeof payload.method !== "string") throw new Error("the payload needs method and url");
-  const url = new URL(payload.url);
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`url must be http or https, got ${url.protocol}`);
+  if (typeof payload.url !== "string" || typeof payload.method !== "string") throw new UndeliverableSendError("the payload needs method and url");
+  let url: URL;
+  try {
+    url = new URL(payload.url);
+  } catch {
+    throw new UndeliverableSendError(`url is not a URL: ${JSON.stringify(payload.url.slice(0, 200))}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UndeliverableSendError(`url must be http or https, got ${url.protocol}`);
   const params = isRecord(payload.params) ? payload.params : {};
   for (const [name, value] of Object.entries(params)) url.searchParams.append(name, String(value));
   const headers: Record<string, string> = {};
@@ -92,12 +103,12 @@ async function sendHttp(payload: Record<string, unknown>, idempotencyKey: string
  * same object. Names cannot climb out of the owner's folder.
  */
 async function writeObject(root: string, ownerId: string, send: OutboxSend, payload: Record<string, unknown>): Promise<string> {
-  if (typeof payload.bucket !== "string" || !/^[a-z0-9][a-z0-9.-]{1,62}$/.test(payload.bucket)) throw new Error("bucket must be an S3 bucket name (lower-case letters, digits, dots and dashes)");
+  if (typeof payload.bucket !== "string" || !/^[a-z0-9][a-z0-9.-]{1,62}$/.test(payload.bucket)) throw new UndeliverableSendError("bucket must be an S3 bucket name (lower-case letters, digits, dots and dashes)");
   const prefix = typeof payload.prefix === "string" ? payload.prefix : "";
   const ownerRoot = resolve(root, ownerId);
   const name = `${prefix}${new Date(send.createdAt).toISOString().replace(/[:.]/g, "-")}-${send.runId}-${send.step}-${send.send}.json`;
   const file = resolve(ownerRoot, payload.bucket, name);
-  if (!file.startsWith(ownerRoot + sep)) throw new Error("prefix must stay inside the bucket");
+  if (!file.startsWith(ownerRoot + sep)) throw new UndeliverableSendError("prefix must stay inside the bucket");
   await mkdir(dirname(file), { recursive: true });
   const pending = `${file}.tmp`;
   await writeFile(pending, JSON.stringify(payload.payload ?? null));

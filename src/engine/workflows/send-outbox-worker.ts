@@ -3,7 +3,7 @@ import { sendRetryDelay, type OutboxSend, type SendRetryPolicy, type SendSettlem
 import type { Workflow } from "../../domain/workflows.js";
 import type { EventBatch, Store } from "../../store/store.js";
 import type { EventHub } from "../event-hub.js";
-import type { Destinations } from "./destinations.js";
+import { UndeliverableSendError, type Destinations } from "./destinations.js";
 import { destinationFailedAppend } from "./send-failure.js";
 
 export interface SendOutboxWorkerOptions {
@@ -164,7 +164,8 @@ export class SendOutboxWorker {
         settlement = { outcome: "delivered", detail: await destinations.deliver(workflow, send) };
       } catch (thrown) {
         const error = thrown instanceof Error ? thrown.message : String(thrown);
-        const delay = sendRetryDelay(send.attempts, retry);
+        // One that would fail the same way again is given up at once.
+        const delay = thrown instanceof UndeliverableSendError ? null : sendRetryDelay(send.attempts, retry);
         if (delay === null) {
           settlement = { outcome: "failed", error };
           errorEvent = destinationFailedAppend(workflow, send, error, this.now());
