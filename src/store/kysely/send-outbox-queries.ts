@@ -42,13 +42,15 @@ export function sendOutboxQueries({ db }: QueryContext): SendOutboxQueries {
     settleSend(send, settlement, errorEvent) {
       return db.transaction().execute(async (trx) => {
         // Only the attempt this claimer holds: a send claimed again since (its lease ran out) is the new claimer's to settle.
-        const held = (query: any) => query.where("id", "=", send.id).where("status", "=", "running").where("attempts", "=", send.attempts);
-        const result =
-          settlement.outcome === "retry"
-            ? await held(trx.updateTable("send_outbox").set({ status: "pending", available_at: settlement.retryAt, claimed_by: null, last_error: settlement.error })).executeTakeFirst()
-            : await held(trx.deleteFrom("send_outbox")).executeTakeFirst();
-        const changed = Number(settlement.outcome === "retry" ? result.numUpdatedRows : result.numDeletedRows);
-        if (changed === 0) return { settled: false, appended: null };
+        let changed: bigint;
+        if (settlement.outcome === "retry") {
+          const update = trx.updateTable("send_outbox").set({ status: "pending", available_at: settlement.retryAt, claimed_by: null, last_error: settlement.error });
+          changed = (await update.where("id", "=", send.id).where("status", "=", "running").where("attempts", "=", send.attempts).executeTakeFirst()).numUpdatedRows;
+        } else {
+          const remove = trx.deleteFrom("send_outbox");
+          changed = (await remove.where("id", "=", send.id).where("status", "=", "running").where("attempts", "=", send.attempts).executeTakeFirst()).numDeletedRows;
+        }
+        if (Number(changed) === 0) return { settled: false, appended: null };
         await writeSendRecord(trx, send, recordOf(send, settlement), sqlite);
         const appended = errorEvent ? await appendWithin(trx, errorEvent) : null;
         return { settled: true, appended };
