@@ -27,6 +27,7 @@ describe("loadConfig", () => {
       egressAllow: [],
       sandboxBubblewrap: "auto",
       webhookRetry: { maxAttempts: 8, baseDelayMs: 10_000 },
+      sendRetry: { maxAttempts: 8, baseDelayMs: 10_000 },
       maxRunInterruptions: 3,
       pendingRequests: { total: 8_192, perOwner: 2_048 },
       masterKeyFile: null,

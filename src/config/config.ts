@@ -58,6 +58,8 @@ export interface RunnelConfig {
   readonly pendingRequests: { readonly total: number; readonly perOwner: number };
   /** RUNNEL_WEBHOOK_MAX_ATTEMPTS and RUNNEL_WEBHOOK_RETRY_BASE_MS: attempts per event to a webhook, and the wait after the first failure (doubled after each). */
   readonly webhookRetry: { readonly maxAttempts: number; readonly baseDelayMs: number };
+  /** RUNNEL_SEND_MAX_ATTEMPTS and RUNNEL_SEND_RETRY_BASE_MS: attempts per `$.send.*` call, and the wait after the first failure (doubled after each, at most an hour). */
+  readonly sendRetry: { readonly maxAttempts: number; readonly baseDelayMs: number };
   /** RUNNEL_SANDBOX_BUBBLEWRAP: "auto" runs runners under bubblewrap where it works; "off" never (the permission model alone). */
   readonly sandboxBubblewrap: "auto" | "off";
 }
@@ -131,6 +133,10 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     webhookRetry: Object.freeze({
       maxAttempts: parseInteger(raw("RUNNEL_WEBHOOK_MAX_ATTEMPTS"), 8, 1, 100),
       baseDelayMs: parseInteger(raw("RUNNEL_WEBHOOK_RETRY_BASE_MS"), 10_000, 10, 3_600_000),
+    }),
+    sendRetry: Object.freeze({
+      maxAttempts: parseInteger(raw("RUNNEL_SEND_MAX_ATTEMPTS"), 8, 1, 100),
+      baseDelayMs: parseInteger(raw("RUNNEL_SEND_RETRY_BASE_MS"), 10_000, 10, 3_600_000),
     }),
   };
   return Object.freeze(config);

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 /** Id prefixes by kind, as the hosted API uses them (API-COMPAT.md). */
 export const ID_PREFIX = {
@@ -75,6 +75,17 @@ function encodeRandom(bytes: Buffer): string {
  */
 export function newId(kind: IdKind, now: number = Date.now()): string {
   return `${ID_PREFIX[kind]}${encodeTime(now, 10)}${encodeRandom(randomChunk(10))}`;
+}
+
+/**
+ * An id of `kind` whose second part is made from `key` instead of chance:
+ * the same key at the same time always gives the same id (a record made
+ * again by a repeated attempt lands on the one made before).
+ */
+export function keyedId(kind: IdKind, now: number, key: string): string {
+  // The first 10 bytes (80 bits) of the key's digest, as the random part would be.
+  const digest = createHash("sha256").update(key).digest().subarray(0, 10);
+  return `${ID_PREFIX[kind]}${encodeTime(now, 10)}${encodeRandom(digest)}`;
 }
 
 /** True when `id` looks like an id of `kind` (prefix and alphabet). */

@@ -11,9 +11,12 @@ export const SEND_DESTINATIONS = ["http", "email", "s3", "emit", "sse"] as const
 export type SendDestination = (typeof SEND_DESTINATIONS)[number];
 
 /**
- * pending: recorded, not carried out yet (sends go out after the run is
- * recorded); delivered / failed: what carrying it out did (`detail` says
- * more); not_sent: the run failed, so its sends were dropped.
+ * pending: in the send outbox, not carried out yet (sends go out after the
+ * run is recorded; while a failed attempt waits to be tried again, `detail`
+ * says why it failed and when the next is due); delivered: carried out;
+ * failed: every attempt failed, and the workflow got a DestinationFailed
+ * error (`detail` says why); not_sent: the run failed, so its sends were
+ * dropped.
  */
 export type SendStatus = "pending" | "delivered" | "failed" | "not_sent";
 
@@ -23,14 +26,6 @@ export interface SendRecord {
   summary: string;
   status: SendStatus;
   /** The answer's status line for http, the object written for s3, the failure's message; null when there is nothing to add. */
-  detail: string | null;
-}
-
-/** What carrying out one send did, for `Store.recordSendOutcomes`: the step's position in the run and the send's in the step. */
-export interface SendOutcome {
-  step: number;
-  send: number;
-  status: "delivered" | "failed";
   detail: string | null;
 }
 

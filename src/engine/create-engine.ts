@@ -27,6 +27,8 @@ import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
 import { DeliveryWorker } from "./workflows/delivery-worker.js";
 import { createDestinations } from "./workflows/send-destinations.js";
+import { SendOutboxWorker } from "./workflows/send-outbox-worker.js";
+import { DEFAULT_SEND_RETRY, type SendRetryPolicy } from "../domain/durable-sends.js";
 import { DEFAULT_MAX_RUN_INTERRUPTIONS, RunExecutor } from "./workflows/run-executor.js";
 import { SubscriptionsService } from "./workflows/subscriptions-service.js";
 import { WorkflowResponses } from "./workflows/workflow-responses.js";
@@ -59,6 +61,8 @@ export interface EngineOptions {
   instanceId?: string;
   /** Attempts per event to a webhook and the first backoff (RUNNEL_WEBHOOK_MAX_ATTEMPTS, RUNNEL_WEBHOOK_RETRY_BASE_MS). */
   webhookRetry?: WebhookRetryPolicy;
+  /** Attempts per `$.send.*` call and the first backoff (RUNNEL_SEND_MAX_ATTEMPTS, RUNNEL_SEND_RETRY_BASE_MS). */
+  sendRetry?: SendRetryPolicy;
 }
 
 export interface Engine {
@@ -75,6 +79,8 @@ export interface Engine {
   dataStores: DataStoresService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
+  /** Carries out the `$.send.*` calls of recorded runs from the send outbox; started by the server. */
+  sender: SendOutboxWorker;
   /** The mail room, as handed in; null when none was. */
   mailer: Mailer | null;
   /** The address endpoints are shown and reached at; known once the server listens. */
@@ -124,8 +130,9 @@ export function createEngine(options: EngineOptions): Engine {
     baseUrl: () => baseUrl,
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
-  const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
+  const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
+  const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
   const listeners = {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
@@ -159,6 +166,7 @@ export function createEngine(options: EngineOptions): Engine {
     webhooks,
     dataStores,
     worker,
+    sender,
     mailer,
     setBaseUrl(url) {
       baseUrl = url.replace(/\/+$/, "");
@@ -168,6 +176,8 @@ export function createEngine(options: EngineOptions): Engine {
       await scheduler.stop();
       await invoker.drain();
       await worker?.stop();
+      // After the runs: the last of them may have put sends in the outbox; those not carried out wait for the next start.
+      await sender.stop();
     },
   };
 }

@@ -61,7 +61,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const loadedKey = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     // A rotation stopped half-way leaves the new key beside the old: the one that opens the store wins.
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, instanceId: await loadOrCreateInstanceId(config.dataDir) });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, instanceId: await loadOrCreateInstanceId(config.dataDir) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
     if (sealedNow > 0) {
@@ -80,6 +80,8 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
     // On PostgreSQL, peers may hold leases: only those of this instance's previous run are taken back at once.
     await engine.worker.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
+    // The same for sends a crash cut off: tried again, with the idempotency keys they had.
+    await engine.sender.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
     logger.info({ url, publicUrl: config.publicUrl ?? url }, `Runnel is listening on ${url}`);
     const removePid = writeServerPid(config.dataDir);
 

@@ -7,7 +7,7 @@ import type { RegistryEntry } from "../domain/registry.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
-import type { SendOutcome } from "../domain/send-records.js";
+import type { NewOutboxSend, OutboxSend, SendSettlement } from "../domain/durable-sends.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 
 /**
@@ -153,9 +153,11 @@ export interface Store {
   /**
    * In one transaction: records finished runs (a run whose key is recorded
    * already is left as it was), removes their deliveries, appends the events
-   * the runs produced (`$errors`, `$.send.emit`), and trims old runs.
+   * the runs produced (`$errors`, `$.send.emit`), puts the other sends of the
+   * runs recorded now in the send outbox (those of a run recorded before are
+   * left out: they were enqueued with it), and trims old runs.
    */
-  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[]; stepStores?: StepStoreWrite[] | undefined }): Promise<FinishedRuns>;
+  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[]; stepStores?: StepStoreWrite[] | undefined; sends?: NewOutboxSend[] | undefined }): Promise<FinishedRuns>;
   /**
    * The `$.service.db` of each of a workflow's steps (by step id; `{}` for a
    * step with none). What runs change is written by finishRuns
@@ -181,6 +183,23 @@ export interface Store {
   dataStoreClear(ownerId: string, name: string): Promise<number>;
   /** Removes the store and its records; false when the owner has none such. */
   deleteDataStore(ownerId: string, name: string): Promise<boolean>;
+  /**
+   * Takes up to `limit` sends of the outbox that are due (waiting, or leased
+   * with an expired lease: their process died), oldest first, counts the
+   * attempt and leases them until `now + leaseMs`.
+   */
+  claimSends(options: { now: number; leaseMs: number; limit: number; claimer?: string | undefined }): Promise<OutboxSend[]>;
+  /** Leased sends become due at once: every one (the embedded server starting), or those `claimer` held. */
+  requeueSends(now: number, claimer?: string): Promise<number>;
+  /**
+   * In one transaction, for the attempt `send.attempts` of a claimed send:
+   * writes its outcome into the run's send record, removes the send
+   * (delivered, or failed for good) or puts it back due at `retryAt`, and
+   * appends `errorEvent` (the workflow's `$errors` event of a final
+   * failure). Returns that append's result; null when nothing was done
+   * because the send is gone or was claimed again since (its lease ran out).
+   */
+  settleSend(send: OutboxSend, settlement: SendSettlement, errorEvent?: EventBatch | undefined): Promise<{ settled: boolean; appended: AppendResult | null }>;
   /** Removes deliveries whose listener is gone. */
   dropDeliveries(keys: DeliveryKey[]): Promise<void>;
 
@@ -199,16 +218,10 @@ export interface Store {
   workflowsTriggeredBy(ownerId: string, sourceId: string): Promise<Workflow[]>;
   listRuns(ownerId: string, workflowId: string, page: PageRequest): Promise<PageSlice<WorkflowRun>>;
   findRun(ownerId: string, runId: string): Promise<WorkflowRun | null>;
-  /**
-   * Sets the delivery status of a recorded run's sends once they were carried
-   * out; outcomes name a send by its step's position and its own. A run
-   * trimmed meanwhile, or a position it does not have, is left alone.
-   */
-  recordSendOutcomes(ownerId: string, runId: string, outcomes: SendOutcome[]): Promise<void>;
   /** One stored event (a `$errors` event to replay), or null. */
   findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;
 
-  /** Records a mail in the owner's outbox (before any delivery is tried); returns it as stored. */
+  /** Records a mail in the owner's outbox (before any delivery is tried); returns it as stored. A mail whose id is recorded already is left as it was, and returned as stored. */
   addMail(entry: OutboxEntry): Promise<OutboxEntry>;
   /** Sets a mail's delivery status; `error` and `sentAt` are cleared when not given. */
   markMail(id: string, update: { status: MailStatus; error?: string | null; sentAt?: number | null }): Promise<void>;

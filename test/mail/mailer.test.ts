@@ -81,6 +81,22 @@ describe("Mailer over a real SMTP server", () => {
     expect(stored.items).toEqual([entry]);
   });
 
+  it("records and sends a keyed mail once, however often it is sent again with its key (a repeated $.send.email attempt)", async () => {
+    const mailer = mailerFor(sink.url());
+    const mail = { ownerId, to: "ada@example.com", subject: "Order o-1", text: "Once.", kind: "send-email" as const, idempotencyKey: "run_x:0:0", createdAt: 1_700_000_000_000 };
+    const first = await mailer.send(mail);
+    expect(first).toMatchObject({ status: "sent", createdAt: 1_700_000_000_000 });
+    await sink.waitFor(1);
+    const again = await mailer.send(mail);
+    expect(again).toEqual(first);
+    // Another key is another mail.
+    const other = await mailer.send({ ...mail, idempotencyKey: "run_x:0:1" });
+    expect(other.id).not.toBe(first.id);
+    await sink.waitFor(2);
+    expect(sink.received.map((received) => received.subject)).toEqual(["Order o-1", "Order o-1"]);
+    expect((await store.listOutbox(ownerId, parsePageRequest({}))).items.map((entry) => entry.id).sort()).toEqual([first.id, other.id].sort());
+  });
+
   it("sends the html part too, over the same pooled connection", async () => {
     const mailer = mailerFor(sink.url());
     const first = await mailer.send({ ownerId, to: "ada@example.com", subject: "one", text: "plain one", html: "<p>rich one</p>", kind: "send-email" });

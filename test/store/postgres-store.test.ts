@@ -7,6 +7,7 @@ import { describeRegistryContract } from "./registry-contract.js";
 import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
+import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 await requirePostgres();
@@ -35,6 +36,7 @@ const postgresBackend = async () => {
 describeStoreContract("postgres", postgresBackend);
 describeSourceContract("postgres", postgresBackend);
 describeWorkflowContract("postgres", postgresBackend);
+describeSendOutboxContract("postgres", postgresBackend);
 describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);
 

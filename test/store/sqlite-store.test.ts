@@ -6,6 +6,7 @@ import { describeRegistryContract } from "./registry-contract.js";
 import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
+import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 const sqliteBackend = async () => {
@@ -23,5 +24,6 @@ const sqliteBackend = async () => {
 describeStoreContract("sqlite", sqliteBackend);
 describeSourceContract("sqlite", sqliteBackend);
 describeWorkflowContract("sqlite", sqliteBackend);
+describeSendOutboxContract("sqlite", sqliteBackend);
 describeRegistryContract("sqlite", sqliteBackend);
 describeOutboxContract("sqlite", sqliteBackend);

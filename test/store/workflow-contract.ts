@@ -149,23 +149,6 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect(await store.findEvent(otherId, listener.id, listed.items[0]!.id)).toBeNull();
     });
 
-    it("records what became of a run's sends, by step and send position, for its owner only", async () => {
-      const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 2 }]));
-      const [delivery] = await store.claimDeliveries({ now: Date.now(), leaseMs: 60_000, limit: 10 });
-      const run = runFor(listener, emitter, appended.events[0]!.id);
-      await store.finishRuns({ runs: [run], deliveries: [delivery!], appends: [] });
-      await store.recordSendOutcomes(otherId, run.id, [{ step: 0, send: 0, status: "failed", detail: "not yours" }]);
-      expect((await store.findRun(ownerId, run.id))!.steps[0]!.sends[0]!.status).toBe("pending");
-      // Positions the run does not have are left alone.
-      await store.recordSendOutcomes(ownerId, run.id, [{ step: 0, send: 0, status: "delivered", detail: "POST https://example.test/hook answered 200" }, { step: 3, send: 0, status: "failed", detail: null }]);
-      const sends = (await store.findRun(ownerId, run.id))!.steps[0]!.sends;
-      expect(sends).toEqual([
-        { ...run.steps[0]!.sends[0], status: "delivered", detail: "POST https://example.test/hook answered 200" },
-        run.steps[0]!.sends[1],
-      ]);
-      await store.recordSendOutcomes(ownerId, "run_missing", [{ step: 0, send: 0, status: "failed", detail: null }]);
-    });
-
     it("routes deliveries: never to the emitter itself, glob ones left out for 'explicit', none for 'none'", async () => {
       const errorWorkflow = await store.createWorkflow(workflowFor(ownerId, "errors", { isErrorWorkflow: true }));
       await store.subscribe({ id: newId("subscription"), ownerId, emitterId: "p_*", listenerId: errorWorkflow.id, eventName: "$errors", createdAt: Date.now() });

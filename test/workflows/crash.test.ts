@@ -328,3 +328,149 @@ describe("a redelivery of an event whose run is recorded", () => {
     expect(emitted.body.data.map((event: any) => event.event.raw_event.n).sort()).toEqual([1, 2]);
   });
 });
+
+/**
+ * A receiver that honours the Idempotency-Key header, as the docs ask of
+ * one: the first request with a key is acted on (counted), a repeat is
+ * answered 200 and ignored. While held, it answers nothing: the server's
+ * requests stay in flight.
+ */
+class IdempotentReceiver {
+  private server!: Server;
+  private held = true;
+  private readonly waiting: Array<() => void> = [];
+  /** What was acted on, by key: the body of the first request with it. */
+  readonly actedOn = new Map<string, unknown>();
+  /** Every request's key, repeats included, in arrival order. */
+  readonly keys: string[] = [];
+  url = "";
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += chunk));
+      request.on("end", () => {
+        const key = String(request.headers["idempotency-key"] ?? "");
+        this.keys.push(key);
+        if (key && !this.actedOn.has(key)) this.actedOn.set(key, JSON.parse(body));
+        if (this.held) this.waiting.push(() => response.end("ok"));
+        else response.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    const address = this.server.address();
+    this.url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  }
+
+  release(): void {
+    this.held = false;
+    for (const answer of this.waiting.splice(0)) answer();
+  }
+
+  close(): Promise<void> {
+    this.release();
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe("a server killed with SIGKILL after its runs are recorded, before their sends are carried out", () => {
+  let dataDir: string;
+  let receiver: IdempotentReceiver;
+  const children: RunningChild[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "runnel-sends-crash-"));
+    receiver = new IdempotentReceiver();
+    await receiver.start();
+  });
+  afterAll(async () => {
+    for (const child of children) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
+    await receiver.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function start(port: number): Promise<{ url: string; child: RunningChild }> {
+    const child = startCli(["server"], {
+      cwd: dataDir,
+      env: { RUNNEL_DATA_DIR: dataDir, RUNNEL_PORT: String(port), RUNNEL_HOST: "127.0.0.1", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_LOG_FORMAT: "json", RUNNEL_EGRESS_ALLOW: "127.0.0.1" },
+    });
+    children.push(child);
+    const [, url] = await child.waitFor(LISTENING, 30_000);
+    return { url: url!, child };
+  }
+
+  it("carries out every recorded run's $.send.http after a restart, once per idempotency key: nothing lost, nothing acted on twice", async () => {
+    const port = await freePort();
+    const first = await start(port);
+    const adminKey = (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();
+    const user = await call(first.url, "POST", "/v1/users", { key: adminKey, json: { username: "sends" } });
+    expect(user.status).toBe(201);
+    const key: string = user.body.data.api_key.key;
+    const created = await call(first.url, "POST", "/v1/workflows", {
+      key,
+      json: {
+        name: "Sends",
+        trigger: { type: "http" },
+        respond: "immediately",
+        steps: [
+          {
+            name: "send",
+            code: `export default defineComponent({ run({ steps, $ }) {
+              $.send.http({ method: "POST", url: ${JSON.stringify(`${receiver.url}/orders`)}, data: { n: steps.trigger.event.body.n, run: $.context.id } });
+              return steps.trigger.event.body.n;
+            } })`,
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(200);
+    const workflow = created.body.data;
+    const runs = async (base: string) => (await call(base, "GET", `/v1/workflows/${workflow.id}/runs?limit=100`, { key })).body as { page_info: { total_count: number }; data: any[] };
+
+    const count = 12;
+    for (let n = 1; n <= count; n++) {
+      const answer = await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n }) });
+      expect(answer.status).toBe(200);
+    }
+    // Every run recorded, with its send pending: some held in flight at the receiver, the others waiting their turn.
+    const recorded = await waitFor(() => runs(first.url), (page) => page.page_info.total_count === count, "every run recorded");
+    await waitFor(async () => receiver.keys.length, (arrived) => arrived >= 1, "a send in flight");
+    for (const run of recorded.data) expect(run.steps[0].sends[0].status).toBe("pending");
+
+    first.child.child.kill("SIGKILL");
+    expect(await first.child.exited).toEqual({ code: null, signal: "SIGKILL" });
+    await waitFor(processesUsing(dataDir), (pids) => pids.length === 0, "the killed server's runners to end");
+    // What reached the receiver before the kill; none of it was answered.
+    const inFlight = new Set(receiver.keys);
+    expect(inFlight.size).toBeGreaterThan(0);
+
+    receiver.release();
+    const second = await start(port);
+    const delivered = await waitFor(
+      () => runs(second.url),
+      (page) => page.data.length === count && page.data.every((run) => run.steps[0].sends[0].status === "delivered"),
+      "every run's send delivered after the restart",
+      30_000,
+    );
+    second.child.child.kill("SIGTERM");
+    expect((await second.child.exited).code).toBe(0);
+
+    // Each recorded run's send was acted on exactly once, under its own key, with its own data.
+    const expectedKeys = delivered.data.map((run) => `${run.id}:0:0`).sort();
+    expect([...receiver.actedOn.keys()].sort()).toEqual(expectedKeys);
+    for (const run of delivered.data) expect(receiver.actedOn.get(`${run.id}:0:0`)).toEqual({ n: run.trigger.event.body.n, run: run.id });
+    expect(delivered.data.map((run) => run.trigger.event.body.n).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+    // The sends the kill caught in flight were sent again, with the same keys: the receiver saw them twice and acted once.
+    for (const sent of inFlight) expect(receiver.keys.filter((seen) => seen === sent).length).toBe(2);
+    expect(receiver.keys.length).toBe(count + inFlight.size);
+
+    // Nothing is left in the outbox.
+    const store = await openStore({ databaseUrl: null, dataDir });
+    try {
+      expect(await store.claimSends({ now: Date.now() + 86_400_000, leaseMs: 1, limit: 100 })).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});

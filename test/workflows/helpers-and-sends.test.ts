@@ -57,7 +57,10 @@ class Receiver {
           // Not JSON: nothing to look up.
         }
         this.received.push(entry);
-        response.statusCode = url.pathname === "/fails" ? 500 : 200;
+        // /flaky fails the first attempt of each send (told apart by its idempotency key), then takes it.
+        const key = request.headers["idempotency-key"];
+        const flakyFirst = url.pathname === "/flaky" && this.received.filter((seen) => seen.path === "/flaky" && seen.headers["idempotency-key"] === key).length === 1;
+        response.statusCode = url.pathname === "/fails" || flakyFirst ? 500 : 200;
         response.end("ok");
       });
     });
@@ -90,7 +93,8 @@ let key: string;
 let userId: string;
 let receiver: Receiver;
 beforeAll(async () => {
-  server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
+  // Sends are tried three times, 50 ms then 100 ms apart: a failing destination is given up within the test.
+  server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1", RUNNEL_SEND_MAX_ATTEMPTS: "3", RUNNEL_SEND_RETRY_BASE_MS: "50" });
   ({ id: userId, key } = await createUser(server, "helper"));
   receiver = new Receiver((runId) => call(server.url, "GET", `/v1/runs/${runId}`, { key }));
   await receiver.start();
@@ -396,7 +400,7 @@ describe("$.send.*, carried out after the run", () => {
     }
   });
 
-  it("logs a failing http destination in the workflow's logs without failing the run, and goes on with the other sends", async () => {
+  it("tries a failing destination again with the same idempotency key, logs each attempt, and goes on with the other sends", async () => {
     const refusedPort = await freePort();
     const workflow = await createWorkflow(server, key, {
       name: "Unreachable destination",
@@ -406,6 +410,7 @@ describe("$.send.*, carried out after the run", () => {
           "send",
           `$.send.http({ method: "POST", url: "http://127.0.0.1:${refusedPort}/nobody", data: { a: 1 } });
           $.send.http({ method: "POST", url: ${JSON.stringify(`${receiver.url}/fails`)}, data: { b: 2 } });
+          $.send.http({ method: "POST", url: ${JSON.stringify(`${receiver.url}/flaky`)}, data: { c: 3 } });
           $.send.http({ method: "POST", url: ${JSON.stringify(`${receiver.url}/after-failures`)}, data: { runId: $.context.id } });
           return "sent";`,
         ),
@@ -414,18 +419,76 @@ describe("$.send.*, carried out after the run", () => {
     await post(workflow.trigger.endpoint_url, {});
     const run = await onlyRun(workflow.id);
     expect(run.status).toBe("success");
-    await waitFor(async () => receiver.received.filter((r) => r.path === "/after-failures"), (list) => list.length === 1, "the send after the failures");
-    const logs = await waitFor(
-      () => call(server.url, "GET", `/v1/workflows/${workflow.id}/logs?limit=100`, { key }),
-      (res) => res.body.data.length >= 3,
-      "the log lines",
+    // Every send settled: the two failing ones given up after their third attempt, the flaky one delivered at its second.
+    const settled = await waitFor(
+      () => call(server.url, "GET", `/v1/runs/${run.id}`, { key }),
+      (res) => res.body.data.steps[0].sends.every((send: any) => send.status !== "pending"),
+      "every send settled",
     );
+    const sends = settled.body.data.steps[0].sends;
+    expect(sends.map((send: any) => [send.target, send.status])).toEqual([
+      [`POST http://127.0.0.1:${refusedPort}/nobody`, "failed"],
+      [`POST ${receiver.url}/fails`, "failed"],
+      [`POST ${receiver.url}/flaky`, "delivered"],
+      [`POST ${receiver.url}/after-failures`, "delivered"],
+    ]);
+    expect(sends[1].detail).toBe(`POST ${receiver.url}/fails answered 500 (given up after 3 attempts)`);
+    expect(sends[2].detail).toBe(`POST ${receiver.url}/flaky answered 200`);
+
+    // Each attempt of one send carried that send's key; the keys of two sends differ.
+    const keysOf = (path: string) => receiver.received.filter((r) => r.path === path).map((r) => r.headers["idempotency-key"]);
+    expect(keysOf("/fails")).toEqual([`${run.id}:0:1`, `${run.id}:0:1`, `${run.id}:0:1`]);
+    expect(keysOf("/flaky")).toEqual([`${run.id}:0:2`, `${run.id}:0:2`]);
+    expect(keysOf("/after-failures")).toEqual([`${run.id}:0:3`]);
+
+    const logs = await call(server.url, "GET", `/v1/workflows/${workflow.id}/logs?limit=100`, { key });
     const lines = logs.body.data.map((log: any) => [log.stream, log.text]);
-    expect(lines).toContainEqual(["stderr", expect.stringContaining(`$.send.http of run ${run.id} failed:`)]);
-    expect(lines).toContainEqual(["stderr", `$.send.http of run ${run.id} failed: POST ${receiver.url}/fails answered 500`]);
+    expect(lines).toContainEqual(["stderr", expect.stringMatching(new RegExp(`^\\$\\.send\\.http of run ${run.id} failed: .*\\(attempt 3 of 3; given up, recorded as a DestinationFailed error in \\$errors\\)$`))]);
+    expect(lines).toContainEqual(["stderr", `$.send.http of run ${run.id} failed: POST ${receiver.url}/fails answered 500 (attempt 1 of 3; trying again in 50 ms)`]);
+    expect(lines).toContainEqual(["stderr", `$.send.http of run ${run.id} failed: POST ${receiver.url}/fails answered 500 (attempt 2 of 3; trying again in 100 ms)`]);
+    expect(lines).toContainEqual(["stderr", `$.send.http of run ${run.id} failed: POST ${receiver.url}/fails answered 500 (attempt 3 of 3; given up, recorded as a DestinationFailed error in $errors)`]);
+    expect(lines).toContainEqual(["system", `$.send.http of run ${run.id}: POST ${receiver.url}/flaky answered 200`]);
     expect(lines).toContainEqual(["system", `$.send.http of run ${run.id}: POST ${receiver.url}/after-failures answered 200`]);
     // Still a success, even when looked at again.
-    expect((await call(server.url, "GET", `/v1/runs/${run.id}`, { key })).body.data.status).toBe("success");
+    expect(settled.body.data.status).toBe("success");
+  });
+
+  it("makes a send given up a DestinationFailed error of its workflow in $errors, with the run's trigger event, once", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Gives up",
+      trigger: { type: "http" },
+      steps: [
+        step(
+          "send",
+          `$.send.http({ method: "POST", url: ${JSON.stringify(`${receiver.url}/fails`)}, data: { d: 4 } });
+          $.send.http({ method: "POST", url: "http://169.254.169.254/latest/meta-data/", data: { d: 4 } });
+          return "sent";`,
+        ),
+      ],
+    });
+    await post(workflow.trigger.endpoint_url, { order: 42 });
+    const run = await onlyRun(workflow.id);
+    const settled = await waitFor(
+      () => call(server.url, "GET", `/v1/runs/${run.id}`, { key }),
+      (res) => res.body.data.steps[0].sends.every((send: any) => send.status !== "pending"),
+      "both sends given up",
+    );
+    // An address the network policy refuses is refused every time: given up at the first attempt.
+    expect(settled.body.data.steps[0].sends[1]).toMatchObject({ status: "failed", detail: expect.stringMatching(/refused by Runnel's network policy.*\(given up after 1 attempt\)$/) });
+    const errors = await call(server.url, "GET", `/v1/workflows/${workflow.id}/$errors/event_summaries?expand=event`, { key });
+    // One error per send given up, each once.
+    expect(errors.body.data.map((item: any) => item.event.error.code)).toEqual(["DestinationFailed", "DestinationFailed"]);
+    const refused = errors.body.data.find((item: any) => item.event.error.msg.includes("169.254.169.254"));
+    expect(refused.event.error.msg).toMatch(/^\$\.send\.http to POST http:\/\/169\.254\.169\.254\/latest\/meta-data\/ failed 1 time and was given up: Connection to 169\.254\.169\.254/);
+    const { event, metadata } = errors.body.data.find((item: any) => item.event.error.msg.includes("/fails"));
+    expect(metadata).toMatchObject({ emitter_id: workflow.id, name: "$errors" });
+    expect(event.error).toMatchObject({ code: "DestinationFailed", cellId: run.steps[0].id });
+    expect(event.error.msg).toBe(`$.send.http to POST ${receiver.url}/fails failed 3 times and was given up: POST ${receiver.url}/fails answered 500`);
+    expect(event.original_event.body).toEqual({ order: 42 });
+    expect(event.original_context).toMatchObject({ workflow_id: workflow.id, id: run.trigger.event_id, source_type: "HTTP" });
+    const record = await call(server.url, "GET", `/v1/runs/${run.id}`, { key });
+    expect(record.body.data.steps[0].sends[0]).toMatchObject({ status: "failed" });
+    expect(record.body.data.status).toBe("success");
   });
 
   it("does not carry out the sends of a failed run", async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
@@ -16,7 +17,12 @@ beforeAll(async () => {
   admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
-  server = await startTestServer({ DATABASE_URL: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` });
+  server = await startTestServer({
+    DATABASE_URL: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    RUNNEL_EGRESS_ALLOW: "127.0.0.1",
+    RUNNEL_SEND_MAX_ATTEMPTS: "3",
+    RUNNEL_SEND_RETRY_BASE_MS: "50",
+  });
   key = (await createUser(server, "pat")).key;
 });
 afterAll(async () => {
@@ -51,6 +57,45 @@ describe("workflows on PostgreSQL", () => {
     expect(errors.data[0].event.error).toMatchObject({ code: "UserError", msg: "asked to fail", cellId: workflow.steps[0].id });
     const outbox = await waitFor(() => call(server.url, "GET", "/v1/outbox", { key }), (res) => res.body.data?.length === 1, "the error mail");
     expect(outbox.body.data[0].subject).toContain("asked to fail");
+  });
+
+  it("carries out $.send.http from the send outbox, trying again with the same key, and gives up a dead destination as a DestinationFailed error", async () => {
+    const receiver = await startWebhookReceiver({ failFirst: 1 });
+    const refused = await startWebhookReceiver({ alwaysFail: true });
+    try {
+      const workflow = await createWorkflow(server, key, {
+        name: "Sends on PG",
+        trigger: { type: "http" },
+        steps: [
+          {
+            name: "send",
+            code: `export default defineComponent({ run({ steps, $ }) {
+              $.send.http({ method: "POST", url: ${JSON.stringify(receiver.url)}, data: { n: steps.trigger.event.body.n } });
+              $.send.http({ method: "POST", url: ${JSON.stringify(refused.url)}, data: { n: steps.trigger.event.body.n } });
+            } })`,
+          },
+        ],
+      });
+      await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":7}' });
+      const [run] = await waitFor(() => runsOf(server, key, workflow.id), (list) => list.length === 1, "the run");
+      const settled = await waitFor(
+        () => call(server.url, "GET", `/v1/runs/${run.id}`, { key }),
+        (res) => res.body.data.steps[0].sends.every((send: any) => send.status !== "pending"),
+        "both sends settled",
+      );
+      expect(settled.body.data.steps[0].sends.map((send: any) => send.status)).toEqual(["delivered", "failed"]);
+      expect(receiver.received.map((request) => [request.headers["idempotency-key"], request.answered])).toEqual([
+        [`${run.id}:0:0`, 500],
+        [`${run.id}:0:0`, 200],
+      ]);
+      expect(refused.received.map((request) => request.headers["idempotency-key"])).toEqual([`${run.id}:0:1`, `${run.id}:0:1`, `${run.id}:0:1`]);
+      const errors = await waitFor(() => errorsOf(server, key, workflow.id), (body) => body.data.length === 1, "the DestinationFailed error");
+      expect(errors.data[0].event.error).toMatchObject({ code: "DestinationFailed", cellId: workflow.steps[0].id });
+      expect(errors.data[0].event.original_event.body).toEqual({ n: 7 });
+    } finally {
+      await receiver.close();
+      await refused.close();
+    }
   });
 });
 

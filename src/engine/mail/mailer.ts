@@ -1,6 +1,6 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "pino";
-import { newId } from "../../domain/ids.js";
+import { keyedId, newId } from "../../domain/ids.js";
 import type { MailKind, OutboxEntry } from "../../domain/outbox.js";
 import type { Store } from "../../store/store.js";
 
@@ -23,6 +23,13 @@ export interface OutgoingMail {
   html?: string | null | undefined;
   kind: MailKind;
   workflowId?: string | null | undefined;
+  /**
+   * Makes sending safe to repeat (a `$.send.email` attempt after a crash):
+   * the mail is recorded under an id made from the key and `createdAt`, and
+   * one already sent under it is not sent again.
+   */
+  idempotencyKey?: string | undefined;
+  createdAt?: number | undefined;
 }
 
 /** How long to wait for the SMTP server to accept a connection and greet. */
@@ -73,9 +80,9 @@ export class Mailer {
 
   /** Records the mail, then delivers it when it can; resolves with the outbox entry as it ends up. */
   async send(mail: OutgoingMail): Promise<OutboxEntry> {
-    const createdAt = this.now();
+    const createdAt = mail.createdAt ?? this.now();
     const entry = await this.store.addMail({
-      id: newId("mail", createdAt),
+      id: mail.idempotencyKey === undefined ? newId("mail", createdAt) : keyedId("mail", createdAt, mail.idempotencyKey),
       ownerId: mail.ownerId,
       to: mail.to,
       subject: mail.subject,
@@ -88,7 +95,8 @@ export class Mailer {
       createdAt,
       sentAt: null,
     });
-    if (this.smtpUrl === null || entry.to === null || this.closed) return entry;
+    // Sent already by an earlier attempt under the same key: once is enough.
+    if (this.smtpUrl === null || entry.to === null || this.closed || entry.status === "sent") return entry;
 
     const delivery = this.deliver(entry);
     this.inFlight.add(delivery);

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { evaluateStepProps } from "../../domain/expressions.js";
-import { sendRecord, type SendOutcome } from "../../domain/send-records.js";
+import { sendRecord } from "../../domain/send-records.js";
+import { sendIdempotencyKey, type NewOutboxSend, type OutboxSendType } from "../../domain/durable-sends.js";
 import type { SavedComponent } from "../../domain/sources.js";
 import { runErrorCodeOf, type RunErrorCode, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
@@ -19,7 +20,6 @@ import type { StepStoreChanges } from "../../domain/data-stores.js";
 import type { DbSnapshot } from "../../sandbox/protocol.js";
 import type { RunLimits } from "../sources/invoker.js";
 import type { BuiltinActions } from "./builtin-actions.js";
-import type { Destinations } from "./destinations.js";
 import { emitAppend, errorAppend, failRun, logsAppend, finishedRun, fromSandboxError, recordStep, skipRest, startRun, type RunState } from "./run-state.js";
 import { workflowBundle } from "./workflow-bundle.js";
 import type { WorkflowResponses } from "./workflow-responses.js";
@@ -32,7 +32,8 @@ export interface RunExecutorOptions {
   hub: EventHub;
   responses: WorkflowResponses;
   builtins: BuiltinActions;
-  destinations: Destinations;
+  /** The runs just recorded put sends in the send outbox (its worker may look now). */
+  onSendsEnqueued?: () => void;
   logger: Logger;
   limits: RunLimits;
   /** Opens sealed secret step props, just before the steps run. */
@@ -70,8 +71,9 @@ const STEP_CALLS_PER_RUNNER = 16;
  * Runs a batch of deliveries of one workflow. Each run's sandboxed steps go to
  * the runner as one call (the runner evaluates props and runs the steps in
  * turn), built-in steps run here between such calls. Then one transaction
- * records the runs, removes their deliveries and appends what they emitted
- * (`$errors`, `$.send.emit`).
+ * records the runs, removes their deliveries, appends what they emitted
+ * (`$errors`, `$.send.emit`) and puts their other sends in the send outbox
+ * (carried out after, by SendOutboxWorker).
  */
 export class RunExecutor {
   private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
@@ -311,25 +313,8 @@ export class RunExecutor {
     if (workflow.respond === "workflow") this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
   }
 
-  /** Carries out the run's sends (after it is recorded), then writes what became of each into its record. */
-  private carryOutSends(workflow: Workflow, run: RunState): void {
-    const { destinations, store, logger } = this.options;
-    destinations
-      .carryOut(workflow, run.id, run.sends)
-      .then((carried) => {
-        const outcomes: SendOutcome[] = [];
-        carried.forEach((outcome, index) => {
-          const place = run.sendPlaces[index];
-          // An emit was settled with the run itself.
-          if (place && run.sends[index]?.type !== "emit") outcomes.push({ ...place, ...outcome });
-        });
-        return store.recordSendOutcomes(workflow.ownerId, run.id, outcomes);
-      })
-      .catch((error) => logger.error({ err: error, workflowId: workflow.id, runId: run.id }, "could not carry out a run's $.send calls, or record what they did"));
-  }
-
   private async commit(workflow: Workflow, runs: RunState[]): Promise<number> {
-    const { store, hub, logger } = this.options;
+    const { store, hub } = this.options;
     const now = this.now();
     const appends: EventBatch[] = [];
     for (const run of runs) {
@@ -343,20 +328,55 @@ export class RunExecutor {
     }
     const finished = runs.map((run) => finishedRun(workflow, run, now));
     const stepStores = runs.flatMap((run) => run.storeWrites.map((write) => ({ ...write, ownerId: workflow.ownerId, workflowId: workflow.id, runId: run.id })));
-    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: runs.map((run) => run.delivery), appends, ...(stepStores.length > 0 ? { stepStores } : {}) });
+    const sends = runs.flatMap((run) => outboxSendsOf(workflow, run, now));
+    // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
+    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: runs.map((run) => run.delivery), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
     for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is
-    // not recorded now: its sends went out with the run that was.
+    // not recorded now, and enqueued no sends: they were enqueued with the run that was.
+    if (sends.some((send) => recorded.has(send.runId))) this.options.onSendsEnqueued?.();
     for (const run of runs) {
       if (workflow.respond === "workflow" && !run.responded) {
         const message =
           run.status === "error" ? `The workflow failed in step ${run.error?.cellId}: ${run.error?.msg}` : "The workflow finished without calling $.respond().";
         this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status: run.status === "running" ? "success" : run.status, message });
       }
-      if (recorded.has(run.id) && run.status !== "error" && run.sends.some((send) => send.type !== "emit")) {
-        this.carryOutSends(workflow, run);
-      }
     }
     return appended.reduce((sum, result) => sum + result.deliveries, 0);
   }
+}
+
+/**
+ * The sends of a run that go through the send outbox: all but emits
+ * (appended with the run), none of a failed run (dropped with it). Each is
+ * keyed by its place in the run record, which is also its idempotency key.
+ */
+function outboxSendsOf(workflow: Workflow, run: RunState, now: number): NewOutboxSend[] {
+  if (run.status === "error") return [];
+  const sends: NewOutboxSend[] = [];
+  run.sends.forEach((send, index) => {
+    const place = run.sendPlaces[index];
+    if (send.type === "emit" || !place) return;
+    sends.push({
+      id: sendIdempotencyKey(run.id, place.step, place.send),
+      ownerId: workflow.ownerId,
+      workflowId: workflow.id,
+      runId: run.id,
+      step: place.step,
+      send: place.send,
+      type: send.type as OutboxSendType,
+      payload: send.payload,
+      context: {
+        cellId: run.records[place.step]?.id ?? "",
+        originalEvent: run.triggerEvent,
+        originalEventId: run.delivery.eventId,
+        originalEventAtMs: run.delivery.indexedAtMs,
+        sourceType: run.sourceType,
+        handlingError: run.handlingError,
+      },
+      availableAt: now,
+      createdAt: now,
+    });
+  });
+  return sends;
 }

@@ -10,6 +10,7 @@ import type { Database, DeliveryRow } from "./schema.js";
 import { toDelivery } from "./subscription-queries.js";
 import { writeStepStores } from "./step-store-queries.js";
 import { toRunRow } from "./workflow-queries.js";
+import { enqueueSendsWithin } from "./send-outbox-queries.js";
 
 type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries">;
 
@@ -81,7 +82,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         .execute();
     },
 
-    finishRuns({ runs, deliveries, appends, stepStores }) {
+    finishRuns({ runs, deliveries, appends, stepStores, sends }) {
       return db.transaction().execute(async (trx) => {
         const recorded = new Set<string>();
         if (runs.length > 0) {
@@ -98,6 +99,8 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         const results: AppendResult[] = [];
         for (const batch of appends) results.push(staleAppend(batch, runs, recorded) ? noAppend() : await appendWithin(trx, batch));
         if (stepStores?.length) await writeStepStores(trx, stepStores, recorded);
+        // Likewise its sends: they were put in the outbox with it.
+        if (sends?.length) await enqueueSendsWithin(trx, sends, recorded);
         for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
         return { appended: results, recorded };
       });

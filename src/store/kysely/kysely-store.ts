@@ -11,6 +11,7 @@ import { registryQueries } from "./registry-queries.js";
 import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
+import { sendOutboxQueries } from "./send-outbox-queries.js";
 import { webhookQueries } from "./webhook-queries.js";
 import { dataStoreQueries } from "./data-store-queries.js";
 import { stepStoreQueries } from "./step-store-queries.js";
@@ -48,6 +49,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...subscriptionQueries(options),
     ...workflowQueries(options),
     ...deliveryQueries(options),
+    ...sendOutboxQueries(options),
     ...registryQueries(options),
     ...outboxQueries(options),
     ...secretQueries(options),

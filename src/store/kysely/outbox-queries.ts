@@ -11,7 +11,7 @@ type OutboxQueries = Pick<Store, "addMail" | "markMail" | "listOutbox" | "claimD
 export function outboxQueries({ db }: QueryContext): OutboxQueries {
   return {
     async addMail(entry) {
-      await db
+      const inserted = await db
         .insertInto("outbox")
         .values({
           id: entry.id,
@@ -27,8 +27,14 @@ export function outboxQueries({ db }: QueryContext): OutboxQueries {
           created_at: entry.createdAt,
           sent_at: entry.sentAt,
         })
-        .execute();
-      return { ...entry };
+        // A mail recorded again under its id (a repeated attempt of a keyed send) is the one recorded first.
+        .onConflict((oc) => oc.column("id").doNothing())
+        .executeTakeFirst()
+        .then((result) => Number(result.numInsertedOrUpdatedRows ?? 0n));
+      if (inserted > 0) return { ...entry };
+      const kept = await db.selectFrom("outbox").selectAll().where("id", "=", entry.id).where("owner_id", "=", entry.ownerId).executeTakeFirst();
+      if (!kept) throw new Error(`mail id ${entry.id} is taken by another owner's mail`);
+      return toOutboxEntry(kept);
     },
 
     async markMail(id, update) {

@@ -23,6 +23,7 @@ export interface Database {
   step_store_entries: StepStoreEntryRow;
   data_stores: DataStoreRow;
   data_store_records: DataStoreRecordRow;
+  send_outbox: SendOutboxRow;
 }
 
 export interface UserRow {
@@ -269,4 +270,26 @@ export interface DataStoreRecordRow {
   bytes: number;
   expires_at: number | null;
   updated_at: number;
+}
+
+/** A `$.send.*` of a recorded run waiting to be carried out (0014-send-outbox). */
+export interface SendOutboxRow {
+  id: string;
+  owner_id: string;
+  workflow_id: string;
+  run_id: string;
+  step_index: number;
+  send_index: number;
+  type: string;
+  /** JSON */
+  payload: string;
+  /** JSON: what a final failure's `$errors` event needs (SendErrorContext). */
+  context: string;
+  /** pending, or running while a claimer holds it (until available_at). */
+  status: string;
+  attempts: number;
+  available_at: number;
+  claimed_by: string | null;
+  last_error: string | null;
+  created_at: number;
 }

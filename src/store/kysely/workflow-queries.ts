@@ -20,7 +20,6 @@ type WorkflowQueries = Pick<
   | "workflowsTriggeredBy"
   | "listRuns"
   | "findRun"
-  | "recordSendOutcomes"
 >;
 
 /** Workflows and their recorded runs. */
@@ -96,6 +95,8 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
         await trx.deleteFrom("emitter_state").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("logs").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("deliveries").where("listener_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
+        // Its runs' sends not carried out yet go with it: nobody is left to send them for.
+        await trx.deleteFrom("send_outbox").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx
           .deleteFrom("subscriptions")
           .where("owner_id", "=", ownerId)
@@ -140,23 +141,6 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
     async findRun(ownerId, runId) {
       const row = await db.selectFrom("runs").selectAll().where("id", "=", runId).where("owner_id", "=", ownerId).executeTakeFirst();
       return row ? toRun(row) : null;
-    },
-
-    // One writer per run (the carrying out of its sends, after it was recorded), so read, change and write back is safe.
-    async recordSendOutcomes(ownerId, runId, outcomes) {
-      if (outcomes.length === 0) return;
-      const row = await db.selectFrom("runs").select("steps").where("id", "=", runId).where("owner_id", "=", ownerId).executeTakeFirst();
-      if (!row) return;
-      const steps = fromJson<StepRecord[]>(row.steps);
-      let changed = false;
-      for (const outcome of outcomes) {
-        const send = steps[outcome.step]?.sends?.[outcome.send];
-        if (!send) continue;
-        send.status = outcome.status;
-        send.detail = outcome.detail;
-        changed = true;
-      }
-      if (changed) await db.updateTable("runs").set({ steps: toJson(steps) }).where("id", "=", runId).where("owner_id", "=", ownerId).execute();
     },
   };
 }

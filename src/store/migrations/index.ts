@@ -12,6 +12,7 @@ import { deliveryInterruptionsMigration } from "./0010-delivery-interruptions.js
 import { deliveryClaimerMigration } from "./0011-delivery-claimer.js";
 import { webhooksMigration } from "./0012-webhooks.js";
 import { dataStoresMigration } from "./0013-data-stores.js";
+import { sendOutboxMigration } from "./0014-send-outbox.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0011-delivery-claimer": deliveryClaimerMigration,
   "0012-webhooks": webhooksMigration,
   "0013-data-stores": dataStoresMigration,
+  "0014-send-outbox": sendOutboxMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

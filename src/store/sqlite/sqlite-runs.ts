@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { StepStoreWrite } from "../../domain/data-stores.js";
 import { RUN_RETENTION } from "../../domain/workflows.js";
 import { toRunRow } from "../kysely/workflow-queries.js";
+import { toSendRow } from "../kysely/send-outbox-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
@@ -38,6 +39,11 @@ export function createSqliteRuns(
      ON CONFLICT (workflow_id, emitter_id, event_id) DO NOTHING`,
   );
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
+  const insertSend = database.prepare(
+    `INSERT INTO send_outbox (id, owner_id, workflow_id, run_id, step_index, send_index, type, payload, context, status, attempts, available_at, claimed_by, last_error, created_at)
+     VALUES (@id, @owner_id, @workflow_id, @run_id, @step_index, @send_index, @type, @payload, @context, @status, @attempts, @available_at, @claimed_by, @last_error, @created_at)
+     ON CONFLICT (id) DO NOTHING`,
+  );
   const oldestKept = database.prepare("SELECT id FROM runs WHERE workflow_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?").pluck();
   const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ?");
   const trims = new RunTrimSchedule();
@@ -64,6 +70,8 @@ export function createSqliteRuns(
     // A run recorded before (a redelivery after a crash) appends nothing again.
     const results = input.appends.map((batch) => (staleAppend(batch, input.runs, recorded) ? noAppend() : appendInTransaction(batch)));
     if (input.stepStores?.length) writeStepStores(input.stepStores, recorded);
+    // Likewise its sends: they were put in the outbox with it.
+    for (const send of input.sends ?? []) if (recorded.has(send.runId)) insertSend.run(toSendRow(send));
     for (const workflowId of trims.due(input.runs)) {
       const oldest = oldestKept.get(workflowId, RUN_RETENTION - 1) as string | undefined;
       if (oldest) trim.run(workflowId, oldest);
