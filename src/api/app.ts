@@ -20,6 +20,7 @@ import { outboxRoutes } from "./routes/outbox.js";
 import { usersRoutes } from "./routes/users.js";
 import { subscriptionsRoutes } from "./routes/subscriptions.js";
 import { webhooksRoutes } from "./routes/webhooks.js";
+import { envVarsRoutes } from "./routes/env-vars.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
@@ -190,6 +191,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(workflowsRoutes, { engine: options.engine, store: options.store, streams });
       await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
       await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });
+      await v1.register(envVarsRoutes, { envVars: options.engine.envVars });
     },
     { prefix: "/v1" },
   );

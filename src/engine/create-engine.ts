@@ -31,6 +31,7 @@ import { WorkflowsService } from "./workflows/workflows-service.js";
 import { SourceListener } from "./listeners/source-listener.js";
 import { WebhookSender } from "./webhooks/webhook-sender.js";
 import { WebhooksService } from "./webhooks/webhooks-service.js";
+import { EnvVarsService } from "./env-vars.js";
 import { DEFAULT_WEBHOOK_RETRY, type WebhookRetryPolicy } from "../domain/webhooks.js";
 
 export interface EngineOptions {
@@ -66,6 +67,8 @@ export interface Engine {
   subscriptions: SubscriptionsService;
   /** Webhooks: URLs subscriptions deliver events to. */
   webhooks: WebhooksService;
+  /** Each user's environment variables, which steps receive as `{{process.env.NAME}}`. */
+  envVars: EnvVarsService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
   /** The mail room, as handed in; null when none was. */
@@ -116,7 +119,8 @@ export function createEngine(options: EngineOptions): Engine {
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ store, hub, mailer, logger, objectsDir: join(options.dataDir, "objects"), egressPolicy });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, lateFaults, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
+  const envVars = new EnvVarsService({ store, secrets });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, destinations, logger, limits, secrets, envVars, lateFaults, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
   const listeners = {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
@@ -148,6 +152,7 @@ export function createEngine(options: EngineOptions): Engine {
     workflows,
     subscriptions,
     webhooks,
+    envVars,
     worker,
     mailer,
     setBaseUrl(url) {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Store } from "../store/store.js";
+import type { ResealCounts, Store } from "../store/store.js";
 import { isSealed, SecretBox } from "./secrets.js";
 
 export const MASTER_KEY_FILE_NAME = "master-key";
@@ -78,7 +78,7 @@ function opens(box: SecretBox, sealed: string): boolean {
 
 export interface Rotation {
   key: Buffer;
-  counts: { sources: number; workflows: number; values: number };
+  counts: ResealCounts;
 }
 
 /**

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { RunnelConfig } from "../config/config.js";
 import { loadOrCreateMasterKey, masterKeyPath, rotateMasterKey, settlePendingRotation } from "../engine/master-key.js";
 import { openStore } from "../store/open-store.js";
+import type { ResealCounts } from "../store/store.js";
 import { runningServerPid } from "./server-pid-file.js";
 
 export interface RotationOutcome {
@@ -28,7 +29,7 @@ export async function rotateConfiguredMasterKey(config: RunnelConfig): Promise<R
     const loaded = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     const current = fromEnvironment ? loaded : await settlePendingRotation(path, loaded, store);
     const { key, counts } = await rotateMasterKey({ store, current, path });
-    const what = `${counts.values} secret${counts.values === 1 ? "" : "s"} of ${counts.sources} source${counts.sources === 1 ? "" : "s"} and ${counts.workflows} workflow${counts.workflows === 1 ? "" : "s"}`;
+    const what = `${counted(counts.values, "secret")} of ${holders(counts)}`;
     if (fromEnvironment) {
       return {
         summary: `Re-sealed ${what} with a new master key, saved in ${path}. Set RUNNEL_MASTER_KEY to it (printed above) on every server of this database before you start them: the old key no longer opens anything.`,
@@ -39,4 +40,16 @@ export async function rotateConfiguredMasterKey(config: RunnelConfig): Promise<R
   } finally {
     await store.close();
   }
+}
+
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/** "1 source and 2 workflows", with environment variables and webhooks named only when there are some. */
+function holders(counts: ResealCounts): string {
+  const parts = [counted(counts.sources, "source"), counted(counts.workflows, "workflow")];
+  if (counts.envVars > 0) parts.push(counted(counts.envVars, "environment variable"));
+  if (counts.webhooks > 0) parts.push(counted(counts.webhooks, "webhook"));
+  return `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 }

@@ -6,6 +6,7 @@ import type { RegistryEntry } from "../domain/registry.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
+import type { EnvVar } from "../domain/env-vars.js";
 import type { SendOutcome } from "../domain/send-records.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 
@@ -35,10 +36,10 @@ export interface Store {
 
   /**
    * Every sealed value kept (sources' configured props, workflow steps'
-   * props) passed to `reseal`, which returns its replacement or null for a
+   * props, secret environment variables, webhooks' signing secrets) passed to `reseal`, which returns its replacement or null for a
    * value that is not sealed; all replaced in one transaction.
    */
-  resealSecrets(reseal: (value: string) => string | null): Promise<{ sources: number; workflows: number; values: number }>;
+  resealSecrets(reseal: (value: string) => string | null): Promise<ResealCounts>;
   /**
    * Rewrites the storage of workflows so that nothing of rows overwritten
    * before (secrets stored in the clear by an older release) stays in freed
@@ -201,8 +202,26 @@ export interface Store {
   /** What became of the events sent to the owner's webhook, newest first, cursor-paged by id. */
   listWebhookDeliveries(ownerId: string, webhookId: string, page: PageRequest): Promise<PageSlice<WebhookDelivery>>;
 
+  /** Creates or replaces the owner's variable of that name (its created_at kept on replace). */
+  putEnvVar(envVar: EnvVar): Promise<EnvVar>;
+  /** The owner's variables, by name. */
+  listEnvVars(ownerId: string): Promise<EnvVar[]>;
+  /** The owner's variables of these names (those that exist). */
+  findEnvVars(ownerId: string, names: string[]): Promise<EnvVar[]>;
+  /** False when the owner has no variable of that name. */
+  deleteEnvVar(ownerId: string, name: string): Promise<boolean>;
+
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;
+}
+
+/** What a re-sealing changed: rows of each kind, and values in all. */
+export interface ResealCounts {
+  sources: number;
+  workflows: number;
+  envVars: number;
+  webhooks: number;
+  values: number;
 }
 
 export interface EventBatch {

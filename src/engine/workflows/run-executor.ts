@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import { evaluateStepProps } from "../../domain/expressions.js";
+import { envNamesIn, evaluateStepProps } from "../../domain/expressions.js";
+import { stepPropChecks } from "../../domain/step-prop-checks.js";
 import { sendRecord, type SendOutcome } from "../../domain/send-records.js";
 import type { SavedComponent } from "../../domain/sources.js";
 import { runErrorCodeOf, type RunErrorCode, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
@@ -33,6 +34,8 @@ export interface RunExecutorOptions {
   limits: RunLimits;
   /** Opens sealed secret step props, just before the steps run. */
   secrets: SecretBox;
+  /** The owner's environment variables of these names (those that exist), for `{{process.env.NAME}}` in step props. */
+  envVars: { resolve(ownerId: string, names: readonly string[]): Promise<Record<string, string>> };
   /** Told which workflow runs which bundle, so that a fault after a run reaches the workflow's logs. */
   lateFaults?: LateFaults;
   /** A delivery whose runs were cut off this many times by their process dying is not run again (RUNNEL_MAX_RUN_INTERRUPTIONS). Default 3. */
@@ -47,6 +50,8 @@ export interface RunExecutorOptions {
  */
 interface PreparedWorkflow {
   chainSteps: Array<ChainStep | null>;
+  /** For each step, the environment variables its props read: only these are resolved, and sent only with the call that runs it. */
+  envNames: string[][];
   bundle: ComponentBundle | null;
 }
 
@@ -148,21 +153,26 @@ export class RunExecutor {
     const { store, loader } = this.options;
     const sandboxed: SavedComponent[] = [];
     const chainSteps: PreparedWorkflow["chainSteps"] = [];
+    const envNames: string[][] = [];
     for (const [index, step] of workflow.steps.entries()) {
       if (step.componentId === null) {
         chainSteps.push(null);
+        envNames.push(envNamesIn(step.props));
         continue;
       }
       const saved = await store.findComponent(workflow.ownerId, step.componentId);
       if (!saved) throw new Error(`The code of step "${step.name}" (${step.componentId}) is missing; update the workflow to save it again.`);
+      const validated = loader.validatedOf(saved);
       const props: Record<string, unknown> = {};
-      for (const prop of loader.validatedOf(saved).props) if (prop.default !== undefined) props[prop.name] = prop.default;
+      for (const prop of validated.props) if (prop.default !== undefined) props[prop.name] = prop.default;
       // Sealed secrets are opened here, into the prepared (in-memory) workflow only.
-      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: openSecrets({ ...props, ...step.props }, this.options.secrets), field: `steps[${index}]` });
+      const opened = openSecrets({ ...props, ...step.props }, this.options.secrets);
+      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: opened, field: `steps[${index}]`, checks: stepPropChecks(validated, opened) });
+      envNames.push(envNamesIn(opened));
       sandboxed.push(saved);
     }
     const bundle = sandboxed.length > 0 ? await workflowBundle(this.options.bundleFiles, workflow.ownerId, sandboxed) : null;
-    return { chainSteps, bundle };
+    return { chainSteps, envNames, bundle };
   }
 
   /**
@@ -176,6 +186,8 @@ export class RunExecutor {
     const startedAt = this.now();
     const steps = prepared.chainSteps.slice(from, to) as ChainStep[];
     this.options.lateFaults?.remember(workflow.ownerId, prepared.bundle!.id, workflow.id);
+    // Read now, for this batch: a variable changed since the last one is seen; one not set is left out, and the step that reads it fails naming it.
+    const env = await this.options.envVars.resolve(workflow.ownerId, [...new Set(prepared.envNames.slice(from, to).flat())]);
     const requests: InvokeRequest[] = runs.map((run) => ({
       bundle: prepared.bundle!,
       call: {
@@ -184,6 +196,7 @@ export class RunExecutor {
         scope: run.scope,
         // Without respond: "workflow" the platform answers the caller, and the runner tells a $.respond() so.
         platformAnswers: workflow.respond !== "workflow",
+        ...(Object.keys(env).length > 0 ? { env } : {}),
         context: { deadline: startedAt + timeoutMs, run: { runs: run.delivery.attempts }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
       },
       props: {},
@@ -245,6 +258,7 @@ export class RunExecutor {
   /** A built-in action (Runnel's own code), run here for each run, its props evaluated against what the run has so far. */
   private async runBuiltin(workflow: Workflow, index: number, runs: RunState[]): Promise<void> {
     const step = workflow.steps[index]!;
+    const env = await this.options.envVars.resolve(workflow.ownerId, envNamesIn(step.props));
     for (const run of runs) {
       const startedAt = this.now();
       const failed = (code: RunErrorCode, failure: { name: string; message: string; stack?: string | undefined }) => {
@@ -253,7 +267,7 @@ export class RunExecutor {
       };
       let props: Record<string, unknown>;
       try {
-        props = evaluateStepProps(step.props, run.scope, { name: step.name, field: `steps[${index}]` });
+        props = evaluateStepProps(step.props, run.scope, { name: step.name, field: `steps[${index}]` }, env);
       } catch (error) {
         failed("ConfigurationError", { name: "ConfigurationError", message: (error as Error).message });
         continue;

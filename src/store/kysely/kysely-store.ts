@@ -11,6 +11,7 @@ import { registryQueries } from "./registry-queries.js";
 import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
+import { envVarQueries } from "./env-var-queries.js";
 import { webhookQueries } from "./webhook-queries.js";
 import { workflowQueries } from "./workflow-queries.js";
 
@@ -50,5 +51,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...outboxQueries(options),
     ...secretQueries(options),
     ...webhookQueries(options),
+    ...envVarQueries(options),
   };
 }

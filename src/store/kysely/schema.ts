@@ -20,6 +20,7 @@ export interface Database {
   error_notices: ErrorNoticeRow;
   webhooks: WebhookRow;
   webhook_deliveries: WebhookDeliveryRow;
+  env_vars: EnvVarRow;
 }
 
 export interface UserRow {
@@ -237,4 +238,14 @@ export interface WebhookDeliveryRow {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+}
+
+export interface EnvVarRow {
+  owner_id: string;
+  name: string;
+  /** Sealed (`enc:v1:…`) when secret. */
+  value: string;
+  secret: number;
+  created_at: number;
+  updated_at: number;
 }

@@ -20,14 +20,14 @@ function resealProps(props: Record<string, unknown>, reseal: (value: string) => 
 
 /**
  * Sealed values wherever they are kept (sources' configured props, workflow
- * steps' props), for the master key's rotation: all re-sealed in one
+ * steps' props, secret environment variables, webhooks' signing secrets), for the master key's rotation: all re-sealed in one
  * transaction, so no value is ever left under a key that is gone.
  */
 export function secretQueries({ db }: QueryContext): SecretQueries {
   return {
     resealSecrets(reseal) {
       return db.transaction().execute(async (trx) => {
-        const counts = { sources: 0, workflows: 0, values: 0 };
+        const counts = { sources: 0, workflows: 0, envVars: 0, webhooks: 0, values: 0 };
         for (const row of await trx.selectFrom("sources").select(["id", "configured_props"]).execute()) {
           const props = fromJson<Record<string, unknown>>(row.configured_props) ?? {};
           const resealed = resealProps(props, reseal);
@@ -44,6 +44,21 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           await trx.updateTable("workflows").set({ steps: toJson(steps) }).where("id", "=", row.id).execute();
           counts.workflows += 1;
           counts.values += resealed;
+        }
+        for (const row of await trx.selectFrom("env_vars").select(["owner_id", "name", "value"]).where("secret", "=", 1).execute()) {
+          const replaced = reseal(row.value);
+          if (replaced === null) continue;
+          await trx.updateTable("env_vars").set({ value: replaced }).where("owner_id", "=", row.owner_id).where("name", "=", row.name).execute();
+          counts.envVars += 1;
+          counts.values += 1;
+        }
+        // A webhook's signing secret is sealed too: left under the old key, its deliveries could no longer be signed.
+        for (const row of await trx.selectFrom("webhooks").select(["id", "secret"]).execute()) {
+          const replaced = reseal(row.secret);
+          if (replaced === null) continue;
+          await trx.updateTable("webhooks").set({ secret: replaced }).where("id", "=", row.id).execute();
+          counts.webhooks += 1;
+          counts.values += 1;
         }
         return counts;
       });
@@ -65,6 +80,10 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           if (found !== undefined) return found as string;
         }
       }
+      const envVar = await db.selectFrom("env_vars").select("value").where("secret", "=", 1).limit(1).executeTakeFirst();
+      if (envVar && isSealed(envVar.value)) return envVar.value;
+      const webhook = await db.selectFrom("webhooks").select("secret").limit(1).executeTakeFirst();
+      if (webhook && isSealed(webhook.secret)) return webhook.secret;
       return null;
     },
   };

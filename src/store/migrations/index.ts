@@ -11,6 +11,7 @@ import { retentionCountsMigration } from "./0009-retention-counts.js";
 import { deliveryInterruptionsMigration } from "./0010-delivery-interruptions.js";
 import { deliveryClaimerMigration } from "./0011-delivery-claimer.js";
 import { webhooksMigration } from "./0012-webhooks.js";
+import { userEnvVarsMigration } from "./0013-user-env-vars.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0010-delivery-interruptions": deliveryInterruptionsMigration,
   "0011-delivery-claimer": deliveryClaimerMigration,
   "0012-webhooks": webhooksMigration,
+  "0013-user-env-vars": userEnvVarsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
