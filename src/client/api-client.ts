@@ -1,6 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
+import type { EnvVarSchema } from "../api/schemas/env-vars.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
 import type { PublishedComponentView } from "../api/schemas/registry.js";
 import type { ErrorSummaryView, RunView, SubscriptionSchema, WorkflowBodySchema, WorkflowView } from "../api/schemas/workflows.js";
@@ -20,6 +21,7 @@ export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas
 export type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
 export type { SseMessage } from "./sse-parser.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
+export type EnvVarView = Static<typeof EnvVarSchema>;
 export type { ErrorSummaryView, RunView, WorkflowView } from "../api/schemas/workflows.js";
 export type WorkflowBody = Static<typeof WorkflowBodySchema>;
 export type SubscriptionView = Static<typeof SubscriptionSchema>;
@@ -124,6 +126,19 @@ export class ApiClient {
 
   async revokeApiKey(id: string): Promise<void> {
     await this.request("DELETE", `/v1/users/me/api_keys/${encodeURIComponent(id)}`);
+  }
+
+  /** Your environment variables, by name; a secret one's value is null. */
+  listEnvVars(): Promise<Page<EnvVarView>> {
+    return this.request("GET", "/v1/env");
+  }
+
+  setEnvVar(name: string, value: string, secret: boolean): Promise<EnvVarView> {
+    return this.data<EnvVarView>("PUT", `/v1/env/${encodeURIComponent(name)}`, { value, secret });
+  }
+
+  async unsetEnvVar(name: string): Promise<void> {
+    await this.request("DELETE", `/v1/env/${encodeURIComponent(name)}`);
   }
 
   /** Your mails, newest first, with their delivery status. */
