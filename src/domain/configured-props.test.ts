@@ -130,6 +130,7 @@ describe("validateConfiguredProps for a workflow step's props", () => {
     ["an expression alone outside the options", component({ s: abc }), { s: "{{steps.trigger.event.s}}" }],
     ["text with an expression for a string", component({ s: { type: "string" } }), { s: "id {{steps.trigger.event.id}}" }],
     ["an environment variable inside text", component({ s: { type: "string" } }), { s: "Bearer {{process.env.TOKEN}}" }],
+    ["a data store named by text with an expression", component({ d: { type: "data_store" } }), { d: "cache-{{steps.a.region}}" }],
     ["list items that are expressions", component({ l: { type: "integer[]", max: 3 } }), { l: [1, "{{steps.a.n}}"] }],
     ["an object with expressions inside", component({ o: { type: "object" } }), { o: { id: "{{steps.a.id}}" } }],
     ["a required prop with a default left out", component({ n: { type: "integer", default: 5 } }), {}],

@@ -105,8 +105,10 @@ function checkGivenValue(prop: ValidatedProp, given: unknown): string | null {
   if (shape === "none") return checkPropValue(prop, given);
   if (shape === "whole") return null;
   if (shape === "text") {
-    const takesText = !prop.isArray && (prop.baseType === "string" || prop.baseType === "any");
-    return takesText ? null : `${checkPropValue(prop, "text")?.replace(/;?\s*got [\s\S]*$/, "")}, but text with a {{ }} expression inside always makes a string. Use the expression alone ("{{steps.<step>.<path>}}") to pass a value of another type.`;
+    // Whatever the expressions give, the value will be text: fine wherever a string is (its options are checked when run).
+    const asText = checkPropValue(prop, "text");
+    if (asText === null) return null;
+    return `${asText.replace(/;?\s*got [\s\S]*$/, "")}, but text with a {{ }} expression inside always makes a string. Use the expression alone ("{{steps.<step>.<path>}}") to pass a value of another type.`;
   }
   if (prop.isArray && Array.isArray(given)) {
     for (const [index, item] of given.entries()) {
