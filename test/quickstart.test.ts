@@ -100,6 +100,9 @@ describe("the quick start: `runnel server` in a fresh folder", () => {
     const second = start({ RUNNEL_PORT: port, RUNNEL_DATA_DIR: join(folder, "other") });
     expect((await second.exited).code).toBe(1);
     expect(second.stderr()).toContain(`Runnel cannot start: port ${port} on 127.0.0.1 is already in use`);
+    // Checked first: no admin key shown for a server that never ran, and no data folder begun.
+    expect(second.stderr()).not.toContain("admin");
+    await expect(stat(join(folder, "other"))).rejects.toThrow();
     first.child.kill("SIGTERM");
     expect((await first.exited).code).toBe(0);
 

@@ -3,7 +3,7 @@ import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { OptionalKind } from "@sinclair/typebox";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type preHandlerAsyncHookHandler } from "fastify";
 import type { Logger } from "pino";
 import { workspaceIdOf } from "../domain/accounts.js";
 import { NotFoundError, RateLimitedError } from "../domain/errors.js";
@@ -162,23 +162,17 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { store: options.store, version: RUNNEL_VERSION, isolation: options.isolation ?? null });
 
+  // One limiter, one count per key, for every keyed route: /v1 and the stream addresses outside it (an SSE stream is
+  // a request like any other; left out, a client could open them without end). Applied after auth (preHandler), so
+  // that it counts per key.
+  const limitPerKey = options.rateLimitPerMinute > 0 ? await perKeyRateLimit(app, options.rateLimitPerMinute) : null;
+
   await app.register(
     async (v1) => {
       addBearerAuth(v1, { accounts: options.engine.accounts, publicPaths: new Set([OPENAPI_PATH]) });
       acceptMissingOptionalBodies(v1);
       checkWorkspaceParameters(v1);
-      if (options.rateLimitPerMinute > 0) {
-        await v1.register(rateLimit, {
-          hook: "preHandler",
-          max: options.rateLimitPerMinute,
-          timeWindow: 60_000,
-          keyGenerator: (request) => request.principal?.keyId ?? request.ip,
-          errorResponseBuilder: (_request, context) =>
-            new RateLimitedError(`Too many requests: this key may make ${context.max} a minute. Try again in ${context.after}.`, {
-              retry_after_seconds: Math.ceil(context.ttl / 1000),
-            }),
-        });
-      }
+      if (limitPerKey) v1.addHook("preHandler", limitPerKey);
       await v1.register(openApiRoutes, { document: () => app.swagger() });
       await v1.register(usersRoutes, { accounts: options.engine.accounts });
       await v1.register(apiKeysRoutes, { accounts: options.engine.accounts });
@@ -200,12 +194,33 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(
     async (sse) => {
       addBearerAuth(sse, { accounts: options.engine.accounts, publicPaths: new Set() });
+      if (limitPerKey) sse.addHook("preHandler", limitPerKey);
       await sse.register(documentedStreamsRoutes, { sources: options.engine.sources, streams });
     },
     { prefix: "/sse" },
   );
 
   return app;
+}
+
+/**
+ * The per-key limit, as a hook for the scopes that need it. Registered once
+ * at the root with `global: false` (no route gets it by itself), so that the
+ * scopes that add the hook share one store: a key's requests to /v1 and to
+ * /sse count against the same budget.
+ */
+async function perKeyRateLimit(app: FastifyInstance, perMinute: number): Promise<preHandlerAsyncHookHandler> {
+  await app.register(rateLimit, {
+    global: false,
+    max: perMinute,
+    timeWindow: 60_000,
+    keyGenerator: (request) => request.principal?.keyId ?? request.ip,
+    errorResponseBuilder: (_request, context) =>
+      new RateLimitedError(`Too many requests: this key may make ${context.max} a minute. Try again in ${context.after}.`, {
+        retry_after_seconds: Math.ceil(context.ttl / 1000),
+      }),
+  });
+  return app.rateLimit();
 }
 
 /**
@@ -231,8 +246,10 @@ function acceptMissingOptionalBodies(scope: FastifyInstance): void {
  * The hosted API's `org_id` / `workspace_id`, sent by its clients on any
  * call: the caller's own workspace passes (it is the only one), another is a
  * 404 as any resource of another user is. Read from the URL and the JSON
- * body, before the route's own validation (which then never sees them in a
- * body; a read's query drops them as it drops any parameter it does not know).
+ * body, before the route's own validation, and taken out of both once
+ * checked: a strict body or a write's strict query (`POST /webhooks?url=…&org_id=…`,
+ * `POST /subscriptions?…&org_id=…`, as the hosted API's clients send them)
+ * must not refuse them as unknown.
  */
 function checkWorkspaceParameters(scope: FastifyInstance): void {
   scope.addHook("preValidation", (request, _reply, done) => {
@@ -244,8 +261,9 @@ function checkWorkspaceParameters(scope: FastifyInstance): void {
     for (const name of ["org_id", "workspace_id"]) {
       const given = query?.get(name) ?? (typeof body[name] === "string" ? (body[name] as string) : null);
       if (given !== null && given !== "" && given !== own) return done(workspaceNotFound(given));
-      // Checked, and of no further use: a strict body must not refuse it.
+      // Checked, and of no further use: a strict body or query must not refuse it.
       delete body[name];
+      if (query && typeof request.query === "object" && request.query !== null) delete (request.query as Record<string, unknown>)[name];
     }
     done();
   });

@@ -23,6 +23,7 @@ import { registerServer } from "./commands/server.js";
 import { registerSubscriptions } from "./commands/subscriptions.js";
 import { registerUpdate } from "./commands/update.js";
 import { registerUsers } from "./commands/users.js";
+import { registerWebhooks } from "./commands/webhooks.js";
 import { registerWhoami } from "./commands/whoami.js";
 import type { Io } from "./output.js";
 import type { Env } from "./session.js";
@@ -61,6 +62,7 @@ export function buildProgram(context: CommandContext): Command {
   registerRuns(program, context);
   registerErrors(program, context);
   registerSubscriptions(program, context);
+  registerWebhooks(program, context);
   registerEnv(program, context);
 
   return program;

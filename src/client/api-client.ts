@@ -14,6 +14,7 @@ import type {
   SourceView,
   UpdateBodySchema,
 } from "../api/schemas/sources.js";
+import type { CreatedWebhookView, WebhookDeliveryView, WebhookView } from "../api/schemas/webhooks.js";
 import type { Page } from "../domain/paging.js";
 import { SseParser, type SseMessage } from "./sse-parser.js";
 
@@ -23,6 +24,7 @@ export type { SseMessage } from "./sse-parser.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
 export type EnvVarView = Static<typeof EnvVarSchema>;
 export type { ErrorSummaryView, RunView, WorkflowView } from "../api/schemas/workflows.js";
+export type { CreatedWebhookView, WebhookDeliveryView, WebhookView } from "../api/schemas/webhooks.js";
 export type WorkflowBody = Static<typeof WorkflowBodySchema>;
 export type SubscriptionView = Static<typeof SubscriptionSchema>;
 /** A subscription's key: the emitter (an id, or `p_*` / `dc_*`), the listening workflow, and a channel ("" is the default one). */
@@ -262,6 +264,24 @@ export class ApiClient {
 
   async unsubscribe(key: SubscriptionKey): Promise<void> {
     await this.request("DELETE", `/v1/subscriptions${subscriptionQuery(key)}`);
+  }
+
+  /** Creates a webhook; the answer holds its signing secret, which the server never shows again. */
+  async createWebhook(input: { url: string; name?: string | undefined; description?: string | undefined }): Promise<CreatedWebhookView> {
+    return this.data<CreatedWebhookView>("POST", "/v1/webhooks", input);
+  }
+
+  listWebhooks(page: PageParams = {}): Promise<Page<WebhookView>> {
+    return this.request("GET", `/v1/users/me/webhooks${queryString(page)}`);
+  }
+
+  async deleteWebhook(id: string): Promise<void> {
+    await this.request("DELETE", `/v1/webhooks/${encodeURIComponent(id)}`);
+  }
+
+  /** What became of each event sent to the webhook, newest first. */
+  listWebhookDeliveries(id: string, page: PageParams = {}): Promise<Page<WebhookDeliveryView>> {
+    return this.request("GET", `/v1/webhooks/${encodeURIComponent(id)}/deliveries${queryString(page)}`);
   }
 
   /**

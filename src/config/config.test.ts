@@ -28,6 +28,7 @@ describe("loadConfig", () => {
       sandboxBubblewrap: "auto",
       webhookRetry: { maxAttempts: 8, baseDelayMs: 10_000 },
       maxRunInterruptions: 3,
+      pendingRequests: { total: 8_192, perOwner: 2_048 },
       masterKeyFile: null,
     });
     expect(Object.isFrozen(config)).toBe(true);

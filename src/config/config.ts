@@ -1,3 +1,4 @@
+import { DEFAULT_ADMISSION_LIMITS } from "../domain/admission-limits.js";
 import { isAbsolute, resolve } from "node:path";
 import { createEgressPolicy, EgressAllowListError } from "../domain/egress-policy.js";
 
@@ -49,6 +50,12 @@ export interface RunnelConfig {
   readonly egressAllow: readonly string[];
   /** A workflow run cut off this many times by its process dying is recorded as an error instead of being run again. */
   readonly maxRunInterruptions: number;
+  /**
+   * RUNNEL_MAX_PENDING_REQUESTS and RUNNEL_MAX_PENDING_REQUESTS_PER_OWNER:
+   * endpoint requests waiting for their runs, in all and of one account;
+   * past either, a request is answered 503 with Retry-After at once.
+   */
+  readonly pendingRequests: { readonly total: number; readonly perOwner: number };
   /** RUNNEL_WEBHOOK_MAX_ATTEMPTS and RUNNEL_WEBHOOK_RETRY_BASE_MS: attempts per event to a webhook, and the wait after the first failure (doubled after each). */
   readonly webhookRetry: { readonly maxAttempts: number; readonly baseDelayMs: number };
   /** RUNNEL_SANDBOX_BUBBLEWRAP: "auto" runs runners under bubblewrap where it works; "off" never (the permission model alone). */
@@ -116,6 +123,10 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     sandboxNetwork: parseChoice(raw("RUNNEL_SANDBOX_NETWORK"), ["policy", "unrestricted"] as const, "policy"),
     egressAllow: parseEgressAllow(raw("RUNNEL_EGRESS_ALLOW")),
     maxRunInterruptions: parseInteger(raw("RUNNEL_MAX_RUN_INTERRUPTIONS"), 3, 1, 100),
+    pendingRequests: {
+      total: parseInteger(raw("RUNNEL_MAX_PENDING_REQUESTS"), DEFAULT_ADMISSION_LIMITS.total, 1, 10_000_000),
+      perOwner: parseInteger(raw("RUNNEL_MAX_PENDING_REQUESTS_PER_OWNER"), DEFAULT_ADMISSION_LIMITS.perOwner, 1, 10_000_000),
+    },
     sandboxBubblewrap: parseChoice(raw("RUNNEL_SANDBOX_BUBBLEWRAP"), ["auto", "off"] as const, "auto"),
     webhookRetry: Object.freeze({
       maxAttempts: parseInteger(raw("RUNNEL_WEBHOOK_MAX_ATTEMPTS"), 8, 1, 100),

@@ -104,7 +104,11 @@ export class RateLimitedError extends RunnelError {
 }
 
 export class UnavailableError extends RunnelError {
-  constructor(message: string) {
+  /** `retryAfterSeconds`: sent as Retry-After, for a caller to come back when the server has room again. */
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
     super("Unavailable", message);
   }
 }

@@ -1,3 +1,5 @@
+import type { AdmissionLimits } from "../domain/admission-limits.js";
+import { EndpointAdmission } from "./sources/endpoint-admission.js";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { ComponentBundler } from "../components/component-bundler.js";
@@ -51,6 +53,8 @@ export interface EngineOptions {
   singleUserReason?: string | null;
   /** A workflow run cut off this many times by its process dying becomes an error instead (default 3). */
   maxRunInterruptions?: number;
+  /** Endpoint requests waiting for their runs, in all and per account, before 503 (default DEFAULT_ADMISSION_LIMITS). */
+  pendingRequests?: AdmissionLimits;
   /** This process's instance id, recorded with the deliveries it leases. */
   instanceId?: string;
   /** Attempts per event to a webhook and the first backoff (RUNNEL_WEBHOOK_MAX_ATTEMPTS, RUNNEL_WEBHOOK_RETRY_BASE_MS). */
@@ -106,7 +110,8 @@ export function createEngine(options: EngineOptions): Engine {
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake() });
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
-  const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, awaitWorkflow: (source, event) => awaited.await(source, event) });
+  const admission = new EndpointAdmission(options.pendingRequests);
+  const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, admission, awaitWorkflow: (source, event) => awaited.await(source, event) });
   const componentRegistry = new RegistryService({ store, loader });
   const mailer = options.mailer ?? null;
   const builtins = builtinActions({

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import type { RunnelConfig } from "../config/config.js";
 import { loadOrCreateMasterKey, masterKeyPath, rotateMasterKey, settlePendingRotation } from "../engine/master-key.js";
 import { openStore } from "../store/open-store.js";
-import type { ResealCounts } from "../store/store.js";
 import { runningServerPid } from "./server-pid-file.js";
 
 export interface RotationOutcome {
@@ -29,7 +28,7 @@ export async function rotateConfiguredMasterKey(config: RunnelConfig): Promise<R
     const loaded = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     const current = fromEnvironment ? loaded : await settlePendingRotation(path, loaded, store);
     const { key, counts } = await rotateMasterKey({ store, current, path });
-    const what = `${counted(counts.values, "secret")} of ${holders(counts)}`;
+    const what = `${counted(counts.values, "secret")} of ${counted(counts.sources, "source")}, ${counted(counts.workflows, "workflow")}, ${counted(counts.envVars, "environment variable")} and ${counted(counts.webhooks, "webhook")}`;
     if (fromEnvironment) {
       return {
         summary: `Re-sealed ${what} with a new master key, saved in ${path}. Set RUNNEL_MASTER_KEY to it (printed above) on every server of this database before you start them: the old key no longer opens anything.`,
@@ -42,14 +41,7 @@ export async function rotateConfiguredMasterKey(config: RunnelConfig): Promise<R
   }
 }
 
+/** `1 source`, `2 sources`. */
 function counted(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
-}
-
-/** "1 source and 2 workflows", with environment variables and webhooks named only when there are some. */
-function holders(counts: ResealCounts): string {
-  const parts = [counted(counts.sources, "source"), counted(counts.workflows, "workflow")];
-  if (counts.envVars > 0) parts.push(counted(counts.envVars, "environment variable"));
-  if (counts.webhooks > 0) parts.push(counted(counts.webhooks, "webhook"));
-  return `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 }

@@ -13,6 +13,7 @@ import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { openStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 import { writeAdminKeyFile } from "./admin-key-file.js";
+import { reservePort, type PortReservation } from "./port-reservation.js";
 import { loadOrCreateInstanceId } from "./instance-id.js";
 import { writeServerPid } from "./server-pid-file.js";
 
@@ -35,6 +36,16 @@ export interface RunningServer {
 
 /** The composition root: configuration → store → engine → HTTP, listening. */
 export async function startServer({ config, logger, announce }: StartServerOptions): Promise<RunningServer> {
+  // First of all: a taken port stops start-up before a folder, a database or an admin key exists.
+  const reservation = await reservePort(config.host, config.port);
+  try {
+    return await startOnPort(config, logger, announce, reservation);
+  } finally {
+    reservation.release();
+  }
+}
+
+async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text: string) => void, reservation: PortReservation): Promise<RunningServer> {
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
   logger.info({ store: store.kind, dataDir: config.dataDir }, "store ready");
@@ -50,7 +61,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     const loadedKey = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     // A rotation stopped half-way leaves the new key beside the old: the one that opens the store wins.
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, webhookRetry: config.webhookRetry, instanceId: await loadOrCreateInstanceId(config.dataDir) });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, instanceId: await loadOrCreateInstanceId(config.dataDir) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
     if (sealedNow > 0) {
@@ -60,7 +71,9 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     }
 
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });
-    await app.listen({ host: config.host, port: config.port });
+    await app.ready();
+    reservation.release();
+    await app.listen({ host: config.host, port: reservation.port });
     const url = listeningUrl(app, config);
     engine.setBaseUrl(config.publicUrl ?? url);
     engine.scheduler.start();

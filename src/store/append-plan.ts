@@ -118,10 +118,13 @@ export interface SubscriptionMatch {
   event_name: string;
 }
 
-/** The delivery rows for the events each matching subscription wants (same channel). */
-export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscriptions: SubscriptionMatch[]) {
+/**
+ * The delivery rows for the events each matching subscription wants (same
+ * channel). `payloads`: the events as JSON, when the caller has them already
+ * (it wrote them to the events table); the others are serialized here, once.
+ */
+export function deliveriesFor(batch: EventBatch, events: StoredEvent[], subscriptions: SubscriptionMatch[], payloads = new Map<StoredEvent, string>()) {
   const rows = [];
-  const payloads = new Map<StoredEvent, string>();
   for (const subscription of subscriptions) {
     if (!routes(batch, subscription)) continue;
     for (const event of events) {

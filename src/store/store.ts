@@ -15,6 +15,16 @@ import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js
  * operation the engine needs, and every read or write of a user's data takes
  * the owner's id, so one user can never reach another's rows.
  */
+/** What a master key rotation re-sealed: rows of each kind that held a sealed value, and the values. */
+export interface ResealCounts {
+  sources: number;
+  workflows: number;
+  /** Secret environment variables. */
+  envVars: number;
+  webhooks: number;
+  values: number;
+}
+
 export interface Store {
   /** Which adapter this is, for logs and /healthz. */
   readonly kind: "sqlite" | "postgres";
@@ -36,8 +46,10 @@ export interface Store {
 
   /**
    * Every sealed value kept (sources' configured props, workflow steps'
-   * props, secret environment variables, webhooks' signing secrets) passed to `reseal`, which returns its replacement or null for a
-   * value that is not sealed; all replaced in one transaction.
+   * props, secret environment variables, webhooks' signing secrets) passed
+   * to `reseal`, which returns its replacement or null for a value that is
+   * not sealed; all replaced in one transaction. Counts the rows changed of
+   * each kind and the values.
    */
   resealSecrets(reseal: (value: string) => string | null): Promise<ResealCounts>;
   /**
@@ -213,15 +225,6 @@ export interface Store {
 
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;
-}
-
-/** What a re-sealing changed: rows of each kind, and values in all. */
-export interface ResealCounts {
-  sources: number;
-  workflows: number;
-  envVars: number;
-  webhooks: number;
-  values: number;
 }
 
 export interface EventBatch {

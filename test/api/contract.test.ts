@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventually } from "../helpers/sources.js";
 import { openStream } from "../helpers/sse.js";
+import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
 
 /**
  * The contract with clients of the hosted API: every documented endpoint
@@ -44,6 +45,8 @@ const COMPONENT_FIELDS = ["id", "code", "code_hash", "name", "version", "configu
 const SOURCE_FIELDS = ["id", "user_id", "component_id", "configured_props", "active", "created_at", "updated_at", "name", "name_slug"];
 const PAGE_FIELDS = ["page_info.total_count", "page_info.count", "page_info.start_cursor", "page_info.end_cursor"];
 const SUBSCRIPTION_FIELDS = ["id", "emitter_id", "listener_id", "event_name"];
+/** The hosted reference's webhook object (create answers it; Runnel adds signing_secret there only). */
+const WEBHOOK_FIELDS = ["id", "user_id", "name", "description", "url", "active", "created_at", "updated_at"];
 
 const CONTRACT: Record<string, ContractRow> = {
   // Components
@@ -172,14 +175,34 @@ const CONTRACT: Record<string, ContractRow> = {
   "Get current user's workspaces": { method: "GET", path: "/v1/users/me/workspaces", status: 200, fields: ["data[].id", "data[].name", "data[].orgname"], values: { "data.0.id": "{org_id}" } },
   "Get workspace's sources": { method: "GET", path: "/v1/orgs/{org_id}/sources", status: 200, fields: [...PAGE_FIELDS, ...SOURCE_FIELDS.map((field) => `data[].${field}`)] },
 
-  // Webhooks
-  // TODO(webhooks): "Create a webhook", "Delete a webhook" (/v1/webhooks) and "$logs" deliveries are being built in parallel; add their rows here with them.
+  // Webhooks (the hosted reference sends these with `Content-Type: application/json` and no body, the fields in the query)
+  "Create a webhook": {
+    method: "POST",
+    path: "/v1/webhooks",
+    query: { url: "{receiver_url}", name: "contract", description: "the contract's receiver" },
+    emptyJsonBody: true,
+    status: 200,
+    fields: WEBHOOK_FIELDS.map((field) => `data.${field}`),
+    values: { "data.id": /^wh_/, "data.user_id": "{user_id}", "data.name": "contract", "data.description": "the contract's receiver", "data.url": "{receiver_url}", "data.active": true },
+  },
+  "Get current user's webhooks": { method: "GET", path: "/v1/users/me/webhooks", status: 200, fields: [...PAGE_FIELDS, ...WEBHOOK_FIELDS.map((field) => `data[].${field}`)] },
+  "Send a source's events to a webhook (subscription with a wh_ listener)": {
+    method: "POST",
+    path: "/v1/subscriptions",
+    query: { emitter_id: "{source_id}", listener_id: "{webhook_id}", event_name: "" },
+    emptyJsonBody: true,
+    status: 200,
+    fields: SUBSCRIPTION_FIELDS.map((field) => `data.${field}`),
+    values: { "data.emitter_id": "{source_id}", "data.listener_id": "{webhook_id}", "data.event_name": "" },
+  },
+  "Delete a webhook": { method: "DELETE", path: "/v1/webhooks/{doomed_webhook_id}", emptyJsonBody: true, status: 204 },
 };
 
 /** Fixture values that rows name as `{name}`. */
 let fixture: Record<string, string>;
 let server: TestServer;
 let key: string;
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 
 function fill<T>(value: T): T {
   if (typeof value === "string") return value.replace(/\{([a-z_]+)\}/g, (whole, name: string) => fixture[name] ?? whole) as T;
@@ -205,7 +228,9 @@ function valuesAt(body: unknown, path: string): unknown[] {
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // Webhooks deliver to a receiver on loopback: allowed here, as an admin allows an internal host.
+  receiver = await startWebhookReceiver();
+  server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
   const user = await createUser(server, "contract");
   key = user.key;
   const org = (await call(server.url, "GET", "/v1/users/me/workspaces", { key })).body.data[0].id;
@@ -233,6 +258,13 @@ beforeAll(async () => {
   await eventually(has(`/v1/workflows/${emitting.id}/event_summaries`), 20_000, "the workflow's emit");
   await eventually(has(`/v1/workflows/${failing.id}/$errors/event_summaries`), 20_000, "the workflow's error");
   await eventually(has(`/v1/sources/${source.id}/logs`), 10_000, "the source's logs");
+  const webhook = async (name: string) => {
+    const created = await call(server.url, "POST", "/v1/webhooks", { key, json: { url: receiver.url, name } });
+    if (created.status !== 200) throw new Error(`creating a webhook failed: ${JSON.stringify(created.body)}`);
+    return created.body.data;
+  };
+  const listedWebhook = await webhook("contract listed");
+  const doomedWebhook = await webhook("contract doomed");
 
   fixture = {
     user_id: user.id,
@@ -245,9 +277,16 @@ beforeAll(async () => {
     failing_workflow_id: failing.id,
     listener_id: listener.id,
     doomed_workflow_id: doomedWorkflow.id,
+    source_endpoint_url: source.endpoint_url,
+    receiver_url: receiver.url,
+    webhook_id: listedWebhook.id,
+    doomed_webhook_id: doomedWebhook.id,
   };
 }, 90_000);
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  await receiver.close();
+});
 
 describe("the documented API, called as documented", () => {
   // In the table's order: rows that delete come after the rows that read what they delete.
@@ -280,5 +319,21 @@ describe("the documented API, called as documented", () => {
       if (expected instanceof RegExp) expect({ field, actual }).toEqual({ field, actual: expect.stringMatching(expected) });
       else expect({ field, actual }).toEqual({ field, actual: fill(expected) });
     }
+  });
+});
+
+describe("a webhook subscribed as documented", () => {
+  // After the table, whose row "Send a source's events to a webhook" made the subscription.
+  it("gets the source's next event POSTed to its URL as JSON", async () => {
+    const sent = await fetch(fixture.source_endpoint_url!, { method: "POST", headers: { "content-type": "application/json" }, body: '{"id":"o-3"}' });
+    expect(sent.status).toBe(200);
+    const delivered = await eventually(
+      async () => receiver.received.find((request) => request.headers["x-runnel-webhook-id"] === fixture.webhook_id),
+      10_000,
+      "the webhook's delivery",
+    );
+    expect(delivered.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(delivered.body)).toEqual({ id: "o-3" });
+    expect(delivered.headers["x-runnel-emitter-id"]).toBe(fixture.source_id);
   });
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startTestServer, type TestServer } from "../helpers/server.js";
+import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { deploySource } from "../helpers/sources.js";
+import { openStream } from "../helpers/sse.js";
 
 describe("error bodies", () => {
   let server: TestServer;
@@ -103,5 +105,35 @@ describe("rate limiting", () => {
     expect(last!.body.error.code).toBe("RateLimited");
     expect(last!.body.error.details.retry_after_seconds).toBeGreaterThan(0);
     expect(last!.headers.get("retry-after")).not.toBeNull();
+  });
+});
+
+describe("rate limiting of the stream addresses outside /v1", () => {
+  let server: TestServer;
+  beforeAll(async () => (server = await startTestServer({ RUNNEL_RATE_LIMIT_PER_MINUTE: "3" })));
+  afterAll(() => server.close());
+
+  const SOURCE = `module.exports = { name: "limited", version: "0.1.0", props: { http: { type: "$.interface.http" } }, run(event) { this.$emit(event.body); } };`;
+
+  it("counts /sse/<id>/… streams against the key's one budget with /v1, and answers 429 past it", async () => {
+    const { key } = await createUser(server, "streamer");
+    // 1 of 3: a /v1 request.
+    const source = await deploySource(server, key, { component_code: SOURCE, name: "limited" });
+    // 2 and 3 of 3: the two stream addresses.
+    const statuses: number[] = [];
+    for (const path of [`/sse/${source.id}/emits`, `/sse/${source.id}/observations`]) {
+      const stream = await openStream(`${server.url}${path}`, key);
+      statuses.push(stream.status);
+      await stream.close();
+    }
+    expect(statuses).toEqual([200, 200]);
+    // Past the budget: a stream is refused in the API's error shape, and so is /v1, which shares the count.
+    const refused = await call(server.url, "GET", `/sse/${source.id}/emits`, { key });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe("RateLimited");
+    expect(refused.body.error.details.retry_after_seconds).toBeGreaterThan(0);
+    expect((await call(server.url, "GET", "/v1/users/me", { key })).status).toBe(429);
+    // Another key has its own budget.
+    expect((await call(server.url, "GET", "/v1/users/me", { key: server.adminKey })).status).toBe(200);
   });
 });

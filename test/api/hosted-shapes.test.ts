@@ -168,6 +168,25 @@ describe("GET /v1/workflows/<id>", () => {
     expect(bySlug.body.triggers).toEqual(triggers);
   });
 
+  it("shows a timer trigger's schedule as a configured timer echoes it: interval_seconds or cron, the other null", async () => {
+    const POLLER = `export default { name: "Poller", version: "0.1.0", props: { timer: { type: "$.interface.timer", default: { intervalSeconds: 900 } } }, async run() { this.$emit({ polled: true }); } };`;
+    const cases = [
+      { name: "Every hour", trigger: { type: "timer", intervalSeconds: 3600 }, type: "timer", schedule: { interval_seconds: 3600, cron: null } },
+      { name: "Each morning", trigger: { type: "timer", cron: "0 7 * * *" }, type: "timer", schedule: { interval_seconds: null, cron: "0 7 * * *" } },
+      { name: "Polling source", trigger: { component_code: POLLER, configured_props: {} }, type: "component", schedule: { interval_seconds: 900, cron: null } },
+    ];
+    for (const { name, trigger, type, schedule } of cases) {
+      const created = await call(server.url, "POST", "/v1/workflows", { key: alice.key, json: { name, trigger, steps: [] } });
+      expect({ name, status: created.status }).toEqual({ name, status: 200 });
+      const got = await call(server.url, "GET", `/v1/workflows/${created.body.data.id}`, { key: alice.key });
+      expect({ name, triggers: got.body.triggers }).toEqual({ name, triggers: [{ id: created.body.data.trigger.source_id, type, ...schedule }] });
+      expect(got.body.data.triggers).toEqual(got.body.triggers);
+    }
+    // The hosted body's form of a timer trigger answers the same.
+    const hosted = await call(server.url, "POST", "/v1/workflows", { key: alice.key, json: { settings: { name: "Hosted timer" }, triggers: [{ type: "timer", intervalSeconds: 600 }], steps: [] } });
+    expect(hosted.body.data.triggers).toEqual([{ id: hosted.body.data.trigger.source_id, type: "timer", interval_seconds: 600, cron: null }]);
+  });
+
   it("lists no trigger for a workflow run only by subscriptions", async () => {
     const created = await call(server.url, "POST", "/v1/workflows", { key: alice.key, json: { name: "Untriggered", steps: [] } });
     const got = await call(server.url, "GET", `/v1/workflows/${created.body.data.id}`, { key: alice.key });

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,29 +9,41 @@ import { openStore } from "../../src/store/open-store.js";
 import { runCli } from "../helpers/child.js";
 import { call, createUser, startTestServer } from "../helpers/server.js";
 import { deploySource } from "../helpers/sources.js";
+import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
 import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
 
 /**
  * `runnel admin rotate-master-key` (the real binary) on a data folder whose
- * server is stopped: every secret sealed again, the new key where the old
- * one was, the old one opening nothing; refused while a server runs; and a
- * rotation cut off half-way settled by the next start.
+ * server is stopped: every secret sealed again (sources', workflow steps',
+ * webhooks' signing secrets), the new key where the old one was, the old
+ * one opening nothing; refused while a server runs; and a rotation cut off
+ * half-way settled by the next start.
  */
 const SOURCE_SECRET = "rotate-source-secret-1f2e3d";
 const STEP_SECRET = "rotate-step-secret-9a8b7c";
 const ENV_SECRET = "rotate-env-secret-5d4c3b";
 const SOURCE = `module.exports = { name: "keeps a token", version: "0.1.0", props: { http: { type: "$.interface.http", customResponse: true }, token: { type: "string", secret: true } },
-  run() { this.http.respond({ status: 200, body: this.token }); } };`;
+  run() { this.$emit({ answered: true }); this.http.respond({ status: 200, body: this.token }); } };`;
+/** The webhook receivers live on loopback: allowed, as an admin allows an internal host. */
+const ALLOW_LOOPBACK = { RUNNEL_EGRESS_ALLOW: "127.0.0.1" };
 
 let root: string;
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "runnel-rotate-"));
+  receiver = await startWebhookReceiver();
 });
-afterAll(() => rm(root, { recursive: true, force: true }));
+afterAll(async () => {
+  await receiver.close();
+  await rm(root, { recursive: true, force: true });
+});
 
-/** A data folder with a source and a workflow holding secrets; returns how to check them after a restart. */
+/**
+ * A data folder with a source, a workflow and a webhook holding secrets (the
+ * webhook subscribed to the source); returns how to check them after a restart.
+ */
 async function seed(dataDir: string, env: Record<string, string> = {}) {
-  const server = await startTestServer(env, { dataDir, keepData: true });
+  const server = await startTestServer({ ...ALLOW_LOOPBACK, ...env }, { dataDir, keepData: true });
   const user = await createUser(server, "rotator");
   const source = await deploySource(server, user.key, { component_code: SOURCE, configured_props: { token: SOURCE_SECRET } });
   const workflow = await createWorkflow(server, user.key, {
@@ -43,15 +55,17 @@ async function seed(dataDir: string, env: Record<string, string> = {}) {
     ],
   });
   expect((await call(server.url, "PUT", "/v1/env/ROTATED_TOKEN", { key: user.key, json: { value: ENV_SECRET, secret: true } })).status).toBe(200);
-  // An address literal: no name to resolve, and not one of the server's own networks.
-  const webhook = await call(server.url, "POST", "/v1/webhooks", { key: user.key, json: { url: "https://203.0.113.7/hook" } });
-  expect(webhook.status).toBe(200);
+  const webhook = (await call(server.url, "POST", `/v1/webhooks?url=${encodeURIComponent(receiver.url)}&name=rotated`, { key: user.key, rawBody: "" })).body.data;
+  expect(webhook.signing_secret).toMatch(/^whsec_/);
+  expect((await call(server.url, "POST", `/v1/subscriptions?emitter_id=${source.id}&listener_id=${webhook.id}`, { key: user.key, rawBody: "" })).status).toBe(200);
   await server.close();
-  return { key: user.key, userId: user.id, sourceId: source.id, workflowId: workflow.id, webhookId: webhook.body.data.id as string, signingSecret: webhook.body.data.signing_secret as string };
+  return { key: user.key, userId: user.id, sourceId: source.id, workflowId: workflow.id, webhookId: webhook.id as string, signingSecret: webhook.signing_secret as string };
 }
 
 async function secretsStillWork(dataDir: string, seeded: Awaited<ReturnType<typeof seed>>, env: Record<string, string> = {}): Promise<void> {
-  const server = await startTestServer(env, { dataDir, keepData: true });
+  const server = await startTestServer({ ...ALLOW_LOOPBACK, ...env }, { dataDir, keepData: true });
+  const toThisWebhook = () => receiver.received.filter((request) => request.headers["x-runnel-webhook-id"] === seeded.webhookId);
+  const seenBefore = toThisWebhook().length;
   try {
     const source = await call(server.url, "GET", `/v1/sources/${seeded.sourceId}`, { key: seeded.key });
     expect(await (await fetch(source.body.data.endpoint_url, { method: "POST" })).text()).toBe(SOURCE_SECRET);
@@ -59,6 +73,19 @@ async function secretsStillWork(dataDir: string, seeded: Awaited<ReturnType<type
     await fetch(workflow.body.data.trigger.endpoint_url, { method: "POST" });
     const runs = await waitFor(() => runsOf(server, seeded.key, seeded.workflowId), (list) => list.some((run: any) => run.status !== "running"), "the run");
     expect(runs[0].steps.map((step: { $return_value: unknown }) => step.$return_value)).toEqual([STEP_SECRET, ENV_SECRET]);
+
+    // The source's event reached the webhook, signed with the secret shown at its creation: the sealed secret opened.
+    const deliveries = await waitFor(
+      async () => (await call(server.url, "GET", `/v1/webhooks/${seeded.webhookId}/deliveries`, { key: seeded.key })).body.data,
+      (list: any[]) => list.length > seenBefore && list.every((delivery) => delivery.status !== "retrying"),
+      "the webhook's delivery",
+    );
+    expect(deliveries[0]).toMatchObject({ status: "delivered", last_status: 200, last_error: null });
+    const [request] = toThisWebhook().slice(seenBefore);
+    expect(JSON.parse(request!.body)).toEqual({ answered: true });
+    const expected = Buffer.from(`sha256=${createHmac("sha256", seeded.signingSecret).update(request!.body).digest("hex")}`);
+    const given = Buffer.from(String(request!.headers["x-runnel-signature"]));
+    expect(given.length === expected.length && timingSafeEqual(given, expected)).toBe(true);
   } finally {
     await server.close();
   }
@@ -90,11 +117,9 @@ describe("rotating the master key", () => {
     const sample = await sealedSample(dataDir);
     expect(() => new SecretBox(oldKey).open(sample)).toThrow();
     expect(new SecretBox(newKey).open(sample)).toMatch(/rotate-(source|step)-secret/);
-    // The webhook's signing secret too: left under the old key, its deliveries could not be signed.
+    // The secret environment variable too: the step that reads it gets it (secretsStillWork), and only the new key opens it.
     const store = await openStore({ databaseUrl: null, dataDir });
     try {
-      const webhook = await store.findWebhook(seeded.userId, seeded.webhookId);
-      expect(new SecretBox(newKey).open(webhook!.secret)).toBe(seeded.signingSecret);
       const [envVar] = await store.findEnvVars(seeded.userId, ["ROTATED_TOKEN"]);
       expect(() => new SecretBox(oldKey).open(envVar!.value)).toThrow();
       expect(new SecretBox(newKey).open(envVar!.value)).toBe(ENV_SECRET);

@@ -1,10 +1,11 @@
-import SqliteDatabase from "better-sqlite3";
+import type SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GroupCommit } from "../../src/store/sqlite/group-commit.js";
+import { SqliteDatabaseClass } from "../../src/store/sqlite/sqlite-binding.js";
 
 /**
  * The SQLite store's group commit: writes asked for in one turn of the event
@@ -20,7 +21,7 @@ describe("SQLite group commit", () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "runnel-group-commit-"));
-    database = new SqliteDatabase(join(dir, "db.sqlite"));
+    database = new SqliteDatabaseClass(join(dir, "db.sqlite"));
     database.pragma("journal_mode = WAL");
     database.exec("CREATE TABLE items (name TEXT PRIMARY KEY)");
     kysely = new Kysely({ dialect: new SqliteDialect({ database }) });
@@ -63,7 +64,7 @@ describe("SQLite group commit", () => {
 
   it("fails every write of a group whose transaction cannot begin, and stores none of them", async () => {
     // Another connection holds the write lock, and this one does not wait for it.
-    const other = new SqliteDatabase(join(dir, "db.sqlite"));
+    const other = new SqliteDatabaseClass(join(dir, "db.sqlite"));
     database.pragma("busy_timeout = 0");
     other.exec("BEGIN IMMEDIATE");
     try {

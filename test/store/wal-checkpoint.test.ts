@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import SqliteDatabase from "better-sqlite3";
+import { SqliteDatabaseClass as SqliteDatabase } from "../../src/store/sqlite/sqlite-binding.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";

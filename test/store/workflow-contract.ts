@@ -247,6 +247,25 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect((await store.listSubscriptions(ownerId)).some((subscription) => subscription.listenerId === webhookId)).toBe(false);
     });
 
+    it("re-seals webhooks' signing secrets with the other sealed values, and finds one as the sample of the key in force", async () => {
+      const sealed = (tag: string) => `enc:v1:${tag}`;
+      const isSealed = (value: string) => value.startsWith("enc:v1:");
+      // Only a webhook holds a sealed value: a data folder like that must still tell which key opens it.
+      expect(await store.anySealedValue(isSealed)).toBeNull();
+      const webhook = { ownerId, name: null, description: null, url: "https://example.com/x", active: true, createdAt: Date.now(), updatedAt: Date.now() };
+      const mine = await store.createWebhook({ ...webhook, id: newId("webhook"), secret: sealed("mine") });
+      const theirs = await store.createWebhook({ ...webhook, id: newId("webhook"), ownerId: otherId, secret: sealed("theirs") });
+      expect(await store.anySealedValue(isSealed)).toMatch(/^enc:v1:(mine|theirs)$/);
+
+      const counts = await store.resealSecrets((value) => (isSealed(value) ? `${value}-next` : null));
+      expect(counts).toEqual({ sources: 0, workflows: 0, webhooks: 2, values: 2 });
+      expect((await store.findWebhook(ownerId, mine.id))?.secret).toBe("enc:v1:mine-next");
+      expect((await store.findWebhook(otherId, theirs.id))?.secret).toBe("enc:v1:theirs-next");
+      // A value the callback leaves alone (not sealed) is not counted or written.
+      expect(await store.resealSecrets(() => null)).toEqual({ sources: 0, workflows: 0, webhooks: 0, values: 0 });
+      expect((await store.findWebhook(ownerId, mine.id))?.secret).toBe("enc:v1:mine-next");
+    });
+
     it("enqueues, releases and drops deliveries", async () => {
       const at = Date.now();
       await store.enqueueDeliveries([

@@ -1,4 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, logsOf } from "../helpers/sources.js";
@@ -143,6 +145,39 @@ describe.concurrent("listeners beyond workflows (each test its own user)", () =>
     }
   });
 
+  it("webhooks whose receiver hangs hold up no workflow's runs", async () => {
+    const { key } = await createUser(server, "hanna");
+    // A receiver that takes every request and never answers; it notes when a sender gives up on one.
+    const held: Array<{ aborted: boolean }> = [];
+    const hanging = createServer((request) => {
+      const entry = { aborted: false };
+      held.push(entry);
+      request.on("close", () => (entry.aborted = true));
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hook`;
+    try {
+      const source = await deploySource(server, key, { component_code: ECHO_SOURCE, name: "busy emitter" });
+      // More hanging webhooks than the worker has slots for runs (4): before, they took every slot until their timeout.
+      for (let i = 0; i < 6; i++) {
+        const webhook = await call(server.url, "POST", `/v1/webhooks?url=${encodeURIComponent(url)}&name=hang${i}`, { key, rawBody: "" });
+        expect((await subscribe(key, `emitter_id=${source.id}&listener_id=${webhook.body.data.id}`)).status).toBe(200);
+      }
+      const workflow = await createWorkflow(server, key, { name: "Unbothered", steps: [{ name: "note", code: "export default defineComponent({ async run({ steps }) { return steps.trigger.event.n; } })" }] });
+      expect((await subscribe(key, `emitter_id=${source.id}&listener_id=${workflow.id}`)).status).toBe(200);
+
+      expect(await post(source.endpoint_url, { n: 1 })).toBe(200);
+      await waitFor(() => Promise.resolve(held.length), (count) => count === 6, "the six webhook requests to arrive");
+      const runs = await waitFor(() => runsOf(server, key, workflow.id), (list) => list.length === 1, "the workflow's run");
+      expect(runs[0]).toMatchObject({ status: "success" });
+      // The run was recorded while every webhook request was still waiting on the receiver (none given up yet).
+      expect(held.map((entry) => entry.aborted)).toEqual(Array(6).fill(false));
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
+    }
+  });
+
   it("refuses webhook URLs on the server's own networks that the allow list does not name, and another user's webhook", async () => {
     const owner = await createUser(server, "pria");
     const other = await createUser(server, "otto");
@@ -167,6 +202,33 @@ describe.concurrent("listeners beyond workflows (each test its own user)", () =>
     expect(foreign.status).toBe(404);
     expect((await call(server.url, "GET", `/v1/webhooks/${theirs.id}/deliveries`, { key: owner.key })).status).toBe(404);
     expect((await call(server.url, "DELETE", `/v1/webhooks/${theirs.id}`, { key: owner.key })).status).toBe(404);
+  });
+
+  it("takes org_id in the query of POST /v1/webhooks and /v1/subscriptions as clients send it: the own workspace passes, another user's is a 404", async () => {
+    const owner = await createUser(server, "orla");
+    const other = await createUser(server, "oscar");
+    const workspaceOf = async (key: string) => (await call(server.url, "GET", "/v1/users/me/workspaces", { key })).body.data[0].id as string;
+    const own = await workspaceOf(owner.key);
+    const theirs = await workspaceOf(other.key);
+    const url = encodeURIComponent("http://127.0.0.1:9/orgs");
+
+    const created = await call(server.url, "POST", `/v1/webhooks?url=${url}&name=with-org&org_id=${own}`, { key: owner.key, rawBody: "" });
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject({ id: expect.stringMatching(/^wh_/), name: "with-org", user_id: owner.id });
+    const refused = await call(server.url, "POST", `/v1/webhooks?url=${url}&name=elsewhere&org_id=${theirs}`, { key: owner.key, rawBody: "" });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error).toMatchObject({ code: "NotFound", message: expect.stringContaining("/v1/users/me/workspaces") });
+    // Nothing was made in either workspace by the refused call.
+    expect((await call(server.url, "GET", "/v1/users/me/webhooks", { key: owner.key })).body.data.map((webhook: any) => webhook.name)).toEqual(["with-org"]);
+    expect((await call(server.url, "GET", "/v1/users/me/webhooks", { key: other.key })).body.data).toEqual([]);
+
+    // The subscription that points the webhook at a source, with org_id too.
+    const source = await deploySource(server, owner.key, { component_code: ECHO_SOURCE, name: "org source" });
+    const subscribed = await subscribe(owner.key, `emitter_id=${source.id}&listener_id=${created.body.data.id}&org_id=${own}`);
+    expect(subscribed.status).toBe(200);
+    expect((await subscribe(owner.key, `emitter_id=${source.id}&listener_id=${created.body.data.id}&org_id=${theirs}`)).status).toBe(404);
+    // A write's query stays strict for what is not a workspace parameter.
+    expect((await call(server.url, "POST", `/v1/webhooks?url=${url}&org_id=${own}&nmae=typo`, { key: owner.key, rawBody: "" })).body.error.details.field).toBe("nmae");
   });
 
   it("$logs: a workflow subscribed to a source's (or a workflow's) $logs gets each log line as an event", async () => {

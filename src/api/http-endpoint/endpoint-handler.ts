@@ -90,7 +90,8 @@ function answerFailure(logger: Logger, response: ServerResponse, error: unknown,
   if (unexpected && !(error instanceof SourceFailedError) && !(error instanceof UnavailableError)) logger.error({ err: error }, "an endpoint request failed");
   if (!canAnswer(response)) return;
   // The rest of a body over the limit is never read: the connection cannot carry another request.
-  answerError(response, status, body, closing || error instanceof BodyTooLargeError);
+  const retryAfter = error instanceof UnavailableError ? error.retryAfterSeconds : undefined;
+  answerError(response, status, body, closing || error instanceof BodyTooLargeError, retryAfter);
 }
 
 /** One line per request, as the API's requests get; the token stays out of the logs (it is the endpoint's secret). */

@@ -11,9 +11,10 @@ export function canAnswer(response: ServerResponse): boolean {
 }
 
 /** JSON text, as it is: the answers of the server itself (a stored request's, an error's). */
-function answerJson(response: ServerResponse, status: number, text: string, closeConnection: boolean): void {
+function answerJson(response: ServerResponse, status: number, text: string, closeConnection: boolean, retryAfterSeconds?: number): void {
   const headers: Record<string, string | number> = { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(text) };
   if (closeConnection) headers.connection = "close";
+  if (retryAfterSeconds !== undefined) headers["retry-after"] = retryAfterSeconds;
   response.writeHead(status, headers);
   response.end(text);
 }
@@ -23,8 +24,8 @@ export function answerStored(response: ServerResponse, eventCount: number, closi
   answerJson(response, 200, `{"success":true,"events":${eventCount}}`, closing);
 }
 
-export function answerError(response: ServerResponse, status: number, body: ErrorBody, closeConnection: boolean): void {
-  answerJson(response, status, JSON.stringify(body), closeConnection);
+export function answerError(response: ServerResponse, status: number, body: ErrorBody, closeConnection: boolean, retryAfterSeconds?: number): void {
+  answerJson(response, status, JSON.stringify(body), closeConnection, retryAfterSeconds);
 }
 
 /**

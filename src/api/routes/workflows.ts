@@ -8,7 +8,7 @@ import type { Store } from "../../store/store.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, ErrorBodySchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { LogSchema, toLogView } from "../schemas/sources.js";
-import { ErrorSummarySchema, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
+import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
 import type { SseStream, SseStreams } from "../sse.js";
 import { checkCursor } from "./source-events.js";
 import { STREAM_CLOSED_EVENT } from "./source-streams.js";
@@ -25,7 +25,7 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
   const { workflows } = engine;
   const view = async (workflow: Parameters<typeof toWorkflowView>[0]) => {
     const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
-    return toWorkflowView(workflow, source ? engine.endpointUrl(source) : null);
+    return toWorkflowView(workflow, source ? { endpointUrl: engine.endpointUrl(source), timer: source.timer } : NO_TRIGGER_SOURCE);
   };
   const written = async (workflow: Parameters<typeof toWorkflowView>[0], ignored: IgnoredField[]) => ({
     data: await view(workflow),

@@ -26,6 +26,8 @@ export const CreatedWebhookSchema = Type.Object(
   { title: "CreatedWebhook" },
 );
 
+export type CreatedWebhookView = Static<typeof CreatedWebhookSchema>;
+
 const WebhookInputFields = {
   url: Type.String({ description: "http(s) URL that gets each event; the server's own networks are refused unless RUNNEL_EGRESS_ALLOW lists them" }),
   name: Type.Optional(Type.String()),
@@ -55,6 +57,8 @@ export const WebhookDeliverySchema = Type.Object(
   { title: "WebhookDelivery" },
 );
 
+export type WebhookDeliveryView = Static<typeof WebhookDeliverySchema>;
+
 export function toWebhookView(webhook: Webhook): WebhookView {
   return {
     id: webhook.id,
@@ -68,7 +72,7 @@ export function toWebhookView(webhook: Webhook): WebhookView {
   };
 }
 
-export function toWebhookDeliveryView(delivery: WebhookDelivery): Static<typeof WebhookDeliverySchema> {
+export function toWebhookDeliveryView(delivery: WebhookDelivery): WebhookDeliveryView {
   return {
     id: delivery.id,
     webhook_id: delivery.webhookId,

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import type { StoredEvent } from "../../domain/sources.js";
+import type { StoredEvent, TimerSchedule } from "../../domain/sources.js";
 import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
 import { maskSealed } from "../../engine/secrets.js";
 import { toEpochSeconds } from "./common.js";
@@ -73,6 +73,8 @@ export const DocumentedTriggerSchema = Type.Object(
     type: Type.String({ description: "http, timer, source or component" }),
     endpoint_url: Type.Optional(Type.String({ description: "HTTP triggers: where requests go" })),
     custom_response: Type.Optional(Type.Boolean({ description: "HTTP triggers: whether the workflow answers the request ($.respond)" })),
+    interval_seconds: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "Timer triggers: seconds between runs; null for a cron schedule" })),
+    cron: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "Timer triggers: the cron expression; null for an interval" })),
   },
   { title: "WorkflowTrigger" },
 );
@@ -124,14 +126,23 @@ export const WorkflowSchema = Type.Object(
 );
 export type WorkflowView = Static<typeof WorkflowSchema>;
 
-export function toWorkflowView(workflow: Workflow, endpointUrl: string | null): WorkflowView {
+/** What the view shows of the workflow's trigger source: where its endpoint is, and its schedule. */
+export interface TriggerSourceFacts {
+  endpointUrl: string | null;
+  timer: TimerSchedule | null;
+}
+
+export const NO_TRIGGER_SOURCE: TriggerSourceFacts = { endpointUrl: null, timer: null };
+
+export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceFacts): WorkflowView {
+  const { endpointUrl } = triggerSource;
   return {
     id: workflow.id,
     name: workflow.name,
     name_slug: workflow.nameSlug,
     active: workflow.active,
     trigger: { type: workflow.triggerKind, source_id: workflow.triggerSourceId, ...(endpointUrl ? { endpoint_url: endpointUrl } : {}) },
-    triggers: toDocumentedTriggers(workflow, endpointUrl),
+    triggers: toDocumentedTriggers(workflow, triggerSource),
     steps: workflow.steps.map((step) => ({ id: step.id, name: step.name, namespace: step.name, key: step.key, component_id: step.componentId, props: maskSealed(step.props) })),
     respond: workflow.respond,
     settings: { error_notifications: workflow.settings.errorNotifications, error_retention: workflow.settings.errorRetention },
@@ -153,10 +164,17 @@ export const WorkflowWrittenSchema = Type.Object(
   { title: "WorkflowWritten" },
 );
 
-export function toDocumentedTriggers(workflow: Workflow, endpointUrl: string | null): Array<Static<typeof DocumentedTriggerSchema>> {
+/**
+ * The hosted API's `triggers`: an HTTP trigger with its endpoint, a timer
+ * with its schedule as a configured timer echoes it (`interval_seconds` and
+ * `cron`, the one not used null), for a plain timer and for a source whose
+ * component has a timer alike.
+ */
+export function toDocumentedTriggers(workflow: Workflow, { endpointUrl, timer }: TriggerSourceFacts): Array<Static<typeof DocumentedTriggerSchema>> {
   if (workflow.triggerKind === "none" || workflow.triggerSourceId === null) return [];
   const http = endpointUrl ? { endpoint_url: endpointUrl, custom_response: workflow.respond === "workflow" } : {};
-  return [{ id: workflow.triggerSourceId, type: workflow.triggerKind, ...http }];
+  const schedule = timer ? { interval_seconds: timer.intervalSeconds, cron: timer.cron } : {};
+  return [{ id: workflow.triggerSourceId, type: workflow.triggerKind, ...http, ...schedule }];
 }
 
 export function toDocumentedSteps(workflow: Workflow): Array<Static<typeof DocumentedStepSchema>> {

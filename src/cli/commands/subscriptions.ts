@@ -32,12 +32,12 @@ export function registerSubscriptions(program: Command, context: CommandContext)
   const withKey = (command: Command) =>
     command
       .requiredOption("--emitter <emitter>", "a source or workflow (id or name), or dc_* / p_* for all of yours")
-      .requiredOption("--listener <workflow>", "the workflow that runs on each event (id or name)")
+      .requiredOption("--listener <listener>", "the workflow that runs on each event (id or name), a webhook that gets each event POSTed (wh_…), or a source (dc_…)")
       .option("--event <name>", "the channel: $errors, a name, or the default channel when left out")
       .option("--json", "print JSON");
 
   withKey(program.command("subscribe"))
-    .description("Run a workflow on each event an emitter sends on a channel (--event $errors: on each of its errors)")
+    .description("Run a workflow on each event an emitter sends on a channel (--event $errors: on each of its errors), or POST each to a webhook (--listener wh_…)")
     .action(async (options: KeyOptions, command: Command) => {
       const { client } = await openSession(context.env, globalOptions(command).profile);
       const subscription = await client.subscribe(await resolveKey(client, options));
@@ -56,10 +56,10 @@ export function registerSubscriptions(program: Command, context: CommandContext)
     });
 }
 
-/** Names become ids; ids and the dc_* / p_* globs are sent as given. */
+/** Names become ids (a listener's name is a workflow's); ids and the dc_* / p_* globs are sent as given. */
 async function resolveKey(client: ApiClient, options: KeyOptions): Promise<SubscriptionKey> {
   const emitterId = /^(p_|dc_)/.test(options.emitter) ? options.emitter : await idOf(client, options.emitter);
-  const listenerId = options.listener.startsWith("p_") ? options.listener : (await findWorkflow(client, options.listener)).id;
+  const listenerId = /^(p_|wh_|dc_)/.test(options.listener) ? options.listener : (await findWorkflow(client, options.listener)).id;
   return { emitterId, listenerId, ...(options.event !== undefined ? { eventName: options.event } : {}) };
 }
 

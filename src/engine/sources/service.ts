@@ -7,6 +7,7 @@ import type { Store } from "../../store/store.js";
 import type { ComponentInput, ComponentLoader } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import { ExpiringCache } from "../expiring-cache.js";
+import { EndpointAdmission } from "./endpoint-admission.js";
 import { describeError, type InvocationResult, type SourceInvoker } from "./invoker.js";
 import type { DeployInput, SourceLifecycle, UpdateInput } from "./lifecycle.js";
 import { openSecrets } from "./props.js";
@@ -49,6 +50,8 @@ export interface SourcesServiceOptions {
   lifecycle: SourceLifecycle;
   hub: EventHub;
   secrets: SecretBox;
+  /** Bounds the endpoint requests waiting for their runs (default: DEFAULT_ADMISSION_LIMITS). */
+  admission?: EndpointAdmission;
 }
 
 /** Everything the API does with components and sources, scoped by the caller's id. */
@@ -62,7 +65,11 @@ const ENDPOINT_CACHE_MS = 1_000;
 export class SourcesService {
   private readonly endpoints = new ExpiringCache<string, { source: DeployedSource; customResponse: boolean }>({ ttlMs: ENDPOINT_CACHE_MS, maxEntries: 10_000 });
 
-  constructor(private readonly options: SourcesServiceOptions) {}
+  private readonly admission: EndpointAdmission;
+
+  constructor(private readonly options: SourcesServiceOptions) {
+    this.admission = options.admission ?? new EndpointAdmission();
+  }
 
   saveComponent(ownerId: string, input: ComponentInput) {
     return this.options.loader.save(ownerId, input);
@@ -160,7 +167,18 @@ export class SourcesService {
     return cached ? run(cached) : this.endpoint(token).then(run);
   }
 
-  private runHttp({ source, customResponse }: { source: DeployedSource; customResponse: boolean }, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
+  /** Admitted (or refused at once, before any work), the request runs; its place is given back once it is handled. */
+  private runHttp(endpoint: { source: DeployedSource; customResponse: boolean }, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
+    let release: () => void;
+    try {
+      release = this.admission.admit(endpoint.source.ownerId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.runAdmitted(endpoint, request, respond).finally(release);
+  }
+
+  private runAdmitted({ source, customResponse }: { source: DeployedSource; customResponse: boolean }, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
     const call = { kind: "run" as const, event: request, httpBody: true };
     if (!customResponse || !this.options.awaitWorkflow) {
       return this.options.invoker.invoke(source, call, "http", customResponse ? respond : undefined).then((result) => ({ customResponse, result }));

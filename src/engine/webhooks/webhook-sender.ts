@@ -45,10 +45,19 @@ export class WebhookSender {
       return;
     }
     const secret = this.options.secrets.open(webhook.secret);
-    for (const delivery of deliveries) await this.send(webhook, secret, delivery);
+    for (const [index, delivery] of deliveries.entries()) {
+      const retryAt = await this.send(webhook, secret, delivery);
+      if (retryAt === null) continue;
+      // The receiver failed (or hung for the whole timeout): the rest would meet the same one. They wait
+      // for the same retry, counted as tried, rather than each holding the group for another timeout.
+      const rest = deliveries.slice(index + 1);
+      if (rest.length > 0) await this.options.store.releaseDeliveries(rest, retryAt);
+      return;
+    }
   }
 
-  private async send(webhook: Webhook, secret: string, delivery: ClaimedDelivery): Promise<void> {
+  /** Sends one delivery and records the attempt; answers when to try again after a failure (null: delivered, or given up). */
+  private async send(webhook: Webhook, secret: string, delivery: ClaimedDelivery): Promise<number | null> {
     const body = JSON.stringify(delivery.event ?? null);
     let status: number | null = null;
     let error: string | null = null;
@@ -94,6 +103,8 @@ export class WebhookSender {
       deliveredAt: error === null ? now : null,
     };
     if (record.status === "failed") this.options.logger.info({ webhookId: webhook.id, eventId: delivery.eventId, attempts: delivery.attempts, error }, "a webhook delivery was given up");
-    await this.options.store.recordWebhookAttempt(record, delay === null ? null : now + delay);
+    const retryAt = delay === null ? null : now + delay;
+    await this.options.store.recordWebhookAttempt(record, retryAt);
+    return retryAt;
   }
 }

@@ -32,6 +32,8 @@ export interface DeliveryWorkerOptions {
 
 /** How long a claimed delivery is this process's before another may take it (its process died), by default. */
 const DEFAULT_LEASE_MS = 600_000;
+/** Webhook groups sent at once, beside the workflow and source runs (see startGroup). */
+const WEBHOOK_SLOTS = 16;
 /** After this many attempts that failed in Runnel itself (not in user code), a delivery is given up and logged. */
 const MAX_ATTEMPTS = 10;
 /** Workflows and sources are re-read at most this often while busy; local changes clear them at once. */
@@ -57,6 +59,9 @@ export class DeliveryWorker implements DeliveryHandOff {
   private wakeUp: (() => void) | null = null;
   /** Deliveries recorded claimed for this process (take), by listener, waiting for a free slot. */
   private handedOff: ClaimedDelivery[][] = [];
+  /** Webhook groups being sent, and those waiting for a sending slot (see startGroup). */
+  private readonly sending = new Set<Promise<void>>();
+  private readonly waitingToSend: ClaimedDelivery[][] = [];
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.now = options.now ?? Date.now;
@@ -116,6 +121,7 @@ export class DeliveryWorker implements DeliveryHandOff {
     this.wakeUp?.();
     await this.loop;
     await Promise.all(this.running);
+    await Promise.all(this.sending);
   }
 
   private async run(): Promise<void> {
@@ -127,7 +133,7 @@ export class DeliveryWorker implements DeliveryHandOff {
       }
       const handed = this.nextHandedOff();
       if (handed) {
-        this.track(this.runGroup(handed));
+        this.startGroup(handed);
         continue;
       }
       // A short claim took all there was: wait for news rather than ask the store again for nothing.
@@ -146,8 +152,11 @@ export class DeliveryWorker implements DeliveryHandOff {
         continue;
       }
       this.drained = claimed.length < (this.options.batchSize ?? 64);
-      for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.track(this.runGroup(group));
+      for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.startGroup(group);
     }
+    // Webhook groups that never got a sending slot go back to the queue too.
+    const unsent = this.waitingToSend.splice(0).flat();
+    if (unsent.length > 0) await this.options.store.releaseDeliveries(unsent, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
     // Handed-off deliveries that never started go back to the queue.
     const left = this.handedOff.splice(0).flat();
     if (left.length > 0) await this.options.store.releaseDeliveries(left, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
@@ -171,6 +180,26 @@ export class DeliveryWorker implements DeliveryHandOff {
       return false;
     });
     return merged;
+  }
+
+  /**
+   * Workflow runs and source runs take the worker's slots. A webhook's sends
+   * wait on a receiver that may hang for its whole timeout, so webhook groups
+   * have slots of their own (WEBHOOK_SLOTS): a dead receiver, or many, never
+   * holds up anyone's runs.
+   */
+  private startGroup(group: ClaimedDelivery[]): void {
+    if (!group[0]!.listenerId.startsWith("wh_")) return this.track(this.runGroup(group));
+    if (this.sending.size >= WEBHOOK_SLOTS) {
+      this.waitingToSend.push(group);
+      return;
+    }
+    const sent: Promise<void> = this.runGroup(group).finally(() => {
+      this.sending.delete(sent);
+      const next = this.stopped ? undefined : this.waitingToSend.shift();
+      if (next) this.startGroup(next);
+    });
+    this.sending.add(sent);
   }
 
   /**

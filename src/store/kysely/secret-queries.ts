@@ -1,5 +1,5 @@
 import type { WorkflowStep } from "../../domain/workflows.js";
-import type { Store } from "../store.js";
+import type { ResealCounts, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { fromJson, toJson } from "./json-columns.js";
 
@@ -20,14 +20,16 @@ function resealProps(props: Record<string, unknown>, reseal: (value: string) => 
 
 /**
  * Sealed values wherever they are kept (sources' configured props, workflow
- * steps' props, secret environment variables, webhooks' signing secrets), for the master key's rotation: all re-sealed in one
- * transaction, so no value is ever left under a key that is gone.
+ * steps' props, secret environment variables, webhooks' signing secrets), for the master key's rotation:
+ * all re-sealed in one transaction, so no value is ever left under a key
+ * that is gone. A table that holds sealed values and is missing here would
+ * be unreadable after a rotation (a webhook could no longer sign).
  */
 export function secretQueries({ db }: QueryContext): SecretQueries {
   return {
     resealSecrets(reseal) {
       return db.transaction().execute(async (trx) => {
-        const counts = { sources: 0, workflows: 0, envVars: 0, webhooks: 0, values: 0 };
+        const counts: ResealCounts = { sources: 0, workflows: 0, envVars: 0, webhooks: 0, values: 0 };
         for (const row of await trx.selectFrom("sources").select(["id", "configured_props"]).execute()) {
           const props = fromJson<Record<string, unknown>>(row.configured_props) ?? {};
           const resealed = resealProps(props, reseal);
@@ -46,17 +48,16 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           counts.values += resealed;
         }
         for (const row of await trx.selectFrom("env_vars").select(["owner_id", "name", "value"]).where("secret", "=", 1).execute()) {
-          const replaced = reseal(row.value);
-          if (replaced === null) continue;
-          await trx.updateTable("env_vars").set({ value: replaced }).where("owner_id", "=", row.owner_id).where("name", "=", row.name).execute();
+          const resealed = reseal(row.value);
+          if (resealed === null) continue;
+          await trx.updateTable("env_vars").set({ value: resealed }).where("owner_id", "=", row.owner_id).where("name", "=", row.name).execute();
           counts.envVars += 1;
           counts.values += 1;
         }
-        // A webhook's signing secret is sealed too: left under the old key, its deliveries could no longer be signed.
         for (const row of await trx.selectFrom("webhooks").select(["id", "secret"]).execute()) {
-          const replaced = reseal(row.secret);
-          if (replaced === null) continue;
-          await trx.updateTable("webhooks").set({ secret: replaced }).where("id", "=", row.id).execute();
+          const resealed = reseal(row.secret);
+          if (resealed === null) continue;
+          await trx.updateTable("webhooks").set({ secret: resealed }).where("id", "=", row.id).execute();
           counts.webhooks += 1;
           counts.values += 1;
         }
@@ -80,6 +81,7 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           if (found !== undefined) return found as string;
         }
       }
+      // A data folder whose only secrets are environment variables or webhooks' still tells which key is in force.
       const envVar = await db.selectFrom("env_vars").select("value").where("secret", "=", 1).limit(1).executeTakeFirst();
       if (envVar && isSealed(envVar.value)) return envVar.value;
       const webhook = await db.selectFrom("webhooks").select("secret").limit(1).executeTakeFirst();

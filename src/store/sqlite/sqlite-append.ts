@@ -63,9 +63,13 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     if (!wantsLogs && batch.emits.length === 0 && !batch.logs?.length && !batch.sourceDb) return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
     const plan = planAppend(batch, state, wantsLogs ? batch.logEvents : []);
     const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
+    // Each event as JSON once: the delivery rows carry the same text.
+    const payloads = new Map<StoredEvent, string>();
     appended.forEach((event, index) => {
       const { ms, seq } = plan.positions[index]!;
-      insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, JSON.stringify(event.event ?? null), event.indexedAtMs);
+      const json = JSON.stringify(event.event ?? null);
+      payloads.set(event, json);
+      insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, json, event.indexedAtMs);
     });
     const counts = { ...state.channelCounts };
     for (const [channel, added] of addedPerChannel(appended)) {
@@ -79,7 +83,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
     const appendedById = claimed ? new Map(appended.map((event) => [event.id, event])) : undefined;
     if (appended.length > 0) {
-      for (const row of deliveriesFor(batch, appended, subscriptions)) {
+      for (const row of deliveriesFor(batch, appended, subscriptions, payloads)) {
         deliveries += 1;
         if (batch.claim) Object.assign(row, { status: "running", attempts: 1, available_at: batch.now + batch.claim.leaseMs, claimed_by: batch.claim.claimer });
         const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;

@@ -1,4 +1,4 @@
-import SqliteDatabase from "better-sqlite3";
+import type SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
@@ -8,6 +8,7 @@ import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 import { createSqliteAppender } from "./sqlite-append.js";
 import { GroupCommit } from "./group-commit.js";
+import { SqliteDatabaseClass } from "./sqlite-binding.js";
 import { createSqliteRuns } from "./sqlite-runs.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 
@@ -21,7 +22,7 @@ export interface SqliteStoreOptions {
 /** The embedded store: one SQLite file in WAL mode, no set-up. */
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
-  const database = new SqliteDatabase(options.file);
+  const database = new SqliteDatabaseClass(options.file);
   // WAL lets readers go on while one writer commits; NORMAL sync is durable across
   // process crashes in WAL mode and much faster than FULL.
   database.pragma("journal_mode = WAL");

@@ -16,10 +16,10 @@
  * fails, the server's connection checkpoints for itself again, so the log
  * never grows without bound.
  */
-import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type SqliteDatabase from "better-sqlite3";
 import type { Logger } from "pino";
+import { sqliteModulePath } from "./sqlite-binding.js";
 
 /** How often the thread checkpoints: the log stays small (a checkpoint of an empty log costs nothing). */
 const CHECKPOINT_EVERY_MS = 200;
@@ -68,8 +68,8 @@ export class WalCheckpointer {
     database.pragma("wal_autocheckpoint = 0");
     // When a commit starts the log over, the file is cut back to this size: the disk holds a bounded log too.
     database.pragma(`journal_size_limit = ${RESTART_PAGES * 4096}`);
-    const module = createRequire(import.meta.url).resolve("better-sqlite3");
-    this.worker = new Worker(THREAD_CODE, { eval: true, workerData: { file, module, every: CHECKPOINT_EVERY_MS, restartPages: RESTART_PAGES } });
+    // The thread loads the same build of better-sqlite3 as this one (see sqlite-binding.ts).
+    this.worker = new Worker(THREAD_CODE, { eval: true, workerData: { file, module: sqliteModulePath, every: CHECKPOINT_EVERY_MS, restartPages: RESTART_PAGES } });
     // The thread must not keep a server that is otherwise done from exiting.
     this.worker.unref();
     this.worker.on("message", (message: { error?: string }) => {
