@@ -21,6 +21,7 @@ import { usersRoutes } from "./routes/users.js";
 import { subscriptionsRoutes } from "./routes/subscriptions.js";
 import { webhooksRoutes } from "./routes/webhooks.js";
 import { dataStoresRoutes } from "./routes/data-stores.js";
+import { envVarsRoutes } from "./routes/env-vars.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
@@ -188,6 +189,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
       await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });
       await v1.register(dataStoresRoutes, { dataStores: options.engine.dataStores });
+      await v1.register(envVarsRoutes, { envVars: options.engine.envVars });
     },
     { prefix: "/v1" },
   );

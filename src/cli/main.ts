@@ -6,6 +6,7 @@ import { registerDelete } from "./commands/delete.js";
 import { registerDeploy } from "./commands/deploy.js";
 import { registerDescribe } from "./commands/describe.js";
 import { registerDev } from "./commands/dev.js";
+import { registerEnv } from "./commands/env.js";
 import { registerErrors } from "./commands/errors.js";
 import { registerEvents } from "./commands/events.js";
 import { registerInit } from "./commands/init.js";
@@ -64,6 +65,7 @@ export function buildProgram(context: CommandContext): Command {
   registerErrors(program, context);
   registerSubscriptions(program, context);
   registerWebhooks(program, context);
+  registerEnv(program, context);
 
   return program;
 }

@@ -1,6 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
+import type { EnvVarSchema } from "../api/schemas/env-vars.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
 import type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 import type { PublishedComponentView } from "../api/schemas/registry.js";
@@ -23,6 +24,7 @@ export type { PublishedComponentView, RegistryEntryView } from "../api/schemas/r
 export type { SseMessage } from "./sse-parser.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
 export type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
+export type EnvVarView = Static<typeof EnvVarSchema>;
 export type { ErrorSummaryView, RunView, WorkflowView } from "../api/schemas/workflows.js";
 export type { CreatedWebhookView, WebhookDeliveryView, WebhookView } from "../api/schemas/webhooks.js";
 export type WorkflowBody = Static<typeof WorkflowBodySchema>;
@@ -128,6 +130,19 @@ export class ApiClient {
 
   async revokeApiKey(id: string): Promise<void> {
     await this.request("DELETE", `/v1/users/me/api_keys/${encodeURIComponent(id)}`);
+  }
+
+  /** Your environment variables, by name; a secret one's value is null. */
+  listEnvVars(): Promise<Page<EnvVarView>> {
+    return this.request("GET", "/v1/env");
+  }
+
+  setEnvVar(name: string, value: string, secret: boolean): Promise<EnvVarView> {
+    return this.data<EnvVarView>("PUT", `/v1/env/${encodeURIComponent(name)}`, { value, secret });
+  }
+
+  async unsetEnvVar(name: string): Promise<void> {
+    await this.request("DELETE", `/v1/env/${encodeURIComponent(name)}`);
   }
 
   /** Your mails, newest first, with their delivery status. */

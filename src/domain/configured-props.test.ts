@@ -120,3 +120,39 @@ describe("validateConfiguredProps", () => {
     expect(() => validateConfiguredProps(target, configured)).toThrow(message);
   });
 });
+
+describe("validateConfiguredProps for a workflow step's props", () => {
+  const step = { field: "steps[1].props", step: "fetch" };
+  const check = (target: ValidatedComponent, props: Record<string, unknown>) => validateConfiguredProps(target, props, step);
+
+  it.each<[string, ValidatedComponent, Record<string, unknown>]>([
+    ["an expression alone for an integer (known at run time)", component({ n: { type: "integer", min: 1 } }), { n: "{{steps.trigger.event.n}}" }],
+    ["an expression alone outside the options", component({ s: abc }), { s: "{{steps.trigger.event.s}}" }],
+    ["text with an expression for a string", component({ s: { type: "string" } }), { s: "id {{steps.trigger.event.id}}" }],
+    ["an environment variable inside text", component({ s: { type: "string" } }), { s: "Bearer {{process.env.TOKEN}}" }],
+    ["a data store named by text with an expression", component({ d: { type: "data_store" } }), { d: "cache-{{steps.a.region}}" }],
+    ["list items that are expressions", component({ l: { type: "integer[]", max: 3 } }), { l: [1, "{{steps.a.n}}"] }],
+    ["an object with expressions inside", component({ o: { type: "object" } }), { o: { id: "{{steps.a.id}}" } }],
+    ["a required prop with a default left out", component({ n: { type: "integer", default: 5 } }), {}],
+  ])("accepts %s", (_rule, target, props) => {
+    expect(() => check(target, props)).not.toThrow();
+  });
+
+  it.each<[string, ValidatedComponent, Record<string, unknown>, RegExp]>([
+    ["a wrong type", component({ n: { type: "integer" } }), { n: "five" }, /^Step "fetch": prop "n" must be a whole number; got a string\.$/],
+    ["a required prop left out", component({ url: { type: "string" } }), {}, /^Step "fetch": prop "url" is required: give it a string\.$/],
+    ["an unknown prop", component({ url: { type: "string" } }), { url: "x", urll: "y" }, /^Step "fetch": Unknown prop "urll"; its code's props are: url\.$/],
+    ["below min", component({ n: { type: "integer", min: 2 } }), { n: 1 }, /^Step "fetch": prop "n" must be at least 2; got 1\.$/],
+    ["above max", component({ n: { type: "integer", max: 2 } }), { n: 3 }, /^Step "fetch": prop "n" must be at most 2; got 3\.$/],
+    ["outside the options", component({ s: abc }), { s: "z" }, /^Step "fetch": prop "s": "z" is not one of its options \("a", "b", "c"\)\.$/],
+    ["a wrong array item", component({ l: { type: "string[]" } }), { l: ["a", 2] }, /^Step "fetch": prop "l" item 1 must be a string; got 2\.$/],
+    ["a list item outside the options, beside an expression", component({ l: { ...abc, type: "string[]" } }), { l: ["{{steps.a.s}}", "z"] }, /"z" is not one of its options/],
+    ["text with an expression for an integer", component({ n: { type: "integer" } }), { n: "n={{steps.a.n}}" }, /^Step "fetch": prop "n" must be a whole number, but text with a \{\{ \}\} expression inside always makes a string/],
+    ["a value for an app prop", component({ gh: { type: "app", app: "github" } }), { gh: "x" }, /^Step "fetch": prop "gh" \(app\) takes no value: the platform provides it\. Leave it out of steps\[1\]\.props\.$/],
+    ["a secret's wrong value, not shown", component({ k: { type: "string", secret: true, options: ["a"] } }), { k: "hunter2" }, /^Step "fetch": prop "k": the value given is not one of its options \(it is secret, so neither is shown\)\.$/],
+  ])("refuses %s, naming the step and the prop", (_rule, target, props, message) => {
+    expect(() => check(target, props)).toThrow(message);
+    const field = fieldOf(() => check(target, props));
+    expect(field.startsWith("steps[1].props.")).toBe(true);
+  });
+});

@@ -2,16 +2,36 @@ import { Buffer } from "node:buffer";
 import type { ValidatedComponent } from "./component-rules.js";
 import { describeValue } from "./describe-value.js";
 import { ValidationError } from "./errors.js";
+import { expressionShape, hasExpressions } from "./expressions.js";
 import type { ValidatedProp } from "./prop-types.js";
-import { checkPropValue, isAmongOptions, isPlainObject, normalizeTimer, optionValue } from "./prop-values.js";
+import { checkPropValue, isAmongOptions, isPlainObject, normalizeTimer, optionsList } from "./prop-values.js";
 
 /** SEED "Limits": a prop value is at most 64 KB. */
 export const MAX_PROP_VALUE_BYTES = 64 * 1024;
 
 /**
- * The values a user gives a component's props on deploy or update, checked
- * against its declared props; errors name `configured_props.<prop>`.
- * Returns the values to store, in declaration order, defaults applied.
+ * Where the values being checked sit: a source's `configured_props`, or a
+ * workflow step's `steps[<i>].props` (then messages name the step first).
+ */
+export interface PropValuesPlace {
+  /** The field errors name, before `.<prop>`. */
+  field: string;
+  /** The workflow step the values belong to. */
+  step?: string | undefined;
+}
+
+const CONFIGURED_PROPS: PropValuesPlace = { field: "configured_props" };
+
+/**
+ * The values a user gives a component's props on deploy or update (a source's
+ * configured props, a workflow step's props), checked against its declared
+ * props; errors name `<place>.<prop>`. Returns the values to store, in
+ * declaration order, defaults applied.
+ *
+ * A step's value may hold `{{ }}` expressions, known only at run time: an
+ * expression alone is checked then (step-prop-checks.ts); text around one
+ * makes a string, so the prop must take text; a list's items are checked one
+ * by one, each as above.
  *
  * A null counts as not given, so a client can clear an optional prop.
  * Interface, service and app props are provided by the platform, not by
@@ -19,18 +39,18 @@ export const MAX_PROP_VALUE_BYTES = 64 * 1024;
  * Props returned by `additionalProps()` are not known here; when a component
  * has that method, names it does not declare pass through, size-checked only.
  */
-export function validateConfiguredProps(component: ValidatedComponent, configured: Record<string, unknown>): Record<string, unknown> {
+export function validateConfiguredProps(component: ValidatedComponent, configured: Record<string, unknown>, place: PropValuesPlace = CONFIGURED_PROPS): Record<string, unknown> {
   if (!isPlainObject(configured)) {
-    throw new ValidationError("configured_props", `configured_props must be an object of prop values by name; got ${describeValue(configured)}.`);
+    throw new ValidationError(place.field, `${ownerOf(place)}${place.field} must be an object of prop values by name; got ${describeValue(configured)}.`);
   }
   const declared = new Map(component.props.map((prop) => [prop.name, prop]));
   const extra: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(configured)) {
-    checkSize(name, value);
+    checkSize(name, value, place);
     if (declared.has(name)) continue;
     if (!component.hasAdditionalProps) {
       const known = component.props.map((prop) => prop.name).join(", ") || "none";
-      throw new ValidationError(`configured_props.${name}`, `Unknown prop "${name}"; this component's props are: ${known}.`);
+      throw new ValidationError(`${place.field}.${name}`, `${ownerOf(place)}Unknown prop "${name}"; ${place.step === undefined ? "this component's" : "its code's"} props are: ${known}.`);
     }
     if (value !== null && value !== undefined) extra[name] = value;
   }
@@ -38,47 +58,82 @@ export function validateConfiguredProps(component: ValidatedComponent, configure
   for (const prop of component.props) {
     // Own properties only: a prop named "constructor" must not read Object.prototype's.
     const given = Object.hasOwn(configured, prop.name) ? configured[prop.name] : undefined;
-    const value = configuredValue(prop, given ?? undefined);
+    const value = configuredValue(prop, given ?? undefined, place);
     if (value !== undefined) out[prop.name] = value;
   }
   return { ...out, ...extra };
 }
 
-function configuredValue(prop: ValidatedProp, given: unknown): unknown {
-  const field = `configured_props.${prop.name}`;
+function configuredValue(prop: ValidatedProp, given: unknown, place: PropValuesPlace): unknown {
+  const field = `${place.field}.${prop.name}`;
+  const subject = subjectOf(prop.name, place);
   if (prop.baseType === "$.interface.timer") {
     const value = given ?? prop.default;
-    if (value === undefined) return required(prop, "a timer: { intervalSeconds: 60 } or { cron: \"0 * * * *\" }");
+    if (value === undefined) return required(prop, "a timer: { intervalSeconds: 60 } or { cron: \"0 * * * *\" }", place);
     const timer = normalizeTimer(value);
-    if ("error" in timer) throw new ValidationError(field, `Timer "${prop.name}" ${timer.error}`);
+    if ("error" in timer) throw new ValidationError(field, `${place.step === undefined ? "Timer" : ownerOf(place) + "timer"} "${prop.name}" ${timer.error}`);
     return timer.value;
   }
   if (prop.kind !== "input" && prop.baseType !== "data_store") {
     if (given !== undefined) {
-      throw new ValidationError(field, `Prop "${prop.name}" (${prop.type}) takes no value: the platform provides it. Leave it out of configured_props.`);
+      throw new ValidationError(field, `${subject} (${prop.type}) takes no value: the platform provides it. Leave it out of ${place.field}.`);
     }
     return undefined;
   }
-  if (given === undefined) return prop.default ?? required(prop, what(prop));
-  const problem = checkPropValue(prop, given);
-  if (problem !== null) throw new ValidationError(field, `Prop "${prop.name}" ${prop.secret ? withoutValue(problem) : problem}`);
+  if (given === undefined) return prop.default ?? required(prop, what(prop), place);
+  const problem = checkGivenValue(prop, given);
+  if (problem !== null) throw new ValidationError(field, `${subject} ${prop.secret ? withoutValue(problem) : problem}`);
   if (prop.options !== undefined) {
-    const items = prop.isArray ? (given as unknown[]) : [given];
+    // An item that is an expression is checked against the options at run time.
+    const items = (prop.isArray ? (given as unknown[]) : [given]).filter((item) => !hasExpressions(item));
     const outside = items.find((item) => !isAmongOptions(item, prop.options ?? []));
     if (outside !== undefined) {
-      if (prop.secret) throw new ValidationError(field, `Prop "${prop.name}": the value given is not one of its options (it is secret, so neither is shown).`);
-      const allowed = prop.options.slice(0, 10).map((option) => JSON.stringify(optionValue(option)));
-      const more = prop.options.length > 10 ? ", …" : "";
-      throw new ValidationError(field, `Prop "${prop.name}": ${JSON.stringify(outside)} is not one of its options (${allowed.join(", ")}${more}).`);
+      if (prop.secret) throw new ValidationError(field, `${subject}: the value given is not one of its options (it is secret, so neither is shown).`);
+      throw new ValidationError(field, `${subject}: ${JSON.stringify(outside)} is not one of its options (${optionsList(prop)}).`);
     }
   }
   return given;
 }
 
+/**
+ * What is wrong with a given value, as far as it can be known now: an
+ * expression alone is known only at run time; text with expressions inside is
+ * a string; a list is checked item by item, each the same way.
+ */
+function checkGivenValue(prop: ValidatedProp, given: unknown): string | null {
+  const shape = expressionShape(given);
+  if (shape === "none") return checkPropValue(prop, given);
+  if (shape === "whole") return null;
+  if (shape === "text") {
+    // Whatever the expressions give, the value will be text: fine wherever a string is (its options are checked when run).
+    const asText = checkPropValue(prop, "text");
+    if (asText === null) return null;
+    return `${asText.replace(/;?\s*got [\s\S]*$/, "")}, but text with a {{ }} expression inside always makes a string. Use the expression alone ("{{steps.<step>.<path>}}") to pass a value of another type.`;
+  }
+  if (prop.isArray && Array.isArray(given)) {
+    for (const [index, item] of given.entries()) {
+      const problem = checkGivenValue({ ...prop, isArray: false }, item);
+      if (problem !== null) return `item ${index} ${problem}`;
+    }
+    return null;
+  }
+  // Expressions deeper inside an object: its strings are unknown, its shape is not.
+  return checkPropValue(prop, given);
+}
+
 /** Undefined for an optional prop left out; a ValidationError for a required one. */
-function required(prop: ValidatedProp, expected: string): undefined {
+function required(prop: ValidatedProp, expected: string, place: PropValuesPlace): undefined {
   if (prop.optional) return undefined;
-  throw new ValidationError(`configured_props.${prop.name}`, `Prop "${prop.name}"${prop.label ? ` (${prop.label})` : ""} is required: give it ${expected}.`);
+  throw new ValidationError(`${place.field}.${prop.name}`, `${subjectOf(prop.name, place)}${prop.label ? ` (${prop.label})` : ""} is required: give it ${expected}.`);
+}
+
+/** `Prop "url"`, or `Step "fetch": prop "url"` for a workflow step's. */
+function subjectOf(name: string, place: PropValuesPlace): string {
+  return place.step === undefined ? `Prop "${name}"` : `Step "${place.step}": prop "${name}"`;
+}
+
+function ownerOf(place: PropValuesPlace): string {
+  return place.step === undefined ? "" : `Step "${place.step}": `;
 }
 
 function what(prop: ValidatedProp): string {
@@ -95,18 +150,18 @@ function what(prop: ValidatedProp): string {
   return names[prop.baseType] ?? "a value";
 }
 
-function checkSize(name: string, value: unknown): void {
+function checkSize(name: string, value: unknown, place: PropValuesPlace): void {
   const json = JSON.stringify(value);
   const bytes = json === undefined ? 0 : Buffer.byteLength(json, "utf8");
   if (bytes > MAX_PROP_VALUE_BYTES) {
     throw new ValidationError(
-      `configured_props.${name}`,
-      `Prop "${name}" is ${Math.ceil(bytes / 1024)} KB as JSON; a prop value may be at most ${MAX_PROP_VALUE_BYTES / 1024} KB. Store large data elsewhere and pass a reference.`,
+      `${place.field}.${name}`,
+      `${subjectOf(name, place)} is ${Math.ceil(bytes / 1024)} KB as JSON; a prop value may be at most ${MAX_PROP_VALUE_BYTES / 1024} KB. Store large data elsewhere and pass a reference.`,
     );
   }
 }
 
 /** A problem's sentence without the value it quotes: a secret prop's value is never repeated, not even in an error. */
-function withoutValue(problem: string): string {
+export function withoutValue(problem: string): string {
   return `${problem.replace(/;?\s*got [\s\S]*$/, "")} (the value given is not shown: the prop is secret).`;
 }

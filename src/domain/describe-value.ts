@@ -19,3 +19,15 @@ export function describeValue(value: unknown): string {
       return `a ${typeof value}`;
   }
 }
+
+/**
+ * The type of a value, never the value ("a string", "a number", "nothing"):
+ * for messages about values that may come from a secret.
+ */
+export function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}

@@ -6,6 +6,11 @@ import { ValidationError } from "./errors.js";
  * Only paths are allowed, never code: an expression is evaluated in the server,
  * where user code must not run. A value that is one expression alone keeps the
  * type of what it points at; expressions inside text are joined into text.
+ *
+ * `{{process.env.NAME}}` reads the owner's environment variable NAME (SEED:
+ * "for actions, environment variables are passed as prop values in a
+ * workflow"). The host puts the variables a call's steps name into the scope
+ * as `process.env`, per run; they are never part of the stored workflow.
  */
 
 export type PathSegment = string | number;
@@ -76,6 +81,49 @@ export function hasExpressions(value: unknown): boolean {
   return false;
 }
 
+/** `process.env.NAME`: the variable's name, or null for any other path. */
+export function envNameOf(path: PathSegment[]): string | null {
+  const [root, env, name] = path;
+  return root === "process" && env === "env" && path.length === 3 && typeof name === "string" ? name : null;
+}
+
+/** The `{{ }}` expressions of a value, as written, for messages. */
+export function expressionsIn(value: unknown): string[] {
+  if (typeof value === "string") return [...value.matchAll(EXPRESSION)].map((match) => match[0]);
+  if (Array.isArray(value)) return value.flatMap(expressionsIn);
+  if (value && typeof value === "object") return Object.values(value).flatMap(expressionsIn);
+  return [];
+}
+
+/** The names of the environment variables a value reads (`{{process.env.NAME}}`), each once. */
+export function envNamesIn(value: unknown): string[] {
+  const names = new Set<string>();
+  for (const expression of expressionsIn(value)) {
+    try {
+      const name = envNameOf(parsePath(expression.slice(2, -2)));
+      if (name !== null) names.add(name);
+    } catch {
+      // Unreadable: evaluating it fails the step with a ConfigurationError that says why.
+    }
+  }
+  return [...names];
+}
+
+/**
+ * What a prop value is, as far as expressions go: none in it; one expression
+ * alone (its type is known only at run time); text with expressions inside
+ * (a string); or a list or object with expressions somewhere inside.
+ */
+export function expressionShape(value: unknown): "none" | "whole" | "text" | "nested" {
+  if (!hasExpressions(value)) return "none";
+  if (typeof value !== "string") return "nested";
+  try {
+    return parseTemplate(value).whole ? "whole" : "text";
+  } catch {
+    return "text";
+  }
+}
+
 /** Follows a path in `scope`; undefined when any step of it is missing. */
 export function lookup(scope: Record<string, unknown>, path: PathSegment[]): unknown {
   let current: unknown = scope;
@@ -110,12 +158,19 @@ export function evaluateProp(value: unknown, scope: Record<string, unknown>, fie
  * for built-in steps, the runner for sandboxed ones; the same rules either way.
  * Throws a ValidationError naming `<field>.props.<prop>` and the step.
  */
-export function evaluateStepProps(props: Record<string, unknown>, steps: Record<string, unknown>, step: { name: string; field: string }): Record<string, unknown> {
+export function evaluateStepProps(
+  props: Record<string, unknown>,
+  steps: Record<string, unknown>,
+  step: { name: string; field: string },
+  env: Record<string, string> = {},
+): Record<string, unknown> {
   const evaluated: Record<string, unknown> = {};
+  // A prototype-less copy: `process.env.constructor` must be an unknown name, not Object's.
+  const scope = { steps, process: { env: Object.assign(Object.create(null) as Record<string, string>, env) } };
   for (const [name, value] of Object.entries(props)) {
     const field = `${step.field}.props.${name}`;
     try {
-      evaluated[name] = evaluateProp(value, { steps }, field);
+      evaluated[name] = evaluateProp(value, scope, field);
     } catch (error) {
       if (error instanceof ValidationError) throw new ValidationError(field, `Step "${step.name}": ${error.message}`);
       throw error;
@@ -132,16 +187,28 @@ function evaluateString(value: string, scope: Record<string, unknown>, field: st
   } catch (error) {
     throw new ValidationError(field, `The expression in ${field} cannot be read: ${(error as Error).message}.`);
   }
-  if (template.whole) {
-    const part = template.parts[0] as { path: PathSegment[] };
-    return lookup(scope, part.path);
-  }
+  const read = (part: { path: PathSegment[]; source: string }) => (part.path[0] === "process" ? readEnv(scope, part, field) : lookup(scope, part.path));
+  if (template.whole) return read(template.parts[0] as { path: PathSegment[]; source: string });
   return template.parts
     .map((part) => {
       if ("text" in part) return part.text;
-      const found = lookup(scope, part.path);
+      const found = read(part);
       if (found === undefined || found === null) return "";
       return typeof found === "string" ? found : JSON.stringify(found);
     })
     .join("");
+}
+
+/** An environment variable the expression names; an unknown one (or any other `process` path) is a ValidationError naming it. */
+function readEnv(scope: Record<string, unknown>, part: { path: PathSegment[]; source: string }, field: string): string {
+  const name = envNameOf(part.path);
+  if (name === null) throw new ValidationError(field, `The expression {{${part.source}}} in ${field} is not one Runnel knows: write {{process.env.NAME}} to read your environment variable NAME.`);
+  const env = (scope.process as { env?: Record<string, string> } | undefined)?.env ?? {};
+  if (!Object.hasOwn(env, name)) {
+    throw new ValidationError(
+      field,
+      `The expression {{${part.source}}} in ${field} reads the environment variable ${name}, which you do not have. Set it (runnel env set ${name} <value>, or PUT /v1/env/${name}), then replay the run.`,
+    );
+  }
+  return env[name]!;
 }

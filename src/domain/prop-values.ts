@@ -78,6 +78,13 @@ export function optionValue(option: PropOption): unknown {
   return typeof option === "object" ? option.value : option;
 }
 
+/** The options a prop allows, the first ten, for a message. */
+export function optionsList(prop: { options?: readonly PropOption[] | undefined }): string {
+  const options = prop.options ?? [];
+  const allowed = options.slice(0, 10).map((option) => JSON.stringify(optionValue(option)));
+  return `${allowed.join(", ")}${options.length > 10 ? ", …" : ""}`;
+}
+
 /** Whether `value` is one of the options' values (JSON-equal, so object values compare by content). */
 export function isAmongOptions(value: unknown, options: readonly PropOption[]): boolean {
   const text = JSON.stringify(value);

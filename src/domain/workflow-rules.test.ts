@@ -40,6 +40,11 @@ describe("validateWorkflowInput", () => {
     expect(input.settings).toEqual({ errorNotifications: false, errorRetention: 500 });
   });
 
+  it("takes environment variables ({{process.env.NAME}}), alone or inside text", () => {
+    const steps = [step("a", { token: "{{process.env.API_TOKEN}}", url: "https://{{process.env.HOST_1}}/x" })];
+    expect(validateWorkflowInput({ ...valid, steps }).steps[0]!.props).toEqual(steps[0]!.props);
+  });
+
   it("takes a workflow without trigger: it runs on what it subscribes to", () => {
     expect(validateWorkflowInput({ ...valid, trigger: undefined }).trigger).toEqual({ kind: "none" });
   });
@@ -61,6 +66,9 @@ describe("validateWorkflowInput", () => {
     [{ ...valid, steps: [step("a", { x: "{{steps.b.value}}" }), step("b")] }, "steps[0].props.x"],
     [{ ...valid, steps: [step("a", { x: ["ok", "{{ 1 + 1 }}"] })] }, "steps[0].props.x[1]"],
     [{ ...valid, steps: [step("a", { x: "{{env.SECRET}}" })] }, "steps[0].props.x"],
+    [{ ...valid, steps: [step("a", { x: "{{process.env}}" })] }, "steps[0].props.x"],
+    [{ ...valid, steps: [step("a", { x: "{{process.env.TOKEN.length}}" })] }, "steps[0].props.x"],
+    [{ ...valid, steps: [step("a", { x: "{{process.argv}}" })] }, "steps[0].props.x"],
     [{ ...valid, respond: "later" }, "respond"],
     [{ ...valid, settings: { error_retention: 0 } }, "settings.error_retention"],
     [{ ...valid, settings: { error_notifications: "no" } }, "settings.error_notifications"],

@@ -1,6 +1,7 @@
 import { describeValue } from "./describe-value.js";
 import { ValidationError } from "./errors.js";
-import { hasExpressions, parseTemplate } from "./expressions.js";
+import { ENV_NAME } from "./env-vars.js";
+import { envNameOf, hasExpressions, parseTemplate } from "./expressions.js";
 
 /**
  * A workflow as the API and the file form describe it, checked: every error
@@ -109,7 +110,7 @@ function validateStep(value: unknown, field: string): StepInput {
   return { name, props, key: text(step.key, `${field}.key`) };
 }
 
-/** Expressions may read the trigger and the steps before this one only. */
+/** Expressions may read the trigger and the steps before this one, and the owner's environment variables (`process.env.NAME`). */
 function checkReferences(step: StepInput, index: number, steps: StepInput[]): void {
   const earlier = new Set(["trigger", ...steps.slice(0, index).map((candidate) => candidate.name)]);
   const visit = (value: unknown, field: string): void => {
@@ -122,9 +123,13 @@ function checkReferences(step: StepInput, index: number, steps: StepInput[]): vo
       }
       for (const part of parts) {
         if (!("path" in part)) continue;
+        if (part.path[0] === "process") {
+          checkEnvReference(part, field);
+          continue;
+        }
         const [root, stepName] = part.path;
         if (root !== "steps" || typeof stepName !== "string") {
-          throw new ValidationError(field, `The expression {{${part.source}}} in ${field} must start with steps.<step name> (like steps.trigger.event).`);
+          throw new ValidationError(field, `The expression {{${part.source}}} in ${field} must start with steps.<step name> (like steps.trigger.event), or be process.env.<NAME> (an environment variable).`);
         }
         if (!earlier.has(stepName)) {
           throw new ValidationError(field, `The expression {{${part.source}}} in ${field} reads step "${stepName}", which does not run before this step.`);
@@ -134,6 +139,14 @@ function checkReferences(step: StepInput, index: number, steps: StepInput[]): vo
     else if (value && typeof value === "object") for (const [key, item] of Object.entries(value)) visit(item, `${field}.${key}`);
   };
   visit(step.props, `steps[${index}].props`);
+}
+
+/** `{{process.env.NAME}}` and nothing more: the value is text, with no fields to read. Whether NAME is set is known at run time. */
+function checkEnvReference(part: { path: Array<string | number>; source: string }, field: string): void {
+  const name = envNameOf(part.path);
+  if (name === null || !ENV_NAME.test(name)) {
+    throw new ValidationError(field, `The expression {{${part.source}}} in ${field} must be {{process.env.NAME}}, NAME an environment variable's name (letters, digits and _, not starting with a digit).`);
+  }
 }
 
 function validateSettings(value: unknown): WorkflowSettings {

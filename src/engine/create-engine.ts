@@ -36,6 +36,7 @@ import { WorkflowsService } from "./workflows/workflows-service.js";
 import { SourceListener } from "./listeners/source-listener.js";
 import { WebhookSender } from "./webhooks/webhook-sender.js";
 import { WebhooksService } from "./webhooks/webhooks-service.js";
+import { EnvVarsService } from "./env-vars.js";
 import { DEFAULT_WEBHOOK_RETRY, type WebhookRetryPolicy } from "../domain/webhooks.js";
 
 export interface EngineOptions {
@@ -77,6 +78,8 @@ export interface Engine {
   webhooks: WebhooksService;
   /** The user's named data stores (`data_store` props), for the API and for components. */
   dataStores: DataStoresService;
+  /** Each user's environment variables, which steps receive as `{{process.env.NAME}}`. */
+  envVars: EnvVarsService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
   /** Carries out the `$.send.*` calls of recorded runs from the send outbox; started by the server. */
@@ -132,7 +135,8 @@ export function createEngine(options: EngineOptions): Engine {
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
+  const envVars = new EnvVarsService({ store, secrets });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
   const listeners = {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
@@ -165,6 +169,7 @@ export function createEngine(options: EngineOptions): Engine {
     subscriptions,
     webhooks,
     dataStores,
+    envVars,
     worker,
     sender,
     mailer,

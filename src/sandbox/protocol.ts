@@ -13,6 +13,7 @@
  * Runner files import this file for types only: at run time the runner
  * folder must not need anything outside itself (see runner-entry.ts).
  */
+import type { StepPropCheck } from "../domain/step-prop-checks.js";
 import type { HttpResponse } from "./http-response.js";
 import type { SandboxError } from "./sandbox-error.js";
 
@@ -42,6 +43,8 @@ export type ComponentCall =
       context: StepContext;
       /** The workflow does not answer its HTTP caller itself (`respond: "immediately"`): a `$.respond()` is ignored with a log line. */
       platformAnswers?: boolean;
+      /** The owner's environment variables that these steps' props name (`{{process.env.NAME}}`), and only those. */
+      env?: Record<string, string>;
     };
 
 /** A step of a `steps` call: which step of the workflow bundle, and its props as configured (expressions unevaluated). */
@@ -56,6 +59,8 @@ export interface ChainStep {
   dbProps?: string[] | undefined;
   /** The step's store when the run started. */
   db?: DbSnapshot | undefined;
+  /** What each prop holding an expression must be once evaluated. */
+  checks?: Record<string, StepPropCheck>;
 }
 
 /** One step of a `steps` call, reported as soon as it ends. */

@@ -8,6 +8,7 @@ import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../d
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
 import type { NewOutboxSend, OutboxSend, SendSettlement } from "../domain/durable-sends.js";
+import type { EnvVar } from "../domain/env-vars.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 
 /**
@@ -19,6 +20,8 @@ import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js
 export interface ResealCounts {
   sources: number;
   workflows: number;
+  /** Secret environment variables. */
+  envVars: number;
   webhooks: number;
   values: number;
 }
@@ -44,9 +47,10 @@ export interface Store {
 
   /**
    * Every sealed value kept (sources' configured props, workflow steps'
-   * props, webhooks' signing secrets) passed to `reseal`, which returns its
-   * replacement or null for a value that is not sealed; all replaced in one
-   * transaction. Counts the rows changed of each kind and the values.
+   * props, secret environment variables, webhooks' signing secrets) passed
+   * to `reseal`, which returns its replacement or null for a value that is
+   * not sealed; all replaced in one transaction. Counts the rows changed of
+   * each kind and the values.
    */
   resealSecrets(reseal: (value: string) => string | null): Promise<ResealCounts>;
   /**
@@ -248,6 +252,15 @@ export interface Store {
   recordWebhookAttempt(record: WebhookDelivery, retryAt: number | null): Promise<void>;
   /** What became of the events sent to the owner's webhook, newest first, cursor-paged by id. */
   listWebhookDeliveries(ownerId: string, webhookId: string, page: PageRequest): Promise<PageSlice<WebhookDelivery>>;
+
+  /** Creates or replaces the owner's variable of that name (its created_at kept on replace). */
+  putEnvVar(envVar: EnvVar): Promise<EnvVar>;
+  /** The owner's variables, by name. */
+  listEnvVars(ownerId: string): Promise<EnvVar[]>;
+  /** The owner's variables of these names (those that exist). */
+  findEnvVars(ownerId: string, names: string[]): Promise<EnvVar[]>;
+  /** False when the owner has no variable of that name. */
+  deleteEnvVar(ownerId: string, name: string): Promise<boolean>;
 
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;

@@ -26,8 +26,12 @@ describe("OpenAPI document", () => {
         "/v1/orgs/{org_id}/sources",
         "/sse/{id}/emits",
         "/sse/{id}/observations",
+        "/v1/env",
+        "/v1/env/{name}",
       ]),
     );
+    expect(Object.keys(response.body.paths["/v1/env/{name}"]).sort()).toEqual(["delete", "put"]);
+    expect(response.body.paths["/v1/env/{name}"].put.requestBody).toBeDefined();
     expect(response.body.paths["/v1/users"].post.requestBody).toBeDefined();
     expect(response.body.components.securitySchemes.bearerAuth).toEqual({ type: "http", scheme: "bearer" });
   });

@@ -21,6 +21,7 @@ import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
  */
 const SOURCE_SECRET = "rotate-source-secret-1f2e3d";
 const STEP_SECRET = "rotate-step-secret-9a8b7c";
+const ENV_SECRET = "rotate-env-secret-5d4c3b";
 const SOURCE = `module.exports = { name: "keeps a token", version: "0.1.0", props: { http: { type: "$.interface.http", customResponse: true }, token: { type: "string", secret: true } },
   run() { this.$emit({ answered: true }); this.http.respond({ status: 200, body: this.token }); } };`;
 /** The webhook receivers live on loopback: allowed, as an admin allows an internal host. */
@@ -48,13 +49,17 @@ async function seed(dataDir: string, env: Record<string, string> = {}) {
   const workflow = await createWorkflow(server, user.key, {
     name: "Rotated",
     trigger: { type: "http" },
-    steps: [{ name: "use", code: "export default defineComponent({ props: { key: { type: 'string', secret: true } }, run() { return this.key; } })", props: { key: STEP_SECRET } }],
+    steps: [
+      { name: "use", code: "export default defineComponent({ props: { key: { type: 'string', secret: true } }, run() { return this.key; } })", props: { key: STEP_SECRET } },
+      { name: "env", code: "export default defineComponent({ props: { token: { type: 'string' } }, run() { return this.token; } })", props: { token: "{{process.env.ROTATED_TOKEN}}" } },
+    ],
   });
+  expect((await call(server.url, "PUT", "/v1/env/ROTATED_TOKEN", { key: user.key, json: { value: ENV_SECRET, secret: true } })).status).toBe(200);
   const webhook = (await call(server.url, "POST", `/v1/webhooks?url=${encodeURIComponent(receiver.url)}&name=rotated`, { key: user.key, rawBody: "" })).body.data;
   expect(webhook.signing_secret).toMatch(/^whsec_/);
   expect((await call(server.url, "POST", `/v1/subscriptions?emitter_id=${source.id}&listener_id=${webhook.id}`, { key: user.key, rawBody: "" })).status).toBe(200);
   await server.close();
-  return { key: user.key, sourceId: source.id, workflowId: workflow.id, webhookId: webhook.id as string, signingSecret: webhook.signing_secret as string };
+  return { key: user.key, userId: user.id, sourceId: source.id, workflowId: workflow.id, webhookId: webhook.id as string, signingSecret: webhook.signing_secret as string };
 }
 
 async function secretsStillWork(dataDir: string, seeded: Awaited<ReturnType<typeof seed>>, env: Record<string, string> = {}): Promise<void> {
@@ -67,7 +72,7 @@ async function secretsStillWork(dataDir: string, seeded: Awaited<ReturnType<type
     const workflow = await call(server.url, "GET", `/v1/workflows/${seeded.workflowId}`, { key: seeded.key });
     await fetch(workflow.body.data.trigger.endpoint_url, { method: "POST" });
     const runs = await waitFor(() => runsOf(server, seeded.key, seeded.workflowId), (list) => list.some((run: any) => run.status !== "running"), "the run");
-    expect(runs[0].steps[0].$return_value).toBe(STEP_SECRET);
+    expect(runs[0].steps.map((step: { $return_value: unknown }) => step.$return_value)).toEqual([STEP_SECRET, ENV_SECRET]);
 
     // The source's event reached the webhook, signed with the secret shown at its creation: the sealed secret opened.
     const deliveries = await waitFor(
@@ -104,7 +109,7 @@ describe("rotating the master key", () => {
     const oldKey = Buffer.from((await readFile(join(dataDir, "master-key"), "utf8")).trim(), "hex");
     const result = await runCli(["admin", "rotate-master-key", "--data-dir", dataDir], { env: {} });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain("Re-sealed 3 secrets of 1 source, 1 workflow and 1 webhook with a new master key, written to");
+    expect(result.stderr).toContain("Re-sealed 4 secrets of 1 source, 1 workflow, 1 environment variable and 1 webhook with a new master key, written to");
     expect(result.stdout).toBe("");
     const newKey = Buffer.from((await readFile(join(dataDir, "master-key"), "utf8")).trim(), "hex");
     expect(newKey.equals(oldKey)).toBe(false);
@@ -112,6 +117,15 @@ describe("rotating the master key", () => {
     const sample = await sealedSample(dataDir);
     expect(() => new SecretBox(oldKey).open(sample)).toThrow();
     expect(new SecretBox(newKey).open(sample)).toMatch(/rotate-(source|step)-secret/);
+    // The secret environment variable too: the step that reads it gets it (secretsStillWork), and only the new key opens it.
+    const store = await openStore({ databaseUrl: null, dataDir });
+    try {
+      const [envVar] = await store.findEnvVars(seeded.userId, ["ROTATED_TOKEN"]);
+      expect(() => new SecretBox(oldKey).open(envVar!.value)).toThrow();
+      expect(new SecretBox(newKey).open(envVar!.value)).toBe(ENV_SECRET);
+    } finally {
+      await store.close();
+    }
     await secretsStillWork(dataDir, seeded);
   });
 

@@ -8,14 +8,19 @@ import { deploySource } from "../helpers/sources.js";
 import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
 
 /**
- * After a server has been given secrets (source and step secret props) and
+ * After a server has been given secrets (source and step secret props, a
+ * secret environment variable that a step reads) and
  * used API keys, nothing of them is in what the store keeps: the SQLite
  * file with its WAL and shared memory, or every row of every table of the
  * PostgreSQL schema.
  */
-const secretValues = () => ({ source: `scan-source-secret-${randomBytes(6).toString("hex")}`, step: `scan-step-secret-${randomBytes(6).toString("hex")}` });
+const secretValues = () => ({
+  source: `scan-source-secret-${randomBytes(6).toString("hex")}`,
+  step: `scan-step-secret-${randomBytes(6).toString("hex")}`,
+  env: `scan-env-secret-${randomBytes(6).toString("hex")}`,
+});
 
-async function exercise(server: TestServer, values: { source: string; step: string }): Promise<string[]> {
+async function exercise(server: TestServer, values: ReturnType<typeof secretValues>): Promise<string[]> {
   const user = await createUser(server, "scanned");
   const extraKey = await call(server.url, "POST", "/v1/users/me/api_keys", { key: user.key, json: { name: "second" } });
   const source = await deploySource(server, user.key, {
@@ -28,11 +33,16 @@ async function exercise(server: TestServer, values: { source: string; step: stri
   const workflow = await createWorkflow(server, user.key, {
     name: "Scanned",
     trigger: { type: "http" },
-    steps: [{ name: "use", code: `export default defineComponent({ props: { key: { type: "string", secret: true } }, run() { return this.key.length; } })`, props: { key: values.step } }],
+    steps: [
+      { name: "use", code: `export default defineComponent({ props: { key: { type: "string", secret: true } }, run() { return this.key.length; } })`, props: { key: values.step } },
+      { name: "env", code: `export default defineComponent({ props: { token: { type: "string" } }, run() { return this.token.length; } })`, props: { token: "{{process.env.SCAN_TOKEN}}" } },
+    ],
   });
+  expect((await call(server.url, "PUT", "/v1/env/SCAN_TOKEN", { key: user.key, json: { value: values.env, secret: true } })).status).toBe(200);
   await fetch(workflow.trigger.endpoint_url, { method: "POST", body: "x" });
-  await waitFor(() => runsOf(server, user.key, workflow.id), (runs) => runs.length === 1 && runs[0].steps[0].$return_value === values.step.length, "the run that used the step's secret");
-  return [values.source, values.step, server.adminKey, user.key, extraKey.body.data.key];
+  const runs = await waitFor(() => runsOf(server, user.key, workflow.id), (listed) => listed.length === 1 && listed[0].status !== "running", "the run that used the secrets");
+  expect(runs[0].steps.map((step: { $return_value: unknown }) => step.$return_value)).toEqual([values.step.length, values.env.length]);
+  return [values.source, values.step, values.env, server.adminKey, user.key, extraKey.body.data.key];
 }
 
 function expectNone(haystack: Buffer, needles: string[]): void {

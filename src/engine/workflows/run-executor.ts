@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import { evaluateStepProps } from "../../domain/expressions.js";
+import { envNamesIn, evaluateStepProps } from "../../domain/expressions.js";
+import { stepPropChecks } from "../../domain/step-prop-checks.js";
 import { sendRecord } from "../../domain/send-records.js";
 import { sendIdempotencyKey, type NewOutboxSend, type OutboxSendType } from "../../domain/durable-sends.js";
 import type { SavedComponent } from "../../domain/sources.js";
@@ -38,6 +39,8 @@ export interface RunExecutorOptions {
   limits: RunLimits;
   /** Opens sealed secret step props, just before the steps run. */
   secrets: SecretBox;
+  /** The owner's environment variables of these names (those that exist), for `{{process.env.NAME}}` in step props. */
+  envVars: { resolve(ownerId: string, names: readonly string[]): Promise<Record<string, string>> };
   /** Told which workflow runs which bundle, so that a fault after a run reaches the workflow's logs. */
   lateFaults?: LateFaults;
   /** A delivery whose runs were cut off this many times by their process dying is not run again (RUNNEL_MAX_RUN_INTERRUPTIONS). Default 3. */
@@ -54,6 +57,8 @@ export interface RunExecutorOptions {
  */
 interface PreparedWorkflow {
   chainSteps: Array<ChainStep | null>;
+  /** For each step, the environment variables its props read: only these are resolved, and sent only with the call that runs it. */
+  envNames: string[][];
   bundle: ComponentBundle | null;
   /** Steps with a `$.service.db` prop: their stores are read before the runs. */
   dbStepIds: string[];
@@ -164,9 +169,11 @@ export class RunExecutor {
     const chainSteps: PreparedWorkflow["chainSteps"] = [];
     const dbStepIds: string[] = [];
     const dataStores = new Set<string>();
+    const envNames: string[][] = [];
     for (const [index, step] of workflow.steps.entries()) {
       if (step.componentId === null) {
         chainSteps.push(null);
+        envNames.push(envNamesIn(step.props));
         continue;
       }
       const saved = await store.findComponent(workflow.ownerId, step.componentId);
@@ -179,11 +186,12 @@ export class RunExecutor {
       // Sealed secrets are opened here, into the prepared (in-memory) workflow only.
       const opened = openSecrets({ ...props, ...step.props }, this.options.secrets);
       for (const name of dataStoreNames(validated, opened)) dataStores.add(name);
-      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: opened, field: `steps[${index}]`, ...(dbProps.length > 0 ? { dbProps } : {}) });
+      chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: opened, field: `steps[${index}]`, checks: stepPropChecks(validated, opened), ...(dbProps.length > 0 ? { dbProps } : {}) });
+      envNames.push(envNamesIn(opened));
       sandboxed.push(saved);
     }
     const bundle = sandboxed.length > 0 ? await workflowBundle(this.options.bundleFiles, workflow.ownerId, sandboxed) : null;
-    return { chainSteps, bundle, dbStepIds, dataStores: [...dataStores] };
+    return { chainSteps, bundle, dbStepIds, dataStores: [...dataStores], envNames };
   }
 
   /**
@@ -197,6 +205,8 @@ export class RunExecutor {
     const startedAt = this.now();
     const steps = (prepared.chainSteps.slice(from, to) as ChainStep[]).map((step) => (step.dbProps ? { ...step, db: stores[step.id] ?? {} } : step));
     this.options.lateFaults?.remember(workflow.ownerId, prepared.bundle!.id, workflow.id);
+    // Read now, for this batch: a variable changed since the last one is seen; one not set is left out, and the step that reads it fails naming it.
+    const env = await this.options.envVars.resolve(workflow.ownerId, [...new Set(prepared.envNames.slice(from, to).flat())]);
     const requests: InvokeRequest[] = runs.map((run) => ({
       bundle: prepared.bundle!,
       call: {
@@ -205,6 +215,7 @@ export class RunExecutor {
         scope: run.scope,
         // Without respond: "workflow" the platform answers the caller, and the runner tells a $.respond() so.
         platformAnswers: workflow.respond !== "workflow",
+        ...(Object.keys(env).length > 0 ? { env } : {}),
         context: { deadline: startedAt + timeoutMs, run: { runs: run.delivery.attempts }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
       },
       props: {},
@@ -285,6 +296,7 @@ export class RunExecutor {
   /** A built-in action (Runnel's own code), run here for each run, its props evaluated against what the run has so far. */
   private async runBuiltin(workflow: Workflow, index: number, runs: RunState[]): Promise<void> {
     const step = workflow.steps[index]!;
+    const env = await this.options.envVars.resolve(workflow.ownerId, envNamesIn(step.props));
     for (const run of runs) {
       const startedAt = this.now();
       const failed = (code: RunErrorCode, failure: { name: string; message: string; stack?: string | undefined }) => {
@@ -293,7 +305,7 @@ export class RunExecutor {
       };
       let props: Record<string, unknown>;
       try {
-        props = evaluateStepProps(step.props, run.scope, { name: step.name, field: `steps[${index}]` });
+        props = evaluateStepProps(step.props, run.scope, { name: step.name, field: `steps[${index}]` }, env);
       } catch (error) {
         failed("ConfigurationError", { name: "ConfigurationError", message: (error as Error).message });
         continue;

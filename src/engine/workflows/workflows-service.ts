@@ -1,3 +1,4 @@
+import { validateConfiguredProps } from "../../domain/configured-props.js";
 import { ConflictError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import { newId } from "../../domain/ids.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
@@ -10,7 +11,7 @@ import type { ComponentLoader, LoadedComponent } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import { storeUnderFreeSlug } from "../free-slug.js";
 import { isSealed, type SecretBox } from "../secrets.js";
-import { sealStepSecrets } from "../sources/props.js";
+import { openSecrets, sealStepSecrets } from "../sources/props.js";
 import type { SourcesService } from "../sources/service.js";
 import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
 import { replayErrors, type ReplayFilter, type Replayed } from "./error-replay.js";
@@ -271,7 +272,12 @@ export class WorkflowsService {
   private async saveSteps(ownerId: string, inputs: StepInput[], current: WorkflowStep[]): Promise<WorkflowStep[]> {
     const idsByName = new Map(current.map((step) => [step.name, step.id]));
     const storedByName = new Map(current.map((step) => [step.name, step.props]));
-    const sealed = (loaded: LoadedComponent, input: StepInput) => sealStepSecrets(loaded.validated, input.props, storedByName.get(input.name) ?? {}, this.options.secrets);
+    // Secrets sealed (kept ones included), then every value checked against its prop, as a source's are on deploy.
+    const sealed = (loaded: LoadedComponent, input: StepInput, index: number) => {
+      const props = sealStepSecrets(loaded.validated, input.props, storedByName.get(input.name) ?? {}, this.options.secrets);
+      validateConfiguredProps(loaded.validated, openSecrets(props, this.options.secrets), { field: `steps[${index}].props`, step: input.name });
+      return props;
+    };
     const at = this.now();
     const steps: WorkflowStep[] = [];
     for (const [index, input] of inputs.entries()) {
@@ -282,11 +288,11 @@ export class WorkflowsService {
           continue;
         }
         const action = await this.resolveKey(ownerId, input.key, index);
-        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: sealed(action, input) });
+        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: sealed(action, input, index) });
         continue;
       }
       const loaded = await this.options.loader.save(ownerId, { component_code: input.code, filename: input.filename }, { asStep: true, field: `steps[${index}].code` });
-      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: sealed(loaded, input) });
+      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: sealed(loaded, input, index) });
     }
     return steps;
   }

@@ -6,6 +6,7 @@
  * (`step-done`); the chain stops at the first step that fails or exits.
  */
 import { evaluateStepProps } from "../../domain/expressions.js";
+import { checkEvaluatedProps } from "../../domain/step-prop-checks.js";
 import { stepResults } from "../../domain/workflows.js";
 import type { ChainStep, StepContext } from "../protocol.js";
 import type { SandboxError } from "../sandbox-error.js";
@@ -22,6 +23,8 @@ export interface StepsCall {
   context: StepContext;
   /** The platform answers the run's HTTP caller: a $.respond() is ignored with a log line. */
   platformAnswers?: boolean | undefined;
+  /** The environment variables these steps' props name; read by `{{process.env.NAME}}` only, never put in `process.env`. */
+  env?: Record<string, string> | undefined;
 }
 
 export interface ChainDependencies {
@@ -34,10 +37,14 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** The step's props, evaluated; an expression that cannot be read fails the step as a ConfigurationError naming the prop. */
-function evaluateProps(step: ChainStep, scope: Record<string, unknown>): Record<string, unknown> | SandboxError {
+/**
+ * The step's props, evaluated and checked against their props; an expression
+ * that cannot be read, names an unknown variable or gives a value that does
+ * not fit fails the step as a ConfigurationError naming the prop.
+ */
+function evaluateProps(step: ChainStep, scope: Record<string, unknown>, env: Record<string, string> | undefined): Record<string, unknown> | SandboxError {
   try {
-    return evaluateStepProps(step.props, scope, step);
+    return checkEvaluatedProps(step, step.props, evaluateStepProps(step.props, scope, step, env), step.checks);
   } catch (thrown) {
     const message = thrown instanceof Error ? thrown.message : String(thrown);
     return { code: "ConfigurationError", name: "ConfigurationError", message };
@@ -62,7 +69,7 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     let value: unknown;
     let error: SandboxError | undefined;
     const target = deps.load(step.index);
-    const props = "error" in target ? target.error : evaluateProps(step, scope);
+    const props = "error" in target ? target.error : evaluateProps(step, scope, chain.env);
     // Each step has a store of its own (kept by the host per workflow step), not the call's.
     const db = step.dbProps && step.dbProps.length > 0 ? new DbStore(step.db ?? {}) : undefined;
     if ("code" in props) error = props as SandboxError;

@@ -12,6 +12,7 @@ import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
 import { sendOutboxQueries } from "./send-outbox-queries.js";
+import { envVarQueries } from "./env-var-queries.js";
 import { webhookQueries } from "./webhook-queries.js";
 import { dataStoreQueries } from "./data-store-queries.js";
 import { stepStoreQueries } from "./step-store-queries.js";
@@ -56,5 +57,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...webhookQueries(options),
     ...dataStoreQueries(options),
     ...stepStoreQueries(options),
+    ...envVarQueries(options),
   };
 }

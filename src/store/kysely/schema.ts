@@ -24,6 +24,7 @@ export interface Database {
   data_stores: DataStoreRow;
   data_store_records: DataStoreRecordRow;
   send_outbox: SendOutboxRow;
+  env_vars: EnvVarRow;
 }
 
 export interface UserRow {
@@ -292,4 +293,13 @@ export interface SendOutboxRow {
   claimed_by: string | null;
   last_error: string | null;
   created_at: number;
+}
+export interface EnvVarRow {
+  owner_id: string;
+  name: string;
+  /** Sealed (`enc:v1:…`) when secret. */
+  value: string;
+  secret: number;
+  created_at: number;
+  updated_at: number;
 }

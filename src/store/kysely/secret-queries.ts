@@ -20,7 +20,7 @@ function resealProps(props: Record<string, unknown>, reseal: (value: string) => 
 
 /**
  * Sealed values wherever they are kept (sources' configured props, workflow
- * steps' props, webhooks' signing secrets), for the master key's rotation:
+ * steps' props, secret environment variables, webhooks' signing secrets), for the master key's rotation:
  * all re-sealed in one transaction, so no value is ever left under a key
  * that is gone. A table that holds sealed values and is missing here would
  * be unreadable after a rotation (a webhook could no longer sign).
@@ -29,7 +29,7 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
   return {
     resealSecrets(reseal) {
       return db.transaction().execute(async (trx) => {
-        const counts: ResealCounts = { sources: 0, workflows: 0, webhooks: 0, values: 0 };
+        const counts: ResealCounts = { sources: 0, workflows: 0, envVars: 0, webhooks: 0, values: 0 };
         for (const row of await trx.selectFrom("sources").select(["id", "configured_props"]).execute()) {
           const props = fromJson<Record<string, unknown>>(row.configured_props) ?? {};
           const resealed = resealProps(props, reseal);
@@ -46,6 +46,13 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           await trx.updateTable("workflows").set({ steps: toJson(steps) }).where("id", "=", row.id).execute();
           counts.workflows += 1;
           counts.values += resealed;
+        }
+        for (const row of await trx.selectFrom("env_vars").select(["owner_id", "name", "value"]).where("secret", "=", 1).execute()) {
+          const resealed = reseal(row.value);
+          if (resealed === null) continue;
+          await trx.updateTable("env_vars").set({ value: resealed }).where("owner_id", "=", row.owner_id).where("name", "=", row.name).execute();
+          counts.envVars += 1;
+          counts.values += 1;
         }
         for (const row of await trx.selectFrom("webhooks").select(["id", "secret"]).execute()) {
           const resealed = reseal(row.secret);
@@ -74,7 +81,9 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           if (found !== undefined) return found as string;
         }
       }
-      // A data folder whose only secrets are webhooks' still tells which key is in force.
+      // A data folder whose only secrets are environment variables or webhooks' still tells which key is in force.
+      const envVar = await db.selectFrom("env_vars").select("value").where("secret", "=", 1).limit(1).executeTakeFirst();
+      if (envVar && isSealed(envVar.value)) return envVar.value;
       const webhook = await db.selectFrom("webhooks").select("secret").limit(1).executeTakeFirst();
       if (webhook && isSealed(webhook.secret)) return webhook.secret;
       return null;

@@ -13,6 +13,7 @@ import { deliveryClaimerMigration } from "./0011-delivery-claimer.js";
 import { webhooksMigration } from "./0012-webhooks.js";
 import { dataStoresMigration } from "./0013-data-stores.js";
 import { sendOutboxMigration } from "./0014-send-outbox.js";
+import { userEnvVarsMigration } from "./0015-user-env-vars.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0012-webhooks": webhooksMigration,
   "0013-data-stores": dataStoresMigration,
   "0014-send-outbox": sendOutboxMigration,
+  "0015-user-env-vars": userEnvVarsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
