@@ -216,6 +216,16 @@ describe("runnel workflow commands against a real server", () => {
     expect(described).toContain('         who = "{{steps.parse.$return_value}}"');
     expect(json(await cli("describe", greeter.id, "--json"))).toMatchObject({ id: greeter.id, name: "Greeter" });
 
+    // The workflow's own trigger is listed as its, and cannot be deleted on its own.
+    const sources = ok(await cli("list", "sources")).stdout;
+    expect(sources).toMatch(/│\s*greeter-trigger\s*│\s*yes\s*│\s*http:\S+\s*│\s*greeter\s*│/);
+    const trigger = json(await cli("describe", "greeter-trigger", "--json"));
+    expect(trigger.owned_by_workflow).toMatchObject({ id: greeter.id, name_slug: "greeter" });
+    const refused = await cli("delete", "greeter-trigger");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is the trigger of workflow "Greeter" (${greeter.id}) and cannot be deleted on its own: delete the workflow instead (runnel delete greeter)`);
+    expect(await post(greeter.endpoint, { name: "still" })).toBe(200);
+
     const failing = { id: failingId };
     const subscribed = json(await cli("subscribe", "--emitter", "greeter", "--listener", "failing", "--event", "$errors", "--json"));
     expect(subscribed).toMatchObject({ emitter_id: greeter.id, listener_id: failing.id, event_name: "$errors" });

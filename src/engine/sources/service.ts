@@ -1,7 +1,8 @@
 import type { ValidatedComponent } from "../../domain/component-rules.js";
-import { NotFoundError, SourceFailedError, ValidationError } from "../../domain/errors.js";
+import { ConflictError, NotFoundError, SourceFailedError, ValidationError } from "../../domain/errors.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../../domain/sources.js";
+import type { Workflow } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { Store } from "../../store/store.js";
 import type { ComponentInput, ComponentLoader } from "../component-loader.js";
@@ -92,6 +93,39 @@ export class SourcesService {
     } finally {
       this.endpoints.clear();
     }
+  }
+
+  /**
+   * The route's update: a workflow's own trigger is refused (409 naming the
+   * workflow), since changing it behind the workflow's back breaks it; the
+   * workflow changes it through `update`.
+   */
+  async updateUnowned(ownerId: string, idOrSlug: string, input: UpdateInput): Promise<DeployedSource> {
+    await this.refuseWorkflowTrigger(ownerId, idOrSlug, "changed");
+    return this.update(ownerId, idOrSlug, input);
+  }
+
+  /** The route's delete: a workflow's own trigger goes only with its workflow. */
+  async removeUnowned(ownerId: string, idOrSlug: string): Promise<void> {
+    await this.refuseWorkflowTrigger(ownerId, idOrSlug, "deleted");
+    return this.remove(ownerId, idOrSlug);
+  }
+
+  /** The workflow whose own (inline) trigger this source is, or null. */
+  async owningWorkflow(ownerId: string, sourceId: string): Promise<Workflow | null> {
+    const workflows = await this.options.store.workflowsTriggeredBy(ownerId, sourceId);
+    return workflows.find((workflow) => workflow.triggerOwned) ?? null;
+  }
+
+  private async refuseWorkflowTrigger(ownerId: string, idOrSlug: string, verb: "changed" | "deleted"): Promise<void> {
+    const source = await this.get(ownerId, idOrSlug);
+    const workflow = await this.owningWorkflow(ownerId, source.id);
+    if (!workflow) return;
+    const instead = verb === "deleted" ? `delete the workflow instead (runnel delete ${workflow.nameSlug})` : `change the workflow's trigger instead (edit its file and runnel deploy --update, or PUT /v1/workflows/${workflow.id})`;
+    throw new ConflictError(`Source ${source.nameSlug} (${source.id}) is the trigger of workflow "${workflow.name}" (${workflow.id}) and cannot be ${verb} on its own: ${instead}.`, {
+      workflow_id: workflow.id,
+      workflow_name: workflow.name,
+    });
   }
 
   get(ownerId: string, idOrSlug: string): Promise<DeployedSource> {
