@@ -110,6 +110,11 @@ export class ApiClient {
     return this.data<UserView>("GET", "/v1/users/me");
   }
 
+  /** Changes your own account (today: the e-mail address; null removes it). */
+  async updateMe(input: { email: string | null }): Promise<UserView> {
+    return this.data<UserView>("PATCH", "/v1/users/me", input);
+  }
+
   async createUser(input: { username: string; email?: string; admin?: boolean }): Promise<CreatedUserView> {
     return this.data<CreatedUserView>("POST", "/v1/users", input);
   }

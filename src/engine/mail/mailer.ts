@@ -1,5 +1,6 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "pino";
+import { SET_EMAIL_HINT } from "../../domain/accounts.js";
 import { newId } from "../../domain/ids.js";
 import type { MailKind, OutboxEntry } from "../../domain/outbox.js";
 import type { Store } from "../../store/store.js";
@@ -24,6 +25,9 @@ export interface OutgoingMail {
   kind: MailKind;
   workflowId?: string | null | undefined;
 }
+
+/** The outbox's note on a mail whose owner has no address. */
+const NO_ADDRESS = `Not sent: you have no e-mail address. ${SET_EMAIL_HINT}`;
 
 /** How long to wait for the SMTP server to accept a connection and greet. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -84,11 +88,16 @@ export class Mailer {
       kind: mail.kind,
       workflowId: mail.workflowId ?? null,
       status: "outbox",
-      error: null,
+      // A mail to nobody says so where its owner looks (the outbox), with what to do.
+      error: mail.to === null ? NO_ADDRESS : null,
       createdAt,
       sentAt: null,
     });
-    if (this.smtpUrl === null || entry.to === null || this.closed) return entry;
+    if (entry.to === null) {
+      this.logger.warn({ mailId: entry.id, ownerId: entry.ownerId, kind: entry.kind, workflowId: entry.workflowId }, `mail not sent: its owner has no e-mail address. ${SET_EMAIL_HINT}`);
+      return entry;
+    }
+    if (this.smtpUrl === null || this.closed) return entry;
 
     const delivery = this.deliver(entry);
     this.inFlight.add(delivery);
