@@ -149,7 +149,7 @@ describe("runnel workflow commands against a real server", () => {
     const errorId: string = errors.data[0].id;
 
     const listed = ok(await cli("errors", "failing"));
-    expect(listed.stdout).toMatch(new RegExp(`${errorId}\\s*│\\s*\\S+Z\\s*│\\s*UserError\\s*│\\s*${boom.id} \\(boom\\)\\s*│\\s*kaput 1`));
+    expect(listed.stdout).toMatch(new RegExp(`${errorId}\\s*│\\s*\\S+Z\\s*│\\s*UserError\\s*│\\s*boom \\(${boom.id}\\)\\s*│\\s*kaput 1`));
     expect(json(await cli("errors", workflow.id, "--json"))[0]).toMatchObject({ id: errorId, event: { error: { code: "UserError", cellId: boom.id } } });
 
     const all = ok(await cli("errors", "replay", "failing", "--all", "--code", "UserError", "--step", "boom"));
@@ -161,6 +161,7 @@ describe("runnel workflow commands against a real server", () => {
     expect(runs.stdout).toMatch(new RegExp(`${replay.id}\\s*│\\s*\\S+Z\\s*│\\s*error\\s*│\\s*\\d+ ms\\s*│\\s*UserError\\s*│\\s*${errorId}`));
     const detail = ok(await cli("runs", replay.id)).stdout;
     expect(detail).toContain(`  replay of: ${errorId}`);
+    expect(detail).toContain(`  workflow:  failing (${workflow.id})`);
     expect(detail).toContain("     error:   UserError: Error: kaput 1");
     expect(detail).toMatch(/^ {7}at /m);
 

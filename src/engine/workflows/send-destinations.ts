@@ -72,7 +72,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
           carried.push({ status: "failed", detail: message });
-          options.logger.warn({ workflowId: workflow.id, runId, type: send.type, err: error }, "a $.send destination failed");
+          options.logger.warn({ workflowId: workflow.id, workflowName: workflow.name, runId, type: send.type, err: error }, "a $.send destination failed");
           await log(workflow, `$.send.${send.type} of run ${runId} failed: ${message}`, "stderr").catch(() => undefined);
         }
       }
