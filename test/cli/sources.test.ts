@@ -128,7 +128,7 @@ describe("runnel source commands against a real server", () => {
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain("Nothing to update");
 
-    const deleted = await cli("delete", "echo-two");
+    const deleted = await cli("delete", "echo-two", "--yes");
     expect(deleted.code).toBe(0);
     expect(deleted.stdout).toBe(`Deleted source echo-two (${renamed.id}).\n`);
     const gone = await cli("describe", renamed.id);
