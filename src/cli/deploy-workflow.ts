@@ -28,7 +28,7 @@ export async function loadWorkflowFile(path: string, shownAs: string): Promise<{
   for (const ref of file.codeFiles) {
     const codePath = resolve(dirname(path), ref.path);
     const problem = (message: string) => new WorkflowFileError([{ file: shownAs, line: ref.line, field: ref.field, message }]);
-    if (!(await isFile(codePath))) throw problem(`no such file: ${ref.path} (paths are relative to ${shownAs}).`);
+    if (!(await isFile(codePath))) throw problem(`no such file: ${ref.path} (looked for ${codePath}; paths are relative to the folder of ${shownAs}).`);
     let bundled;
     try {
       bundled = await bundleFile(codePath);

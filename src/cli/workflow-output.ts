@@ -1,4 +1,5 @@
 import type { ErrorSummaryView, RunView, WorkflowView } from "../client/api-client.js";
+import { cutAtWord, errorHeadline } from "../domain/error-text.js";
 import { formatTime } from "./output.js";
 
 /** A workflow as a short block: the first line names it, then its trigger and steps with their ids. */
@@ -77,7 +78,7 @@ export function runLines(run: RunView, options: { valueChars?: number; stackLine
 }
 
 function errorLines(error: NonNullable<RunView["error"]>, stackLines: number): string[] {
-  const lines = [`     error:   ${error.code}: ${error.name ? `${error.name}: ` : ""}${error.msg}`];
+  const lines = [`     error:   ${error.code}: ${errorHeadline(error.name, error.msg)}`];
   // The stack's first line repeats the message; its frames say where.
   const frames = error.stack
     .split("\n")
@@ -106,7 +107,8 @@ export function formatDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
+/** One line of at most about `max` characters, cut at a word, saying how long the whole was. */
 function cut(text: string, max: number): string {
   const oneLine = text.replace(/\s*\n\s*/g, " ");
-  return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max)}… (${oneLine.length} characters)`;
+  return oneLine.length <= max ? oneLine : `${cutAtWord(oneLine, max)} (${oneLine.length} characters)`;
 }

@@ -1,3 +1,4 @@
+import { cutAtWord } from "../domain/error-text.js";
 import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
@@ -400,7 +401,7 @@ function toApiError(status: number, text: string): ApiError {
   } catch {
     // Not our JSON error body (a proxy in between, say): fall through.
   }
-  return new ApiError(status, "HttpError", `The server answered ${status}: ${text.slice(0, 200) || "(no body)"}`);
+  return new ApiError(status, "HttpError", `The server answered ${status}: ${cutAtWord(text, 200) || "(no body)"}`);
 }
 
 function describeFetchFailure(error: unknown): string {

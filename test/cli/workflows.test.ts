@@ -176,7 +176,8 @@ describe("runnel workflow commands against a real server", () => {
     const detail = ok(await cli("runs", replay.id)).stdout;
     expect(detail).toContain(`  replay of: ${errorId}`);
     expect(detail).toContain(`  workflow:  failing (${workflow.id})`);
-    expect(detail).toContain("     error:   UserError: Error: kaput 1");
+    // One "Error" is enough: the code says it failed, a plain Error's name adds nothing.
+    expect(detail).toContain("     error:   UserError: kaput 1");
     expect(detail).toMatch(/^ {7}at /m);
 
     const one = json(await cli("errors", "replay", "failing", errorId, "--json"));
@@ -214,6 +215,7 @@ describe("runnel workflow commands against a real server", () => {
     const missing = await cli("deploy", "flows/missing.yaml");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^flows\/missing\.yaml:4: steps\[0\]\.code_file: no such file: \.\/steps\/nope\.ts/m);
+    expect(missing.stderr).toContain(`(looked for ${join(dir, "flows", "steps", "nope.ts")}; paths are relative to the folder of flows/missing.yaml)`);
 
     // Nothing was created by any of them.
     const names = json(await cli("list", "workflows", "--json")).map((workflow: any) => workflow.name_slug);

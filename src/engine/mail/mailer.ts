@@ -1,3 +1,4 @@
+import { cutAtWord } from "../../domain/error-text.js";
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "pino";
 import { SET_EMAIL_HINT } from "../../domain/accounts.js";
@@ -158,7 +159,7 @@ export class Mailer {
     if (error && typeof error.code === "string" && !message.includes(error.code)) message = `${error.code}: ${message}`;
     for (const secret of this.secrets) message = message.split(secret).join("***");
     message = message.replace(/\s+/g, " ").trim() || "unknown SMTP error";
-    return message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
+    return cutAtWord(message, MAX_ERROR_LENGTH);
   }
 }
 

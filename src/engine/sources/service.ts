@@ -8,7 +8,8 @@ import type { Store } from "../../store/store.js";
 import type { ComponentInput, ComponentLoader } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import { ExpiringCache } from "../expiring-cache.js";
-import { describeError, type InvocationResult, type SourceInvoker } from "./invoker.js";
+import { errorHeadline } from "../../domain/error-text.js";
+import { type InvocationResult, type SourceInvoker } from "./invoker.js";
 import type { DeployInput, SourceLifecycle, UpdateInput } from "./lifecycle.js";
 import { openSecrets } from "./props.js";
 import type { SecretBox } from "../secrets.js";
@@ -157,7 +158,7 @@ export class SourcesService {
     if (!declared.remoteOptions) throw new ValidationError("prop", `Prop "${prop}" has no options.`);
     const configured = openSecrets(source.configuredProps, this.options.secrets);
     const result = await this.options.invoker.invoke(source, { kind: "options", prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } }, "options");
-    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${describeError(result.error!)}`);
+    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${errorHeadline(result.error!.name, result.error!.message)}`, { code: result.error!.code });
     return normalizeOptions(result.value);
   }
 

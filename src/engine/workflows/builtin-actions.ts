@@ -1,4 +1,5 @@
 import type { ErrorEventBody } from "../../domain/error-events.js";
+import { cutAtWord } from "../../domain/error-text.js";
 import type { Workflow, WorkflowStep } from "../../domain/workflows.js";
 
 /** What a built-in action gets: the same as a code step, run in the server (it is Runnel's own, trusted code). */
@@ -101,10 +102,3 @@ export function errorMail(body: ErrorEventBody, baseUrl: string, workflow: Named
   return { subject, text };
 }
 
-/** At most `max` characters, cut at a word boundary with an ellipsis: a subject stays readable. */
-function cutAtWord(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const head = text.slice(0, max - 1);
-  const space = head.lastIndexOf(" ");
-  return `${space > max / 2 ? head.slice(0, space) : head}…`;
-}
