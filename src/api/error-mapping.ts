@@ -93,5 +93,27 @@ function fromValidation(issues: ValidationIssue[], context: string): HttpError {
     });
   }
   const field = path.length > 0 ? path.join(".") : context;
+  const allowed = allowedValues(issues, issue.instancePath);
+  if (allowed.length > 0) {
+    const listed = allowed.map((value) => JSON.stringify(value));
+    const must = listed.length <= 2 ? listed.join(" or ") : `one of ${listed.slice(0, -1).join(", ")} or ${listed.at(-1)}`;
+    return httpError("ValidationError", `${field} must be ${must}.`, { field, location: context, allowed });
+  }
   return httpError("ValidationError", `${field} ${issue.message ?? "is not valid"}.`, { field, location: context });
+}
+
+/**
+ * The values a field may take, when what it failed was a constant or a list
+ * of them (a union of literals fails each branch's `const` in turn): named,
+ * rather than ajv's "must be equal to constant".
+ */
+function allowedValues(issues: ValidationIssue[], instancePath: string): unknown[] {
+  const allowed: unknown[] = [];
+  for (const issue of issues) {
+    if (issue.instancePath !== instancePath) continue;
+    if (issue.keyword === "const") allowed.push(issue.params.allowedValue);
+    else if (issue.keyword === "enum" && Array.isArray(issue.params.allowedValues)) allowed.push(...issue.params.allowedValues);
+    else if (issue.keyword !== "anyOf" && issue.keyword !== "oneOf") return [];
+  }
+  return [...new Set(allowed)];
 }

@@ -28,7 +28,7 @@ export async function loadWorkflowFile(path: string, shownAs: string): Promise<{
   for (const ref of file.codeFiles) {
     const codePath = resolve(dirname(path), ref.path);
     const problem = (message: string) => new WorkflowFileError([{ file: shownAs, line: ref.line, field: ref.field, message }]);
-    if (!(await isFile(codePath))) throw problem(`no such file: ${ref.path} (paths are relative to ${shownAs}).`);
+    if (!(await isFile(codePath))) throw problem(`no such file: ${ref.path} (looked for ${codePath}; paths are relative to the folder of ${shownAs}).`);
     let bundled;
     try {
       bundled = await bundleFile(codePath);
@@ -40,16 +40,28 @@ export async function loadWorkflowFile(path: string, shownAs: string): Promise<{
   return { file, body };
 }
 
+/** The file's workflow has the name of one that exists: whether to replace that one with the file (`--update`, or a yes at a prompt). */
+export type MayReplace = (existing: WorkflowView) => Promise<boolean>;
+
 /**
- * Creates the workflow, or updates the one the file pins (`id`) or the one
- * with the same name slug. A 400 naming a field becomes a WorkflowFileError
- * at that field's line.
+ * Creates the workflow, or updates the one the file pins (`id`: the file says
+ * it is that workflow), or the one with the same name slug when `mayReplace`
+ * allows it: a name alone never replaces a workflow silently. Null when it
+ * did not. A 400 naming a field becomes a WorkflowFileError at that field's line.
  */
-export async function deployWorkflow(client: ApiClient, loaded: { file: WorkflowFile; body: Record<string, unknown> }): Promise<{ workflow: WorkflowView; created: boolean }> {
+export async function deployWorkflow(
+  client: ApiClient,
+  loaded: { file: WorkflowFile; body: Record<string, unknown> },
+  mayReplace: MayReplace,
+): Promise<{ workflow: WorkflowView; created: boolean } | null> {
   const { file, body } = loaded;
   try {
-    const existing = file.id ?? (typeof body.name === "string" && body.name.trim() !== "" ? await findId(client, slugify(body.name)) : null);
-    if (existing) return { workflow: await client.updateWorkflow(existing, asUpdateBody(body) as WorkflowBody), created: false };
+    if (file.id) return { workflow: await client.updateWorkflow(file.id, asUpdateBody(body) as WorkflowBody), created: false };
+    const existing = typeof body.name === "string" && body.name.trim() !== "" ? await findByName(client, slugify(body.name)) : null;
+    if (existing) {
+      if (!(await mayReplace(existing))) return null;
+      return { workflow: await client.updateWorkflow(existing.id, asUpdateBody(body) as WorkflowBody), created: false };
+    }
     return { workflow: await client.createWorkflow(body as WorkflowBody), created: true };
   } catch (error) {
     if (error instanceof ApiError && error.status === 400) {
@@ -63,9 +75,9 @@ export async function deployWorkflow(client: ApiClient, loaded: { file: Workflow
   }
 }
 
-async function findId(client: ApiClient, slug: string): Promise<string | null> {
+async function findByName(client: ApiClient, slug: string): Promise<WorkflowView | null> {
   try {
-    return (await client.getWorkflow(slug)).id;
+    return await client.getWorkflow(slug);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return null;
     throw error;

@@ -42,3 +42,25 @@ export class Prompter {
     this.close();
   }
 }
+
+/** A yes/no question's streams: asked on stderr so that stdout stays data. */
+export interface ConfirmIo {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+}
+
+/**
+ * Asks a yes/no question on a terminal; "y" or "yes" is yes, anything else no.
+ * Without a terminal it never asks (a script must not hang, nor have its
+ * input taken for an answer): it fails, naming the flag that says yes.
+ */
+export async function confirm(io: ConfirmIo, question: string, flag: string): Promise<boolean> {
+  if (!io.stdin.isTTY) throw new Error(`${question} There is no terminal to ask on: pass ${flag} to go ahead.`);
+  const prompter = new Prompter(io.stdin, io.stderr);
+  try {
+    const answer = await prompter.ask(`${question} [y/N]`);
+    return /^y(es)?$/i.test(answer);
+  } finally {
+    prompter.done();
+  }
+}

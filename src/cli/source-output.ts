@@ -31,6 +31,8 @@ export function sourceLines(source: SourceView, options: { component?: boolean }
     `  name:      ${source.name}`,
     `  active:    ${source.active ? "yes" : `no (triggers do not run it; \`runnel update ${source.name_slug} --activate\` turns it on)`}`,
   ];
+  const workflow = source.owned_by_workflow;
+  if (workflow) lines.push(`  trigger of workflow ${workflow.name_slug} (${workflow.id}): it changes and goes with that workflow`);
   if (source.endpoint_url) lines.push(`  endpoint:  ${source.endpoint_url}`);
   const trigger = triggerOf(source);
   if (!source.endpoint_url && trigger !== "-") lines.push(`  timer:     ${trigger}`);

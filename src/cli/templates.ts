@@ -26,7 +26,7 @@ export function sourceTemplate(key: string, name: string, options: SourceTemplat
   } else if (options.timer) {
     body.push(`    this.$emit({ timestamp: event.timestamp${count} }, { summary: "timer tick" });`);
   } else {
-    body.push(`    // No trigger yet (init with --http or --timer): \`runnel run <name>\` runs it by hand.`, `    this.$emit({ event${count}, at: Date.now() }, { summary: "ran" });`);
+    body.push(`    // No trigger: \`runnel run <name>\` runs it by hand.`, `    this.$emit({ event${count}, at: Date.now() }, { summary: "ran" });`);
   }
   return [
     "export default {",

@@ -1,4 +1,5 @@
 import type { ErrorSummaryView, RunView, WorkflowView } from "../client/api-client.js";
+import { cutAtWord, errorHeadline } from "../domain/error-text.js";
 import { formatTime } from "./output.js";
 
 /** A workflow as a short block: the first line names it, then its trigger and steps with their ids. */
@@ -40,12 +41,12 @@ export function runRow(run: RunView): string[] {
 export const RUN_HEAD = ["run", "time", "status", "duration", "error / exit", "replay of"];
 
 /** One run in detail: each step's status and time, summary, return value (cut), exports, sends and what became of them, logs, and the error with the head of its stack. */
-export function runLines(run: RunView, options: { valueChars?: number; stackLines?: number } = {}): string[] {
+export function runLines(run: RunView, options: { valueChars?: number; stackLines?: number; workflowSlug?: string } = {}): string[] {
   const valueChars = options.valueChars ?? 300;
   const stackLines = options.stackLines ?? 6;
   const lines = [
     `${run.id}  ${run.status}  ${formatDuration(run.duration_ms)}`,
-    `  workflow:  ${run.workflow_id}`,
+    `  workflow:  ${options.workflowSlug ? `${options.workflowSlug} (${run.workflow_id})` : run.workflow_id}`,
     `  started:   ${formatMs(run.started_at_ms)}`,
     `  trigger:   event ${run.trigger.event_id} from ${run.trigger.emitter_id}`,
   ];
@@ -77,7 +78,7 @@ export function runLines(run: RunView, options: { valueChars?: number; stackLine
 }
 
 function errorLines(error: NonNullable<RunView["error"]>, stackLines: number): string[] {
-  const lines = [`     error:   ${error.code}: ${error.name ? `${error.name}: ` : ""}${error.msg}`];
+  const lines = [`     error:   ${error.code}: ${errorHeadline(error.name, error.msg)}`];
   // The stack's first line repeats the message; its frames say where.
   const frames = error.stack
     .split("\n")
@@ -90,12 +91,12 @@ function errorLines(error: NonNullable<RunView["error"]>, stackLines: number): s
 
 export const ERROR_HEAD = ["error", "time", "code", "step", "message"];
 
-/** One `$errors` item as a table row; the step is its cellId with the step's name when the workflow still has it. */
+/** One `$errors` item as a table row; the step is its name with its cellId beside it, or the cellId alone when the workflow no longer has it. */
 export function errorRow(error: ErrorSummaryView, stepNames: ReadonlyMap<string, string>): string[] {
   const detail = error.event?.error;
   const cellId = detail?.cellId ?? "-";
   const name = stepNames.get(cellId);
-  return [error.id, formatMs(error.indexed_at_ms), detail?.code ?? "-", name ? `${cellId} (${name})` : cellId, cut(detail?.msg ?? "-", 80)];
+  return [error.id, formatMs(error.indexed_at_ms), detail?.code ?? "-", name ? `${name} (${cellId})` : cellId, cut(detail?.msg ?? "-", 80)];
 }
 
 export function formatMs(ms: number | null): string {
@@ -106,7 +107,8 @@ export function formatDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
+/** One line of at most about `max` characters, cut at a word, saying how long the whole was. */
 function cut(text: string, max: number): string {
   const oneLine = text.replace(/\s*\n\s*/g, " ");
-  return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max)}… (${oneLine.length} characters)`;
+  return oneLine.length <= max ? oneLine : `${cutAtWord(oneLine, max)} (${oneLine.length} characters)`;
 }

@@ -1,3 +1,4 @@
+import { cutAtWord } from "../domain/error-text.js";
 import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
@@ -114,6 +115,11 @@ export class ApiClient {
 
   async me(): Promise<UserView> {
     return this.data<UserView>("GET", "/v1/users/me");
+  }
+
+  /** Changes your own account (today: the e-mail address; null removes it). */
+  async updateMe(input: { email: string | null }): Promise<UserView> {
+    return this.data<UserView>("PATCH", "/v1/users/me", input);
   }
 
   async createUser(input: { username: string; email?: string; admin?: boolean }): Promise<CreatedUserView> {
@@ -459,7 +465,7 @@ function toApiError(status: number, text: string): ApiError {
   } catch {
     // Not our JSON error body (a proxy in between, say): fall through.
   }
-  return new ApiError(status, "HttpError", `The server answered ${status}: ${text.slice(0, 200) || "(no body)"}`);
+  return new ApiError(status, "HttpError", `The server answered ${status}: ${cutAtWord(text, 200) || "(no body)"}`);
 }
 
 function describeFetchFailure(error: unknown): string {

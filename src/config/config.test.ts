@@ -23,6 +23,7 @@ describe("loadConfig", () => {
       npmRegistry: null,
       smtpUrl: null,
       mailFrom: "Runnel <runnel@localhost>",
+      adminEmail: null,
       sandboxNetwork: "policy",
       egressAllow: [],
       sandboxBubblewrap: "auto",
@@ -62,6 +63,11 @@ describe("loadConfig", () => {
   it("reads the npm registry and ends it with one slash", () => {
     expect(loadConfig({ RUNNEL_NPM_REGISTRY: "http://127.0.0.1:4873" }, {}, context).npmRegistry).toBe("http://127.0.0.1:4873/");
     expect(loadConfig({ RUNNEL_NPM_REGISTRY: "https://npm.example.com/repo//" }, {}, context).npmRegistry).toBe("https://npm.example.com/repo/");
+  });
+
+  it("reads the admin's e-mail address, and names the variable of one that is not an address", () => {
+    expect(loadConfig({ RUNNEL_ADMIN_EMAIL: " ops@example.com " }, {}, context).adminEmail).toBe("ops@example.com");
+    expect(() => loadConfig({ RUNNEL_ADMIN_EMAIL: "ops at example" }, {}, context)).toThrow(/^RUNNEL_ADMIN_EMAIL: expected an address like you@example.com/);
   });
 
   it("reads the SMTP URL and the sender", () => {

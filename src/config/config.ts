@@ -1,5 +1,6 @@
 import { DEFAULT_ADMISSION_LIMITS } from "../domain/admission-limits.js";
 import { isAbsolute, resolve } from "node:path";
+import { EMAIL_RULE, isValidEmail } from "../domain/accounts.js";
 import { createEgressPolicy, EgressAllowListError } from "../domain/egress-policy.js";
 
 /**
@@ -40,6 +41,8 @@ export interface RunnelConfig {
   readonly smtpUrl: string | null;
   /** The From of every mail Runnel sends. */
   readonly mailFrom: string;
+  /** RUNNEL_ADMIN_EMAIL: the admin's address, given to the admin made on first start (or to an admin that has none yet). */
+  readonly adminEmail: string | null;
   /**
    * What user code (and `$.send.http`) may connect to: "policy" (the public
    * internet and `egressAllow`, enforced outside the runner) or
@@ -122,6 +125,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
     smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),
     mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),
+    adminEmail: parseEmail(raw("RUNNEL_ADMIN_EMAIL")),
     sandboxNetwork: parseChoice(raw("RUNNEL_SANDBOX_NETWORK"), ["policy", "unrestricted"] as const, "policy"),
     egressAllow: parseEgressAllow(raw("RUNNEL_EGRESS_ALLOW")),
     maxRunInterruptions: parseInteger(raw("RUNNEL_MAX_RUN_INTERRUPTIONS"), 3, 1, 100),
@@ -281,6 +285,12 @@ function parseMailFrom({ variable, value }: RawValue, fallback: string): string 
   if (!value.includes("@") || /[\r\n]/.test(value)) {
     throw new ConfigError(variable, `expected a sender address like "Runnel <runnel@example.com>", got "${value}".`);
   }
+  return value;
+}
+
+function parseEmail({ variable, value }: RawValue): string | null {
+  if (value === undefined) return null;
+  if (!isValidEmail(value)) throw new ConfigError(variable, `expected ${EMAIL_RULE}, got "${value}".`);
   return value;
 }
 

@@ -52,6 +52,18 @@ export function isValidUsername(username: string): boolean {
   return USERNAME_REGEX.test(username);
 }
 
+export const EMAIL_RULE = "an address like you@example.com (no spaces, one @, a dot in the domain), at most 254 characters";
+
+const EMAIL_REGEX = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
+
+/** A plausible mail address: enough to catch a typo or a pasted name, not a proof that it receives mail. */
+export function isValidEmail(email: string): boolean {
+  return email.length <= 254 && EMAIL_REGEX.test(email);
+}
+
+/** What a user without an address is told, wherever a mail of theirs could not be sent (the outbox, the log). */
+export const SET_EMAIL_HINT = "Set your address with `runnel users update --email you@example.com` (or PATCH /v1/users/me {\"email\": …}); the admin's can also come from RUNNEL_ADMIN_EMAIL at the server's start.";
+
 /**
  * The one workspace (the hosted API's "org", `o_…`) each user has, as
  * clients of the hosted API expect: derived from the user's id, so it needs

@@ -24,7 +24,7 @@ export interface OutboxEntry {
   /** The workflow that sent it or that failed, when there is one. */
   workflowId: string | null;
   status: MailStatus;
-  /** Why delivery failed (the SMTP server's answer); null unless `failed`. */
+  /** Why it was not delivered: the SMTP server's answer (`failed`), or that its owner has no address (`outbox`, with how to set one); else null. */
   error: string | null;
   createdAt: number;
   sentAt: number | null;

@@ -1,3 +1,4 @@
+import { explainCronProblem } from "./cron-expression.js";
 import { describeValue } from "./describe-value.js";
 import { ValidationError } from "./errors.js";
 import { ENV_NAME } from "./env-vars.js";
@@ -69,7 +70,11 @@ function validateTrigger(value: unknown): TriggerInput {
       }
       return { kind: "timer", intervalSeconds: seconds };
     }
-    if (typeof trigger.cron === "string" && trigger.cron.trim() !== "") return { kind: "timer", cron: trigger.cron.trim() };
+    if (typeof trigger.cron === "string" && trigger.cron.trim() !== "") {
+      const problem = explainCronProblem(trigger.cron.trim());
+      if (problem !== null) throw new ValidationError("trigger.cron", `trigger.cron: ${problem}`);
+      return { kind: "timer", cron: trigger.cron.trim() };
+    }
     throw new ValidationError("trigger", 'A timer trigger needs intervalSeconds (like 60) or cron (like "0 * * * *").');
   }
   if (trigger.type !== undefined) {

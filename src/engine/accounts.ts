@@ -2,6 +2,8 @@ import {
   apiKeyPrefix,
   generateApiKeySecret,
   hashApiKeySecret,
+  EMAIL_RULE,
+  isValidEmail,
   isValidUsername,
   looksLikeApiKey,
   USERNAME_RULE,
@@ -73,12 +75,12 @@ export class Accounts {
    * secret, or a new one). Returns the secret to show once, or null when an
    * admin already exists.
    */
-  async bootstrapAdmin(secret: string = generateApiKeySecret()): Promise<{ user: User; secret: string } | null> {
+  async bootstrapAdmin(secret: string = generateApiKeySecret(), email: string | null = null): Promise<{ user: User; secret: string } | null> {
     const at = this.now();
     const created = await this.store.bootstrapAdmin({
       id: newId("user", at),
       username: ADMIN_USERNAME,
-      email: null,
+      email: email === null ? null : checkedEmail(email, "RUNNEL_ADMIN_EMAIL"),
       isAdmin: true,
       createdAt: at,
       key: { id: newId("apiKey", at), name: "admin (created on first start)", hash: hashApiKeySecret(secret), prefix: apiKeyPrefix(secret), createdAt: at },
@@ -94,17 +96,36 @@ export class Accounts {
     if (!isValidUsername(input.username)) {
       throw new ValidationError("username", `username must be ${USERNAME_RULE}; got "${input.username}".`);
     }
+    const email = input.email == null ? null : checkedEmail(input.email, "email");
     if (this.singleUserReason !== null) throw new ConflictError(this.singleUserReason);
     const at = this.now();
     const user = await this.store.createUser({
       id: newId("user", at),
       username: input.username,
-      email: input.email ?? null,
+      email,
       isAdmin: input.isAdmin ?? false,
       createdAt: at,
     });
     const issued = await this.issueKey(user.id, "first key");
     return { user, issued };
+  }
+
+  /** Sets or (null) clears the caller's own e-mail address: where error notices and `$.send.email` go. */
+  async updateOwnEmail(actor: Principal, email: string | null): Promise<User> {
+    const updated = await this.store.updateUserEmail(actor.user.id, email === null ? null : checkedEmail(email, "email"));
+    if (!updated) throw new NotFoundError("user", actor.user.id);
+    return updated;
+  }
+
+  /**
+   * The admin's address from RUNNEL_ADMIN_EMAIL, for an admin made before it
+   * was set: filled in only while the admin has none, so an address the
+   * admin chose is never overwritten. Returns the admin when it was set.
+   */
+  async fillAdminEmail(email: string): Promise<User | null> {
+    const admin = await this.store.findUserByUsername(ADMIN_USERNAME);
+    if (!admin || !admin.isAdmin || admin.email !== null) return null;
+    return this.store.updateUserEmail(admin.id, checkedEmail(email, "RUNNEL_ADMIN_EMAIL"));
   }
 
   createApiKey(actor: Principal, name: string | undefined): Promise<IssuedApiKey> {
@@ -141,4 +162,11 @@ export class Accounts {
     this.lastTouched.set(keyId, at);
     await this.store.touchApiKey(keyId, at);
   }
+}
+
+/** The address trimmed, or a 400 naming the field and what an address looks like. */
+function checkedEmail(email: string, field: string): string {
+  const trimmed = email.trim();
+  if (!isValidEmail(trimmed)) throw new ValidationError(field, `${field} must be ${EMAIL_RULE}; got "${email}".`);
+  return trimmed;
 }

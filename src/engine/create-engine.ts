@@ -131,6 +131,7 @@ export function createEngine(options: EngineOptions): Engine {
       return mailer.sendToOwner({ ...mail, kind: "error-notification" });
     },
     baseUrl: () => baseUrl,
+    findWorkflow: (ownerId, workflowId) => store.findWorkflow(ownerId, workflowId),
   });
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });

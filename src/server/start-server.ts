@@ -62,7 +62,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     // A rotation stopped half-way leaves the new key beside the old: the one that opens the store wins.
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
     const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, instanceId: await loadOrCreateInstanceId(config.dataDir) });
-    await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, logger, announce });
+    await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
     if (sealedNow > 0) {
       // The rows they replaced may linger in freed pages: rewritten away, once.
@@ -127,11 +127,19 @@ async function checkNetworkIsolation(sandbox: Sandbox, store: Store, logger: Log
   return reason;
 }
 
-async function bootstrapAdmin(options: { accounts: Engine["accounts"]; dataDir: string; logger: Logger; announce: (text: string) => void }) {
+async function bootstrapAdmin(options: { accounts: Engine["accounts"]; dataDir: string; adminEmail: string | null; logger: Logger; announce: (text: string) => void }) {
   const secret = generateApiKeySecret();
-  const path = await writeAdminKeyFile(options.dataDir, secret, async () => (await options.accounts.bootstrapAdmin(secret)) !== null);
-  if (!path) return;
-  options.logger.info({ keyFile: path }, "created the admin user and its API key");
+  const path = await writeAdminKeyFile(options.dataDir, secret, async () => (await options.accounts.bootstrapAdmin(secret, options.adminEmail)) !== null);
+  if (!path) {
+    // An admin made before RUNNEL_ADMIN_EMAIL was set gets it now, unless it chose an address itself.
+    const filled = options.adminEmail ? await options.accounts.fillAdminEmail(options.adminEmail) : null;
+    if (filled) options.logger.info({ email: filled.email }, "gave the admin the address in RUNNEL_ADMIN_EMAIL");
+    return;
+  }
+  options.logger.info({ keyFile: path, email: options.adminEmail }, "created the admin user and its API key");
+  if (!options.adminEmail) {
+    options.logger.warn("The admin has no e-mail address, so error notices stay in the outbox. Set one with `runnel users update --email you@example.com`, or RUNNEL_ADMIN_EMAIL.");
+  }
   options.announce(
     [
       "",

@@ -42,6 +42,8 @@ export interface Store {
   bootstrapAdmin(input: NewUser & { key: NewApiKeyFields }): Promise<{ user: User; key: ApiKey } | null>;
   findUser(userId: string): Promise<User | null>;
   findUserByUsername(username: string): Promise<User | null>;
+  /** Sets (or, with null, clears) the user's e-mail address; the user as it now is, or null when there is no such user. */
+  updateUserEmail(userId: string, email: string | null): Promise<User | null>;
   /** How many users exist (a server that cannot isolate user code's network serves one). */
   countUsers(): Promise<number>;
 

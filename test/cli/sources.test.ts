@@ -128,7 +128,7 @@ describe("runnel source commands against a real server", () => {
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain("Nothing to update");
 
-    const deleted = await cli("delete", "echo-two");
+    const deleted = await cli("delete", "echo-two", "--yes");
     expect(deleted.code).toBe(0);
     expect(deleted.stdout).toBe(`Deleted source echo-two (${renamed.id}).\n`);
     const gone = await cli("describe", renamed.id);
@@ -197,6 +197,18 @@ describe("runnel source commands against a real server", () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("exists already");
     expect(await readFile(join(dir, "my-hook", "my-hook.mjs"), "utf8")).toBe(code);
+
+    // With no flags, an HTTP source: it deploys with an endpoint that takes requests.
+    expect((await cli("init", "source", "Plain Hook")).code).toBe(0);
+    const plain = await readFile(join(dir, "plain-hook", "plain-hook.mjs"), "utf8");
+    expect(plain).toContain('http: { type: "$.interface.http" }');
+    const plainSource = json(await cli("deploy", "plain-hook/plain-hook.mjs", "--json"));
+    expect(await post(plainSource.endpoint_url, { hi: 3 })).toBe(200);
+    const timerOnly = await cli("init", "source", "Ticker", "--timer");
+    expect(timerOnly.code).toBe(0);
+    expect(await readFile(join(dir, "ticker", "ticker.mjs"), "utf8")).not.toContain("$.interface.http");
+    expect((await cli("init", "source", "By Hand", "--manual")).code).toBe(0);
+    expect(await readFile(join(dir, "by-hand", "by-hand.mjs"), "utf8")).toContain("props: {},");
 
     expect((await cli("init", "action", "Say Hi")).code).toBe(0);
     expect(await readFile(join(dir, "say-hi", "say-hi.mjs"), "utf8")).toContain('type: "action"');

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "../helpers/child.js";
+import { runCli, runCliOnTerminal, type CliResult } from "../helpers/child.js";
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
 
@@ -129,8 +129,22 @@ describe("runnel workflow commands against a real server", () => {
     expect(detail).toContain("     export:  length = 3");
     expect(detail).toMatch(/^ {7}\S+Z {2}shouting at bob$/m);
 
-    // Redeploying the same file updates that workflow: same id, same endpoint.
-    const again = ok(await cli("deploy", "flows/greeter.yaml"));
+    // Redeploying the same file never replaces the workflow silently: without a terminal it needs --update, and says so.
+    const refused = await cli("deploy", "flows/greeter.yaml");
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toContain(`A workflow named greeter exists already (${id}). Replace it with flows/greeter.yaml? There is no terminal to ask on: pass --update to go ahead.`);
+    expect(json(await cli("list", "workflows", "--json")).filter((workflow: any) => workflow.name === "Greeter")).toHaveLength(1);
+    // On a terminal it asks: "n" leaves the workflow as it was, "y" updates it.
+    const declined = await runCliOnTerminal(["deploy", "flows/greeter.yaml"], { env, cwd: dir, input: "n\n" });
+    expect(declined.stdout).toContain(`A workflow named greeter exists already (${id}). Replace it with flows/greeter.yaml? [y/N]: `);
+    expect(declined.stdout).toContain("Nothing was deployed.");
+    expect(declined.code).toBe(1);
+    const accepted = await runCliOnTerminal(["deploy", "flows/greeter.yaml"], { env, cwd: dir, input: "y\n" });
+    expect(accepted.stdout).toMatch(new RegExp(`^Updated workflow greeter \\(${id}\\)$`, "m"));
+    expect(accepted.code).toBe(0);
+    // With --update it updates that workflow without asking: same id, same endpoint.
+    const again = ok(await cli("deploy", "flows/greeter.yaml", "--update"));
     expect(again.stdout).toMatch(new RegExp(`^Updated workflow greeter \\(${id}\\)$`, "m"));
     expect(again.stdout).toContain(`  endpoint: ${endpoint}\n`);
     greeter = { id: id!, endpoint: endpoint! };
@@ -149,7 +163,7 @@ describe("runnel workflow commands against a real server", () => {
     const errorId: string = errors.data[0].id;
 
     const listed = ok(await cli("errors", "failing"));
-    expect(listed.stdout).toMatch(new RegExp(`${errorId}\\s*│\\s*\\S+Z\\s*│\\s*UserError\\s*│\\s*${boom.id} \\(boom\\)\\s*│\\s*kaput 1`));
+    expect(listed.stdout).toMatch(new RegExp(`${errorId}\\s*│\\s*\\S+Z\\s*│\\s*UserError\\s*│\\s*boom \\(${boom.id}\\)\\s*│\\s*kaput 1`));
     expect(json(await cli("errors", workflow.id, "--json"))[0]).toMatchObject({ id: errorId, event: { error: { code: "UserError", cellId: boom.id } } });
 
     const all = ok(await cli("errors", "replay", "failing", "--all", "--code", "UserError", "--step", "boom"));
@@ -161,7 +175,9 @@ describe("runnel workflow commands against a real server", () => {
     expect(runs.stdout).toMatch(new RegExp(`${replay.id}\\s*│\\s*\\S+Z\\s*│\\s*error\\s*│\\s*\\d+ ms\\s*│\\s*UserError\\s*│\\s*${errorId}`));
     const detail = ok(await cli("runs", replay.id)).stdout;
     expect(detail).toContain(`  replay of: ${errorId}`);
-    expect(detail).toContain("     error:   UserError: Error: kaput 1");
+    expect(detail).toContain(`  workflow:  failing (${workflow.id})`);
+    // One "Error" is enough: the code says it failed, a plain Error's name adds nothing.
+    expect(detail).toContain("     error:   UserError: kaput 1");
     expect(detail).toMatch(/^ {7}at /m);
 
     const one = json(await cli("errors", "replay", "failing", errorId, "--json"));
@@ -199,6 +215,7 @@ describe("runnel workflow commands against a real server", () => {
     const missing = await cli("deploy", "flows/missing.yaml");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^flows\/missing\.yaml:4: steps\[0\]\.code_file: no such file: \.\/steps\/nope\.ts/m);
+    expect(missing.stderr).toContain(`(looked for ${join(dir, "flows", "steps", "nope.ts")}; paths are relative to the folder of flows/missing.yaml)`);
 
     // Nothing was created by any of them.
     const names = json(await cli("list", "workflows", "--json")).map((workflow: any) => workflow.name_slug);
@@ -216,6 +233,16 @@ describe("runnel workflow commands against a real server", () => {
     expect(described).toContain('         who = "{{steps.parse.$return_value}}"');
     expect(json(await cli("describe", greeter.id, "--json"))).toMatchObject({ id: greeter.id, name: "Greeter" });
 
+    // The workflow's own trigger is listed as its, and cannot be deleted on its own.
+    const sources = ok(await cli("list", "sources")).stdout;
+    expect(sources).toMatch(/│\s*greeter-trigger\s*│\s*yes\s*│\s*http:\S+\s*│\s*greeter\s*│/);
+    const trigger = json(await cli("describe", "greeter-trigger", "--json"));
+    expect(trigger.owned_by_workflow).toMatchObject({ id: greeter.id, name_slug: "greeter" });
+    const refused = await cli("delete", "greeter-trigger");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is the trigger of workflow "Greeter" (${greeter.id}) and cannot be deleted on its own: delete the workflow instead (runnel delete greeter)`);
+    expect(await post(greeter.endpoint, { name: "still" })).toBe(200);
+
     const failing = { id: failingId };
     const subscribed = json(await cli("subscribe", "--emitter", "greeter", "--listener", "failing", "--event", "$errors", "--json"));
     expect(subscribed).toMatchObject({ emitter_id: greeter.id, listener_id: failing.id, event_name: "$errors" });
@@ -231,8 +258,17 @@ describe("runnel workflow commands against a real server", () => {
     const ambiguous = await cli("describe", "failing");
     expect(ambiguous.code).toBe(1);
     expect(ambiguous.stderr).toContain(`Both a source (${source.id}) and a workflow (${failing.id}) are named "failing": give the id`);
-    expect(ok(await cli("delete", failing.id)).stdout).toBe(`Deleted workflow failing (${failing.id}).\n`);
-    expect(ok(await cli("delete", "failing")).stdout).toBe(`Deleted source failing (${source.id}).\n`);
+    // Without a terminal, delete asks for --yes and deletes nothing.
+    const unasked = await cli("delete", failing.id);
+    expect(unasked.code).toBe(1);
+    expect(unasked.stderr).toContain(`Delete workflow failing (${failing.id}) with its trigger, runs and errors? There is no terminal to ask on: pass --yes to go ahead.`);
+    expect(json(await cli("describe", failing.id, "--json")).id).toBe(failing.id);
+    const kept = await runCliOnTerminal(["delete", failing.id], { env, cwd: dir, input: "\n" });
+    expect(kept.stdout).toContain(`Delete workflow failing (${failing.id}) with its trigger, runs and errors? [y/N]: `);
+    expect(kept.stdout).toContain("Nothing was deleted.");
+    expect(json(await cli("describe", failing.id, "--json")).id).toBe(failing.id);
+    expect(ok(await cli("delete", failing.id, "--yes")).stdout).toBe(`Deleted workflow failing (${failing.id}).\n`);
+    expect(ok(await cli("delete", "failing", "-y")).stdout).toBe(`Deleted source failing (${source.id}).\n`);
     const gone = await cli("runs", failing.id);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain("Error (NotFound)");

@@ -93,3 +93,37 @@ export function startCli(args: string[], options: { env: Record<string, string>;
     },
   };
 }
+
+/**
+ * Runs the real `runnel` binary on a pseudo-terminal (util-linux `script`),
+ * so that it sees a terminal and may ask; `input` is typed into it. Output
+ * comes as a terminal shows it: the typed answer echoed, lines ending in CRLF.
+ */
+export function runCliOnTerminal(args: string[], options: { env: Record<string, string>; cwd?: string; input: string; timeoutMs?: number }): Promise<CliResult> {
+  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, RUNNEL_BIN, ...args].map(quote).join(" ");
+  return new Promise((resolve, reject) => {
+    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: options.cwd, env: { PATH: process.env.PATH ?? "", ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`runnel ${args.join(" ")} on a terminal did not finish in time.\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: stdout.replace(/\r\n/g, "\n"), stderr });
+    });
+    // Typed once the program asks: a question ends in ": ".
+    let typed = false;
+    child.stdout.on("data", () => {
+      if (!typed && /\]: $/.test(stdout)) {
+        typed = true;
+        child.stdin.write(options.input);
+      }
+    });
+  });
+}

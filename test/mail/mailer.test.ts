@@ -150,6 +150,9 @@ describe("Mailer over a real SMTP server", () => {
     await sleep(3); // ids sort by millisecond
     const nobody = await mailerFor(sink.url()).send({ ownerId, to: null, subject: "No recipient", text: "x", kind: "error-notification" });
     expect(nobody).toMatchObject({ status: "outbox", to: null });
+    // The outbox says why, and what to do.
+    expect(nobody.error).toContain("you have no e-mail address");
+    expect(nobody.error).toContain("runnel users update --email");
     await sleep(50);
     expect(sink.received).toEqual([]);
     const listed = await store.listOutbox(ownerId, parsePageRequest({}));
@@ -262,11 +265,12 @@ describe("the outbox through the API and the CLI", () => {
     expect(header).toMatch(/time.*status.*to.*subject/);
     const rows = lines.filter((line) => /third|second|first/.test(line));
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toMatch(/outbox.*-.*third/);
+    expect(rows[0]).toMatch(/outbox.*\(no address\).*third/);
     expect(rows[1]).toMatch(/failed.*ghost@nowhere\.test.*second/);
     expect(rows[2]).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ.*sent.*ada@example\.com.*first/);
     expect(table.stdout).not.toContain("bob's only");
     expect(table.stderr).toMatch(/failed: .*550/);
+    expect(table.stderr).toContain("Set one with `runnel users update --email you@example.com`");
 
     const json = await runCli(["outbox", "-n", "1", "--json"], { env });
     expect(json.code).toBe(0);

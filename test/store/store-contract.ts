@@ -63,6 +63,18 @@ export function describeStoreContract(name: string, makeBackend: () => Promise<S
       expect(await store.findUserByUsername("nobody-here")).toBeNull();
     });
 
+    it("sets and clears a user's e-mail address, and only that user's", async () => {
+      const input = newUserInput();
+      const other = newUserInput({ email: "other@example.com" });
+      await store.createUser(input);
+      await store.createUser(other);
+      expect(await store.updateUserEmail(input.id, "new@example.com")).toEqual({ ...input, email: "new@example.com" });
+      expect((await store.findUser(input.id))?.email).toBe("new@example.com");
+      expect((await store.findUser(other.id))?.email).toBe("other@example.com");
+      expect((await store.updateUserEmail(input.id, null))?.email).toBeNull();
+      expect(await store.updateUserEmail(newId("user"), "ghost@example.com")).toBeNull();
+    });
+
     it("refuses a taken username with a Conflict naming it", async () => {
       const first = newUserInput();
       await store.createUser(first);

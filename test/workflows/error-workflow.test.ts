@@ -83,18 +83,19 @@ describe.concurrent("the global error workflow (each test its own user, so its o
     expect(error).toMatchObject({ code: "UserError", msg: "the disk is on fire 1", cellId: workflow.steps[1].id });
 
     expect(mail!.recipients).toEqual([user.email]);
-    expect(mail!.subject).toContain(workflow.id);
+    // Named as the owner knows it: the workflow's and the step's names, ids beside them in the text.
+    expect(mail!.subject).toContain("Mailed failed in step explode");
     expect(mail!.subject).toContain("UserError");
     expect(mail!.subject).toContain("the disk is on fire 1");
     const text = textOf(mail!);
     expect(text).toContain(workflow.id);
-    expect(text).toContain(workflow.steps[1].id);
+    expect(text).toContain(`Workflow "Mailed" (${workflow.id}) failed in step "explode" (${workflow.steps[1].id})`);
     expect(text).toContain("UserError: the disk is on fire 1");
     // The head of the stack: its first line and the first frame.
     const stackLines = error.stack.split("\n");
     expect(text).toContain(stackLines[0]);
     expect(text).toContain(stackLines[1].trim());
-    expect(text).toContain(`runnel errors replay ${workflow.id}`);
+    expect(text).toContain(`runnel errors replay ${workflow.name_slug}`);
     expect(text).toContain(`${server.url}/v1/workflows/${workflow.id}/$errors/event_summaries?expand=event`);
 
     // The run of the error workflow: triggered by the error event, mailed.
@@ -138,7 +139,7 @@ describe.concurrent("the global error workflow (each test its own user, so its o
     expect(outbox[0]).toMatchObject({ to: user.email, kind: "error-notification", workflow_id: workflow.id, status: "outbox", error: null, sent_at: null });
     expect(outbox[0].subject).toContain("nobody hears this");
     expect(outbox[0].text).toContain(workflow.steps[0].id);
-    expect(outbox[0].text).toContain(`runnel errors replay ${workflow.id}`);
+    expect(outbox[0].text).toContain(`runnel errors replay ${workflow.name_slug}`);
   });
 
   it("mails once a day per error code per workflow; every error is still listed", async () => {
@@ -160,12 +161,12 @@ describe.concurrent("the global error workflow (each test its own user, so its o
     await fire(first.trigger.endpoint_url, { kind: "string" });
     await waitFor(async () => mailsTo(user.email), (mails) => mails.length === 2, "the NonErrorThrown mail");
     expect(mailsTo(user.email)[1]!.subject).toContain("NonErrorThrown");
-    expect(mailsTo(user.email)[1]!.subject).toContain(first.id);
+    expect(mailsTo(user.email)[1]!.subject).toContain("Noisy failed");
 
     // The same code in another workflow: its own mail.
     await fire(second.trigger.endpoint_url, { n: 9 });
     await waitFor(async () => mailsTo(user.email), (mails) => mails.length === 3, "the other workflow's mail");
-    expect(mailsTo(user.email)[2]!.subject).toContain(second.id);
+    expect(mailsTo(user.email)[2]!.subject).toContain("Also noisy failed");
     expect(mailsTo(user.email)[2]!.subject).toContain("UserError");
 
     await waitFor(() => runCount(server, user.key, errorWorkflow.id), (count) => count === 5, "five error workflow runs");
@@ -232,7 +233,7 @@ describe.concurrent("the global error workflow (each test its own user, so its o
     expect(runs.map((run) => run.trigger.emitter_id).sort()).toEqual([listener.id, source.id].sort());
     expect(runs.find((run) => run.trigger.emitter_id === listener.id).trigger.event.original_context.source_type).toBe("HTTP");
     expect((await errorsOf(server, user.key, listener.id)).page_info.total_count).toBe(2);
-    expect(mailsTo(user.email).map((mail) => mail.subject.includes(source.id) || mail.subject.includes(listener.id))).toEqual([true, true]);
+    expect(mailsTo(user.email).map((mail) => mail.subject.includes("Source of errors failed") || mail.subject.includes("Broken listener failed"))).toEqual([true, true]);
   });
 
   it("settings.error_notifications = false: listed, not mailed, not run by the error workflow; explicit listeners still hear it", async () => {
@@ -259,7 +260,7 @@ describe.concurrent("the global error workflow (each test its own user, so its o
     await settle();
     const runs = await runsOf(server, user.key, errorWorkflow.id);
     expect(runs.map((run) => run.trigger.emitter_id)).toEqual([loud.id]);
-    expect(mailsTo(user.email).map((mail) => mail.subject.includes(loud.id))).toEqual([true]);
+    expect(mailsTo(user.email).map((mail) => mail.subject.includes("Loud failed"))).toEqual([true]);
     expect((await outboxOf(server, user.key)).map((mail) => mail.workflow_id)).toEqual([loud.id]);
 
     // Turned back on: routed again.

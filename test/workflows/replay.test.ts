@@ -40,6 +40,8 @@ describe.concurrent("replaying errors (each test its own user)", () => {
     const accepted = await replayOne(key, workflow.id, target.id);
     expect(accepted.status).toBe(202);
     expect(accepted.body.data).toEqual({ error_id: target.id, event_id: expect.any(String) });
+    // Like every other event id: <epoch ms>-<sequence>.
+    expect(accepted.body.data.event_id).toMatch(/^\d{13}-\d{1,3}$/);
     const runs = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.length === 3, "the replay run");
     const replay = runs.find((run) => run.replay_of === target.id);
     expect(replay).toBeDefined();

@@ -76,13 +76,22 @@ function answer({ customResponse, result, workflowEnd }: HttpHandled, respond: (
   answerStored(response, result.events.length, closing);
 }
 
-/** The answer of a workflow that responds itself: its $.respond, or why there is none. */
+/**
+ * The answer of a workflow that responds itself: its $.respond, or a 502 that
+ * says which workflow and step failed and gives the run's id as the error id.
+ * The caller is anonymous: the step's message and stack stay with the owner,
+ * who finds them under that id (`runnel runs <id>`, GET /v1/runs/<id>).
+ */
 function answerFromWorkflow(end: WorkflowEnd, respond: (answer: HttpResponse) => void): void {
   if (end.kind === "response") return respond(end.response);
-  if (end.kind === "timeout") throw new SourceFailedError(`The workflow did not call $.respond() within ${end.seconds} s; its runs show what it did.`);
-  throw new SourceFailedError(
-    end.status === "error" ? `${end.message}. Its owner can see why in its $errors.` : `${end.message} A workflow set to respond itself must call $.respond({ status, body }).`,
-  );
+  if (end.kind === "timeout") throw new SourceFailedError(`The workflow did not call $.respond() within ${end.seconds} s; its owner can see what it did in its runs.`);
+  const details = { error_id: end.runId, workflow: end.workflowName, ...(end.stepName ? { step: end.stepName } : {}) };
+  const lookUp = `its owner finds the details under error id ${end.runId} (runnel runs ${end.runId})`;
+  if (end.status === "error") {
+    const where = end.stepName ? ` in step "${end.stepName}"` : "";
+    throw new SourceFailedError(`Workflow "${end.workflowName}" failed${where} and did not answer; ${lookUp}.`, details);
+  }
+  throw new SourceFailedError(`Workflow "${end.workflowName}" finished without calling $.respond({ status, body }), which a workflow set to respond itself must do; ${lookUp}.`, details);
 }
 
 function answerFailure(logger: Logger, response: ServerResponse, error: unknown, closing: boolean): void {

@@ -18,7 +18,8 @@ const IdParams = Type.Object({ id: Type.String({ description: "dc_… or the nam
 
 /** Deploy, read, update and delete sources. */
 export const sourcesRoutes: FastifyPluginAsyncTypebox<SourcesRoutesOptions> = async (app, { sources, endpointUrl }) => {
-  const view = async (source: DeployedSource) => toSourceView(source, (await sources.componentOf(source)).validated, endpointUrl(source));
+  const view = async (source: DeployedSource) =>
+    toSourceView(source, (await sources.componentOf(source)).validated, endpointUrl(source), await sources.owningWorkflow(source.ownerId, source.id));
 
   app.post(
     "/sources",
@@ -44,20 +45,20 @@ export const sourcesRoutes: FastifyPluginAsyncTypebox<SourcesRoutesOptions> = as
     {
       schema: {
         tags: ["sources"],
-        summary: "Update code, props, name or active: runs deactivate then activate; the id stays",
+        summary: "Update code, props, name or active: runs deactivate then activate; the id stays. A workflow's own trigger answers 409: change the workflow",
         params: IdParams,
         body: UpdateBodySchema,
         response: { 200: DataSchema(SourceSchema), ...errorResponses },
       },
     },
-    async (request) => ({ data: await view(await sources.update(principalOf(request).user.id, request.params.id, request.body)) }),
+    async (request) => ({ data: await view(await sources.updateUnowned(principalOf(request).user.id, request.params.id, request.body)) }),
   );
 
   app.delete(
     "/sources/:id",
-    { schema: { tags: ["sources"], summary: "Delete a source: runs its deactivate hook", params: IdParams, response: { 204: Type.Null(), ...errorResponses } } },
+    { schema: { tags: ["sources"], summary: "Delete a source: runs its deactivate hook. A workflow's own trigger answers 409: delete the workflow", params: IdParams, response: { 204: Type.Null(), ...errorResponses } } },
     async (request, reply) => {
-      await sources.remove(principalOf(request).user.id, request.params.id);
+      await sources.removeUnowned(principalOf(request).user.id, request.params.id);
       return reply.code(204).send(null);
     },
   );

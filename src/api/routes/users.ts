@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { Accounts } from "../../engine/accounts.js";
 import { principalOf } from "../request-context.js";
-import { CreateUserBodySchema, CreatedUserSchema, toApiKeyView, toUserView, toWorkspaceView, UserSchema, WorkspaceSchema } from "../schemas/accounts.js";
+import { CreateUserBodySchema, CreatedUserSchema, UpdateUserBodySchema, toApiKeyView, toUserView, toWorkspaceView, UserSchema, WorkspaceSchema } from "../schemas/accounts.js";
 import { DataSchema, errorResponses, ErrorBodySchema } from "../schemas/common.js";
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = async (app, { accounts }) => {
@@ -16,6 +16,19 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = as
       },
     },
     async (request) => ({ data: toUserView(principalOf(request).user) }),
+  );
+
+  app.patch(
+    "/users/me",
+    {
+      schema: {
+        tags: ["users"],
+        summary: "Change your own account: `email`, where error notices and $.send.email mails go (null removes it)",
+        body: UpdateUserBodySchema,
+        response: { 200: DataSchema(UserSchema), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: toUserView(await accounts.updateOwnEmail(principalOf(request), request.body.email)) }),
   );
 
   app.get(

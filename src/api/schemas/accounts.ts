@@ -50,8 +50,17 @@ export type IssuedApiKeyView = Static<typeof IssuedApiKeySchema>;
 export const CreateUserBodySchema = Type.Object(
   {
     username: Type.String({ minLength: 1, maxLength: 40, description: "Lower-case letters, digits, '-' and '_'." }),
-    email: Type.Optional(Type.Union([Type.String({ format: "email" }), Type.Null()])),
+    email: Type.Optional(Type.Union([Type.String({ maxLength: 254 }), Type.Null()], { description: "Where the user's error notices and $.send.email mails go." })),
     admin: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateUserBodySchema = Type.Object(
+  {
+    email: Type.Union([Type.String({ maxLength: 254 }), Type.Null()], {
+      description: "Where your error notices and $.send.email mails go; null removes it (mails then stay in the outbox).",
+    }),
   },
   { additionalProperties: false },
 );

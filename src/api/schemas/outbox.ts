@@ -14,7 +14,7 @@ export const OutboxMailSchema = Type.Object(
     status: Type.Union([Type.Literal("outbox"), Type.Literal("sent"), Type.Literal("failed")], {
       description: "outbox: recorded, not delivered (no SMTP server configured, or no recipient); sent; failed (see error).",
     }),
-    error: Type.Union([Type.String(), Type.Null()], { description: "Why delivery failed: the SMTP server's answer." }),
+    error: Type.Union([Type.String(), Type.Null()], { description: "Why it was not delivered: the SMTP server's answer (failed), or that you have no e-mail address and how to set one (outbox)." }),
     created_at: Type.Integer({ description: "Epoch seconds." }),
     sent_at: Type.Union([Type.Integer(), Type.Null()]),
   },

@@ -1,6 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { toConfigurableProps, type ValidatedComponent } from "../../domain/component-rules.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../../domain/sources.js";
+import type { Workflow } from "../../domain/workflows.js";
 import { publicConfiguredProps } from "../../engine/sources/props.js";
 import { toEpochSeconds } from "./common.js";
 
@@ -41,6 +42,9 @@ export const SourceSchema = Type.Object(
     retention: Type.Integer(),
     timeout_seconds: Type.Union([Type.Integer(), Type.Null()]),
     memory_mb: Type.Union([Type.Integer(), Type.Null()]),
+    owned_by_workflow: Type.Union([Type.Object({ id: Type.String(), name: Type.String(), name_slug: Type.String() }), Type.Null()], {
+      description: "The workflow whose own trigger this source is (declared inline in it): it is changed and deleted only with that workflow.",
+    }),
   },
   { title: "Source" },
 );
@@ -112,7 +116,7 @@ export function toComponentView(component: SavedComponent, validated: ValidatedC
   };
 }
 
-export function toSourceView(source: DeployedSource, validated: ValidatedComponent, endpointUrl: string | null): SourceView {
+export function toSourceView(source: DeployedSource, validated: ValidatedComponent, endpointUrl: string | null, ownedBy: Workflow | null): SourceView {
   const view: SourceView = {
     id: source.id,
     user_id: source.ownerId,
@@ -127,6 +131,7 @@ export function toSourceView(source: DeployedSource, validated: ValidatedCompone
     retention: source.retention,
     timeout_seconds: source.limits?.timeoutSeconds ?? null,
     memory_mb: source.limits?.memoryMb ?? null,
+    owned_by_workflow: ownedBy ? { id: ownedBy.id, name: ownedBy.name, name_slug: ownedBy.nameSlug } : null,
   };
   if (endpointUrl) view.endpoint_url = endpointUrl;
   return view;

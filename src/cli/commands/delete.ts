@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { globalOptions, type CommandContext } from "../command-context.js";
 import { printJson } from "../output.js";
-import { findSourceOrWorkflow } from "../named-target.js";
+import { findSourceOrWorkflow, type NamedTarget } from "../named-target.js";
+import { confirm } from "../prompt.js";
 import { openSession } from "../session.js";
 
 export function registerDelete(program: Command, context: CommandContext): void {
@@ -10,11 +11,19 @@ export function registerDelete(program: Command, context: CommandContext): void 
     .description(
       "Delete a deployed source (runs its deactivate hook; its endpoint, events and logs go with it) or a workflow (with its inline trigger, runs and errors); a name is looked up among both",
     )
+    .option("-y, --yes", "delete without asking (needed without a terminal)")
     .option("--json", "print JSON")
-    .action(async (idOrName: string, options: { json?: boolean }, command: Command) => {
+    .addHelpText("after", "\nOn a terminal it asks before deleting; without one it deletes only with --yes.")
+    .action(async (idOrName: string, options: { yes?: boolean; json?: boolean }, command: Command) => {
       const { client } = await openSession(context.env, globalOptions(command).profile);
-      // Read first, so that the message names what was deleted whichever of id or name was given.
+      // Read first, so that the question and the message name what is deleted whichever of id or name was given.
       const found = await findSourceOrWorkflow(client, idOrName);
+      // A workflow's own trigger is refused by the server (409 naming the workflow): no question for nothing.
+      const refusedAnyway = found.kind === "source" && found.source.owned_by_workflow !== null;
+      if (!options.yes && !refusedAnyway && !(await confirm(context.io, `Delete ${describeTarget(found)}?`, "--yes"))) {
+        context.io.stderr.write("Nothing was deleted.\n");
+        return context.setExitCode(1);
+      }
       if (found.kind === "workflow") {
         const { workflow } = found;
         await client.deleteWorkflow(workflow.id);
@@ -26,4 +35,10 @@ export function registerDelete(program: Command, context: CommandContext): void 
       if (options.json) return printJson(context.io, { id: source.id, name_slug: source.name_slug, deleted: true });
       context.io.stdout.write(`Deleted source ${source.name_slug} (${source.id}).\n`);
     });
+}
+
+/** What is about to go, in the words of the question. */
+function describeTarget(found: NamedTarget): string {
+  if (found.kind === "workflow") return `workflow ${found.workflow.name_slug} (${found.workflow.id}) with its trigger, runs and errors`;
+  return `source ${found.source.name_slug} (${found.source.id}) with its events and logs`;
 }

@@ -9,20 +9,36 @@ import { openSession } from "../session.js";
 import { sourceLines } from "../source-output.js";
 import { WorkflowFileError } from "../workflow-file.js";
 import { workflowLines } from "../workflow-output.js";
+import type { WorkflowView } from "../../client/api-client.js";
+import { confirm } from "../prompt.js";
+
+interface DeployOptions {
+  name?: string;
+  prop?: string[];
+  update?: boolean;
+  json?: boolean;
+}
 
 export function registerDeploy(program: Command, context: CommandContext): void {
   program
     .command("deploy <file|url|key>")
     .description(
       "Deploy a source from a component file (its relative imports travel with it), an http(s) URL of its code, or a saved component's key; " +
-        "or a workflow from a .yaml file (created, or updated when one has its name or the file's id)",
+        "or a workflow from a .yaml file (created; a workflow of the same name is updated only with --update or a yes on a terminal; the file's id always updates that workflow)",
     )
     .option("--name <name>", "a name for the deployed source (default: the component's name)")
     .option("--prop <key=value>", "a prop value; repeat for more (JSON when it parses, else text)", collectProp)
+    .option("--update", "workflow files: replace the workflow of the same name, without asking")
     .option("--json", "print JSON")
-    .addHelpText("after", "\nRequired props left out are asked for; without a terminal the deploy fails and names them.\nWorkflow files: see docs/workflows.md, \"Workflow files\".")
-    .action(async (argument: string, options: { name?: string; prop?: string[]; json?: boolean }, command: Command) => {
+    .addHelpText(
+      "after",
+      "\nRequired props left out are asked for; without a terminal the deploy fails and names them.\n" +
+        "A workflow file whose name a workflow has already updates it only with --update, or a yes on a terminal.\n" +
+        'Workflow files: see docs/workflows.md, "Workflow files".',
+    )
+    .action(async (argument: string, options: DeployOptions, command: Command) => {
       if (isWorkflowFile(argument)) return deployWorkflowFile(context, command, argument, options);
+      if (options.update) throw new Error("--update is for workflow files; update a deployed source with `runnel update <source> --code <file>`.");
       const { client } = await openSession(context.env, globalOptions(command).profile);
       const source = await deploySource(client, context.io, await classifyTarget(argument), { name: options.name, propFlags: options.prop ?? [] });
       if (options.json) return printJson(context.io, source);
@@ -35,17 +51,23 @@ export function registerDeploy(program: Command, context: CommandContext): void 
 }
 
 /** `runnel deploy workflow.yaml`: problems in the file are printed as `file:line: field: message`, one per line. */
-async function deployWorkflowFile(context: CommandContext, command: Command, path: string, options: { name?: string; prop?: string[]; json?: boolean }): Promise<void> {
+async function deployWorkflowFile(context: CommandContext, command: Command, path: string, options: DeployOptions): Promise<void> {
   if (options.name || options.prop) throw new Error("--name and --prop are for sources: a workflow file holds its name and its steps' props.");
+  const mayReplace = async (existing: WorkflowView) =>
+    Boolean(options.update) || confirm(context.io, `A workflow named ${existing.name_slug} exists already (${existing.id}). Replace it with ${path}?`, "--update");
   let deployed;
   try {
     // The file first: its problems need no server.
     const loaded = await loadWorkflowFile(path, path);
     const { client } = await openSession(context.env, globalOptions(command).profile);
-    deployed = await deployWorkflow(client, loaded);
+    deployed = await deployWorkflow(client, loaded, mayReplace);
   } catch (error) {
     if (!(error instanceof WorkflowFileError)) throw error;
     context.io.stderr.write(`${error.message}\n`);
+    return context.setExitCode(1);
+  }
+  if (!deployed) {
+    context.io.stderr.write("Nothing was deployed. To keep both, give the workflow in the file another name.\n");
     return context.setExitCode(1);
   }
   const { workflow, created } = deployed;

@@ -11,14 +11,18 @@ export function registerInit(program: Command, context: CommandContext): void {
 
   init
     .command("source <name>")
-    .description("Start a source; with no flags it has no trigger and runs by hand")
-    .option("--http", "add an HTTP endpoint ($.interface.http)")
-    .option("--timer", "add a timer ($.interface.timer, every 15 minutes)")
+    .description("Start a source: an HTTP source unless --timer or --manual says otherwise")
+    .option("--http", "an HTTP endpoint ($.interface.http): the default; with --timer, both")
+    .option("--timer", "a timer ($.interface.timer, every 15 minutes) instead of the endpoint")
+    .option("--manual", "no trigger: it runs by hand (runnel run)")
     .option("--db", "add a key-value store ($.service.db)")
     .option("--json", "print JSON")
-    .action(async (name: string, options: SourceTemplateOptions & { json?: boolean }) => {
+    .action(async (name: string, options: SourceTemplateOptions & { manual?: boolean; json?: boolean }) => {
+      if (options.manual && (options.http || options.timer)) throw new Error("--manual is a source without a trigger: leave out --http and --timer, or --manual.");
       const slug = slugify(name);
-      await writeNew(context, join(slug, `${slug}.mjs`), sourceTemplate(slug, name, options), "source", Boolean(options.json));
+      // Most sources are webhooks: an endpoint unless a timer or no trigger was asked for.
+      const http = Boolean(options.http) || (!options.timer && !options.manual);
+      await writeNew(context, join(slug, `${slug}.mjs`), sourceTemplate(slug, name, { ...options, http }), "source", Boolean(options.json));
     });
 
   init

@@ -25,8 +25,16 @@ export function registerList(program: Command, context: CommandContext): void {
         if (sources.length === 0) return void context.io.stderr.write("No sources yet. Deploy one with `runnel deploy <file>`.\n");
         printTable(
           context.io,
-          ["id", "name", "active", "trigger", "updated"],
-          sources.map((source) => [source.id, source.name_slug, source.active ? "yes" : "no", triggerOf(source), formatTime(source.updated_at)]),
+          ["id", "name", "active", "trigger", "trigger of workflow", "updated"],
+          sources.map((source) => [
+            source.id,
+            source.name_slug,
+            source.active ? "yes" : "no",
+            triggerOf(source),
+            // A workflow's own trigger is listed with it named: it is changed and deleted through that workflow.
+            source.owned_by_workflow?.name_slug ?? "-",
+            formatTime(source.updated_at),
+          ]),
         );
         return;
       }

@@ -17,13 +17,16 @@ export function registerOutbox(program: Command, context: CommandContext): void 
       printTable(
         context.io,
         ["time", "status", "to", "subject"],
-        page.data.map((mail) => [formatTime(mail.created_at), mail.status, mail.to ?? "-", mail.subject]),
+        page.data.map((mail) => [formatTime(mail.created_at), mail.status, mail.to ?? "(no address)", mail.subject]),
       );
+      if (page.data.some((mail) => mail.to === null)) {
+        context.io.stderr.write("Mails with no address were not sent: you have no e-mail address. Set one with `runnel users update --email you@example.com`.\n");
+      }
       for (const mail of page.data) {
         if (mail.status === "failed") context.io.stderr.write(`${mail.id} (${mail.subject}) failed: ${mail.error ?? "no reason recorded"}\n`);
       }
-      if (page.data.some((mail) => mail.status === "outbox")) {
-        context.io.stderr.write("Mails in status outbox were not delivered: the server has no RUNNEL_SMTP_URL, or the mail had no recipient.\n");
+      if (page.data.some((mail) => mail.status === "outbox" && mail.to !== null)) {
+        context.io.stderr.write("Mails in status outbox were not delivered: the server has no RUNNEL_SMTP_URL (ask its admin to set one).\n");
       }
     });
 }

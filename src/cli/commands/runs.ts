@@ -18,7 +18,9 @@ export function registerRuns(program: Command, context: CommandContext): void {
       if (target.startsWith("run_")) {
         const run = await client.getRun(target);
         if (options.json) return printJson(context.io, run);
-        return printLines(context.io, runLines(run));
+        // Named as its owner knows it; a workflow deleted since is shown by its id.
+        const workflow = await client.getWorkflow(run.workflow_id).catch(() => null);
+        return printLines(context.io, runLines(run, workflow ? { workflowSlug: workflow.name_slug } : {}));
       }
       const workflow = await findWorkflow(client, target);
       const page = await client.listRuns(workflow.id, { limit });

@@ -4,7 +4,23 @@ import { printJson } from "../output.js";
 import { openSession } from "../session.js";
 
 export function registerUsers(program: Command, context: CommandContext): void {
-  const users = program.command("users").description("Manage users (admins only)");
+  const users = program.command("users").description("Manage users: create them (admins only), change your own account");
+
+  users
+    .command("update")
+    .description("Change your own account: --email sets where your error notices and $.send.email mails go")
+    .option("--email <address>", "your e-mail address")
+    .option("--no-email", "remove your address (mails then stay in the outbox)")
+    .option("--json", "print JSON")
+    .action(async (options: { email?: string | false; json?: boolean }, command: Command) => {
+      if (options.email === undefined) throw new Error("Nothing to change: pass --email you@example.com (or --no-email to remove your address).");
+      const { client } = await openSession(context.env, globalOptions(command).profile);
+      const user = await client.updateMe({ email: options.email === false ? null : options.email });
+      if (options.json) return printJson(context.io, user);
+      context.io.stdout.write(
+        user.email ? `Your e-mail address is now ${user.email}: error notices and $.send.email mails go there.\n` : "You have no e-mail address now: mails stay in the outbox (runnel outbox).\n",
+      );
+    });
 
   users
     .command("create <username>")

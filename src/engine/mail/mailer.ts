@@ -1,5 +1,7 @@
+import { cutAtWord } from "../../domain/error-text.js";
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "pino";
+import { SET_EMAIL_HINT } from "../../domain/accounts.js";
 import { keyedId, newId } from "../../domain/ids.js";
 import type { MailKind, OutboxEntry } from "../../domain/outbox.js";
 import type { Store } from "../../store/store.js";
@@ -31,6 +33,9 @@ export interface OutgoingMail {
   idempotencyKey?: string | undefined;
   createdAt?: number | undefined;
 }
+
+/** The outbox's note on a mail whose owner has no address. */
+const NO_ADDRESS = `Not sent: you have no e-mail address. ${SET_EMAIL_HINT}`;
 
 /** How long to wait for the SMTP server to accept a connection and greet. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -91,12 +96,17 @@ export class Mailer {
       kind: mail.kind,
       workflowId: mail.workflowId ?? null,
       status: "outbox",
-      error: null,
+      // A mail to nobody says so where its owner looks (the outbox), with what to do.
+      error: mail.to === null ? NO_ADDRESS : null,
       createdAt,
       sentAt: null,
     });
+    if (entry.to === null) {
+      this.logger.warn({ mailId: entry.id, ownerId: entry.ownerId, kind: entry.kind, workflowId: entry.workflowId }, `mail not sent: its owner has no e-mail address. ${SET_EMAIL_HINT}`);
+      return entry;
+    }
     // Sent already by an earlier attempt under the same key: once is enough.
-    if (this.smtpUrl === null || entry.to === null || this.closed || entry.status === "sent") return entry;
+    if (this.smtpUrl === null || this.closed || entry.status === "sent") return entry;
 
     const delivery = this.deliver(entry);
     this.inFlight.add(delivery);
@@ -157,7 +167,7 @@ export class Mailer {
     if (error && typeof error.code === "string" && !message.includes(error.code)) message = `${error.code}: ${message}`;
     for (const secret of this.secrets) message = message.split(secret).join("***");
     message = message.replace(/\s+/g, " ").trim() || "unknown SMTP error";
-    return message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
+    return cutAtWord(message, MAX_ERROR_LENGTH);
   }
 }
 

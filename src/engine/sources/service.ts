@@ -1,14 +1,16 @@
 import type { ValidatedComponent } from "../../domain/component-rules.js";
-import { NotFoundError, SourceFailedError, ValidationError } from "../../domain/errors.js";
+import { ConflictError, NotFoundError, SourceFailedError, ValidationError } from "../../domain/errors.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../../domain/sources.js";
+import type { Workflow } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { Store } from "../../store/store.js";
 import type { ComponentInput, ComponentLoader } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import { ExpiringCache } from "../expiring-cache.js";
+import { errorHeadline } from "../../domain/error-text.js";
 import { EndpointAdmission } from "./endpoint-admission.js";
-import { describeError, type InvocationResult, type SourceInvoker } from "./invoker.js";
+import { type InvocationResult, type SourceInvoker } from "./invoker.js";
 import type { DeployInput, SourceLifecycle, UpdateInput } from "./lifecycle.js";
 import { openSecrets } from "./props.js";
 import type { SecretBox } from "../secrets.js";
@@ -101,6 +103,39 @@ export class SourcesService {
     }
   }
 
+  /**
+   * The route's update: a workflow's own trigger is refused (409 naming the
+   * workflow), since changing it behind the workflow's back breaks it; the
+   * workflow changes it through `update`.
+   */
+  async updateUnowned(ownerId: string, idOrSlug: string, input: UpdateInput): Promise<DeployedSource> {
+    await this.refuseWorkflowTrigger(ownerId, idOrSlug, "changed");
+    return this.update(ownerId, idOrSlug, input);
+  }
+
+  /** The route's delete: a workflow's own trigger goes only with its workflow. */
+  async removeUnowned(ownerId: string, idOrSlug: string): Promise<void> {
+    await this.refuseWorkflowTrigger(ownerId, idOrSlug, "deleted");
+    return this.remove(ownerId, idOrSlug);
+  }
+
+  /** The workflow whose own (inline) trigger this source is, or null. */
+  async owningWorkflow(ownerId: string, sourceId: string): Promise<Workflow | null> {
+    const workflows = await this.options.store.workflowsTriggeredBy(ownerId, sourceId);
+    return workflows.find((workflow) => workflow.triggerOwned) ?? null;
+  }
+
+  private async refuseWorkflowTrigger(ownerId: string, idOrSlug: string, verb: "changed" | "deleted"): Promise<void> {
+    const source = await this.get(ownerId, idOrSlug);
+    const workflow = await this.owningWorkflow(ownerId, source.id);
+    if (!workflow) return;
+    const instead = verb === "deleted" ? `delete the workflow instead (runnel delete ${workflow.nameSlug})` : `change the workflow's trigger instead (edit its file and runnel deploy --update, or PUT /v1/workflows/${workflow.id})`;
+    throw new ConflictError(`Source ${source.nameSlug} (${source.id}) is the trigger of workflow "${workflow.name}" (${workflow.id}) and cannot be ${verb} on its own: ${instead}.`, {
+      workflow_id: workflow.id,
+      workflow_name: workflow.name,
+    });
+  }
+
   get(ownerId: string, idOrSlug: string): Promise<DeployedSource> {
     return this.options.lifecycle.find(ownerId, idOrSlug);
   }
@@ -130,7 +165,7 @@ export class SourcesService {
     if (!declared.remoteOptions) throw new ValidationError("prop", `Prop "${prop}" has no options.`);
     const configured = openSecrets(source.configuredProps, this.options.secrets);
     const result = await this.options.invoker.invoke(source, { kind: "options", prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } }, "options");
-    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${describeError(result.error!)}`);
+    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${errorHeadline(result.error!.name, result.error!.message)}`, { code: result.error!.code });
     return normalizeOptions(result.value);
   }
 

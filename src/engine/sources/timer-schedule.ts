@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { explainCronProblem } from "../../domain/cron-expression.js";
 import { ValidationError } from "../../domain/errors.js";
 import type { TimerSchedule } from "../../domain/sources.js";
 
@@ -11,13 +12,10 @@ export function toTimerSchedule(value: unknown): TimerSchedule | null {
   return null;
 }
 
-/** Checks a cron expression with the same parser that schedules it; the error names the prop. */
+/** Checks a cron expression with the same parser that schedules it; the error names the prop, and the cron field at fault and where it is. */
 export function assertValidCron(cron: string, field: string): void {
-  try {
-    new Cron(cron, { paused: true });
-  } catch (error) {
-    throw new ValidationError(field, `"${cron}" is not a valid cron expression: ${(error as Error).message}`);
-  }
+  const problem = explainCronProblem(cron);
+  if (problem !== null) throw new ValidationError(field, `${field}: ${problem}`);
 }
 
 /**

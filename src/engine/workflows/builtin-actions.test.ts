@@ -9,13 +9,21 @@ const body: ErrorEventBody = {
 };
 
 describe("the error mail", () => {
-  it("names the workflow, the step, the message, the stack head and how to replay", () => {
-    const mail = errorMail(body, "http://runnel.test");
-    expect(mail.subject).toBe("[Runnel] p_wf failed: UserError: kaput");
-    expect(mail.text).toContain("step c_step");
+  it("names the workflow and the step by their names (ids beside them), the message, the stack head and how to replay", () => {
+    const mail = errorMail(body, "http://runnel.test", { name: "Order Sync", nameSlug: "order-sync", steps: [{ id: "c_step", name: "fetch" }] });
+    expect(mail.subject).toBe("[Runnel] Order Sync failed in step fetch: UserError: kaput");
+    expect(mail.text).toContain('Workflow "Order Sync" (p_wf) failed in step "fetch" (c_step)');
     expect(mail.text).toContain("at run (step.js:1:1)");
-    expect(mail.text).toContain("runnel errors replay p_wf");
+    expect(mail.text).toContain("runnel errors replay order-sync");
     expect(mail.text).toContain("http://runnel.test/v1/workflows/p_wf/$errors/event_summaries");
+  });
+
+  it("names a workflow deleted since by its id, and cuts a long subject at a word", () => {
+    const long = { ...body, error: { ...body.error, msg: "word ".repeat(80).trim() } };
+    const mail = errorMail(long, "http://runnel.test", null);
+    expect(mail.text).toContain("Workflow p_wf failed in step c_step");
+    expect(mail.subject.length).toBeLessThanOrEqual(200);
+    expect(mail.subject).toMatch(/ word…$/);
   });
 
   it("mails the first error of a code per workflow and day, and says why it skips the others", async () => {
@@ -28,6 +36,7 @@ describe("the error mail", () => {
         return { id: "mail_1", status: "outbox" };
       },
       baseUrl: () => "",
+      findWorkflow: async () => null,
       now: () => Date.parse("2026-01-01T12:00:00Z"),
     });
     const input = { workflow: { ownerId: "u_1" } as never, step: {} as never, props: {}, steps: { trigger: { event: body } }, runId: "run_1" };

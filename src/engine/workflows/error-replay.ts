@@ -1,4 +1,3 @@
-import { randomInt } from "node:crypto";
 import type { ErrorEventBody } from "../../domain/error-events.js";
 import { NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { StoredEvent } from "../../domain/sources.js";
@@ -27,13 +26,14 @@ export interface Replayed {
  */
 export async function replayErrors(store: Store, workflow: Workflow, filter: ReplayFilter, now: number): Promise<Replayed[]> {
   const errors = await errorsToReplay(store, workflow, filter);
+  const batchMs = replayBatchMs(now);
   const deliveries: NewDelivery[] = errors.map((error, index) => {
     const body = error.event as ErrorEventBody;
     return {
       listenerId: workflow.id,
       emitterId: workflow.id,
-      // Unique per replay: the same error replayed twice runs twice.
-      eventId: `${now}-${randomInt(1_000_000, 2 ** 47) + index}`,
+      // `<epoch ms>-<sequence>` like every other event id, and unique per replay: the same error replayed twice runs twice.
+      eventId: `${batchMs}-${index}`,
       ownerId: workflow.ownerId,
       subscriptionId: "replay",
       channel: "$replay",
@@ -45,6 +45,19 @@ export async function replayErrors(store: Store, workflow: Workflow, filter: Rep
   });
   await store.enqueueDeliveries(deliveries);
   return deliveries.map((delivery, index) => ({ error_id: errors[index]!.id, event_id: delivery.eventId }));
+}
+
+/** The last millisecond a replay batch of this process took. */
+let lastBatchMs = 0;
+
+/**
+ * The millisecond a replay batch's event ids start with: now, or one past the
+ * previous batch's when that was as late, so that two replays in one
+ * millisecond never share an id (which would make the second a no-op).
+ */
+function replayBatchMs(now: number): number {
+  lastBatchMs = Math.max(now, lastBatchMs + 1);
+  return lastBatchMs;
 }
 
 async function errorsToReplay(store: Store, workflow: Workflow, filter: ReplayFilter): Promise<StoredEvent[]> {

@@ -142,7 +142,7 @@ export class RunExecutor {
       if (times < most) continue;
       const message = `This run was cut off ${times} times by the process running it dying (the server was killed or crashed while it ran), so it is not run again. Look at what its steps do with the event, then replay it from $errors.`;
       failRun(run, first, { code: "RepeatedCrash", name: "RepeatedCrash", message }, this.now());
-      this.options.logger.warn({ workflowId: workflow.id, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId, interruptions: times }, "a delivery kept taking its process down; it was recorded as an error of its workflow and is not run again");
+      this.options.logger.warn({ workflowId: workflow.id, workflowName: workflow.name, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId, interruptions: times }, "a delivery kept taking its process down; it was recorded as an error of its workflow and is not run again");
     }
   }
 
@@ -349,9 +349,9 @@ export class RunExecutor {
     if (sends.some((send) => recorded.has(send.runId))) this.options.onSendsEnqueued?.();
     for (const run of runs) {
       if (workflow.respond === "workflow" && !run.responded) {
-        const message =
-          run.status === "error" ? `The workflow failed in step ${run.error?.cellId}: ${run.error?.msg}` : "The workflow finished without calling $.respond().";
-        this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status: run.status === "running" ? "success" : run.status, message });
+        const stepName = run.status === "error" ? (workflow.steps.find((step) => step.id === run.error?.cellId)?.name ?? null) : null;
+        const status = run.status === "running" ? "success" : run.status;
+        this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status, runId: run.id, workflowName: workflow.name, stepName });
       }
     }
     return appended.reduce((sum, result) => sum + result.deliveries, 0);

@@ -1,4 +1,5 @@
 import type { StepStoreChanges } from "../../domain/data-stores.js";
+import { cutAtWord } from "../../domain/error-text.js";
 import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } from "../../domain/error-events.js";
 import { newId } from "../../domain/ids.js";
 import type { SendRecord } from "../../domain/send-records.js";
@@ -154,7 +155,7 @@ export function errorAppend(workflow: Workflow, run: RunState, now: number): Eve
   return {
     ownerId: workflow.ownerId,
     emitterId: workflow.id,
-    emits: [{ event: body, name: "$errors", id: run.id, summary: `${error.code}: ${error.msg}`.slice(0, 200) }],
+    emits: [{ event: body, name: "$errors", id: run.id, summary: cutAtWord(`${error.code}: ${error.msg}`, 200) }],
     dedupe: null,
     retention: workflow.settings.errorRetention,
     now,

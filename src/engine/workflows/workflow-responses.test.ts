@@ -14,8 +14,8 @@ describe("WorkflowResponses", () => {
 
   it("keeps an answer that came before its caller", async () => {
     const responses = new WorkflowResponses();
-    responses.settle("dc_a", "2-0", { kind: "ended", status: "error", message: "boom" });
-    expect(await responses.wait("dc_a", "2-0", 5_000)).toEqual({ kind: "ended", status: "error", message: "boom" });
+    responses.settle("dc_a", "2-0", { kind: "ended", status: "error", runId: "run_1", workflowName: "W", stepName: "boom" });
+    expect(await responses.wait("dc_a", "2-0", 5_000)).toEqual({ kind: "ended", status: "error", runId: "run_1", workflowName: "W", stepName: "boom" });
   });
 
   it("keeps callers of different events apart, and gives up after the time limit", async () => {

@@ -1,7 +1,14 @@
 import type { HttpResponse } from "../../sandbox/http-response.js";
 
-/** How a run that an HTTP caller waits on ended, when it did not respond. */
-export type RunEnd = { kind: "response"; response: HttpResponse } | { kind: "ended"; status: "success" | "exited" | "error"; message: string };
+/**
+ * How a run that an HTTP caller waits on ended: its `$.respond`, or how it
+ * ended without one. The latter names the workflow and the failed step and
+ * gives the run's id, never the error's message or stack: the caller is
+ * anonymous, the owner finds the details under that id.
+ */
+export type RunEnd =
+  | { kind: "response"; response: HttpResponse }
+  | { kind: "ended"; status: "success" | "exited" | "error"; runId: string; workflowName: string; stepName: string | null };
 
 interface Slot {
   settle?: (end: RunEnd) => void;

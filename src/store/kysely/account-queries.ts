@@ -9,7 +9,7 @@ import { readIdPage } from "./id-paging.js";
 
 type AccountQueries = Pick<
   Store,
-  "createUser" | "bootstrapAdmin" | "findUser" | "findUserByUsername" | "countUsers" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey"
+  "createUser" | "bootstrapAdmin" | "findUser" | "findUserByUsername" | "updateUserEmail" | "countUsers" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey"
 >;
 
 /** Users and API keys. */
@@ -86,6 +86,12 @@ export function accountQueries({ db, isUniqueViolation }: QueryContext): Account
 
     async findUserByUsername(username) {
       const row = await db.selectFrom("users").selectAll().where("username", "=", username).executeTakeFirst();
+      return row ? toUser(row) : null;
+    },
+
+    async updateUserEmail(userId, email) {
+      await db.updateTable("users").set({ email }).where("id", "=", userId).execute();
+      const row = await db.selectFrom("users").selectAll().where("id", "=", userId).executeTakeFirst();
       return row ? toUser(row) : null;
     },
 
