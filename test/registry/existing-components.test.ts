@@ -60,7 +60,8 @@ let components: Awaited<ReturnType<typeof bundleRegistryComponents>>;
 
 beforeAll(async () => {
   // The receiver is on loopback, which the network policy refuses unless allowed; the metadata address stays refused.
-  server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
+  // One attempt per send: a failing send is given up (and shows failed) at once.
+  server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1", RUNNEL_SEND_MAX_ATTEMPTS: "1" });
   ({ key } = await createUser(server, "registry-user"));
   receiver = await startReceiver();
   components = await bundleRegistryComponents();
@@ -292,7 +293,7 @@ describe("a step's $.send.* calls in its run record", () => {
         status: "delivered",
         detail: `POST ${receiver.url}/hook answered 200`,
       },
-      { destination: "http", target: `GET ${receiver.url}/missing`, summary: "no body", status: "failed", detail: `GET ${receiver.url}/missing answered 404` },
+      { destination: "http", target: `GET ${receiver.url}/missing`, summary: "no body", status: "failed", detail: `GET ${receiver.url}/missing answered 404 (given up after 1 attempt)` },
       { destination: "emit", target: `${workflow.id} (default channel)`, summary: 'raw_event {"order":"o-1"}', status: "delivered", detail: null },
       { destination: "sse", target: `${workflow.id} SSE channel "orders"`, summary: 'payload {"order":"o-1"}', status: "delivered", detail: null },
     ]);
@@ -305,7 +306,7 @@ describe("a step's $.send.* calls in its run record", () => {
       const shown = await runCli(["runs", run.id], { env: { RUNNEL_SERVER_URL: server.url, RUNNEL_API_KEY: key, HOME: home, XDG_CONFIG_HOME: home } });
       expect(shown.code).toBe(0);
       expect(shown.stdout).toContain(`send:    $.send.http → POST ${receiver.url}/hook  delivered (POST ${receiver.url}/hook answered 200)`);
-      expect(shown.stdout).toContain(`send:    $.send.http → GET ${receiver.url}/missing  failed (GET ${receiver.url}/missing answered 404)`);
+      expect(shown.stdout).toContain(`send:    $.send.http → GET ${receiver.url}/missing  failed (GET ${receiver.url}/missing answered 404 (given up after 1 attempt))`);
       expect(shown.stdout).toContain('raw_event {"order":"o-1"}');
       expect(shown.stdout).not.toContain("hush");
     } finally {

@@ -26,9 +26,11 @@ const ECHO = `export default defineComponent({
   run() { return { token: this.token, url: this.url, env: Object.keys(process.env) }; },
 })`;
 
+/** Triggers the workflow once and answers its new run (the endpoint answers before the run is recorded). */
 async function runOnce(key: string, workflow: any): Promise<any> {
+  const before = (await runsOf(server, key, workflow.id)).length;
   await fetch(workflow.trigger.endpoint_url, { method: "POST", body: "x" });
-  const runs = await waitFor(() => runsOf(server, key, workflow.id), (listed) => listed.length > 0 && listed[0].status !== "running", "the run");
+  const runs = await waitFor(() => runsOf(server, key, workflow.id), (listed) => listed.length > before && listed[0].status !== "running", "the run");
   return runs[0];
 }
 
