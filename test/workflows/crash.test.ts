@@ -75,39 +75,63 @@ class Gate {
   }
 }
 
-describe("a server killed with SIGKILL in the middle of runs", () => {
-  let dataDir: string;
-  let gate: Gate;
-  const children: RunningChild[] = [];
+/**
+ * Server processes on one data folder of their own: started, killed with
+ * SIGKILL, started again on the same folder, as an admin's would be.
+ */
+class ServerOnDisk {
+  dataDir = "";
+  private readonly children: RunningChild[] = [];
 
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "runnel-crash-"));
-    gate = new Gate();
-    await gate.start();
-  });
-  afterAll(async () => {
-    for (const child of children) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
-    await gate.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  constructor(private readonly prefix: string) {}
 
-  async function start(port: number): Promise<{ url: string; child: RunningChild }> {
+  async open(): Promise<void> {
+    this.dataDir = await mkdtemp(join(tmpdir(), this.prefix));
+  }
+
+  async start(port: number): Promise<{ url: string; child: RunningChild }> {
     const child = startCli(["server"], {
-      cwd: dataDir,
-      env: { RUNNEL_DATA_DIR: dataDir, RUNNEL_PORT: String(port), RUNNEL_HOST: "127.0.0.1", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_LOG_FORMAT: "json", RUNNEL_EGRESS_ALLOW: "127.0.0.1" },
+      cwd: this.dataDir,
+      env: { RUNNEL_DATA_DIR: this.dataDir, RUNNEL_PORT: String(port), RUNNEL_HOST: "127.0.0.1", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_LOG_FORMAT: "json", RUNNEL_EGRESS_ALLOW: "127.0.0.1" },
     });
-    children.push(child);
+    this.children.push(child);
     const [, url] = await child.waitFor(LISTENING, 30_000);
     return { url: url!, child };
   }
 
+  /** A new user (its id and API key), made with the admin's key the first start wrote. */
+  async user(url: string, username: string): Promise<{ id: string; key: string }> {
+    const adminKey = (await readFile(join(this.dataDir, "admin-api-key"), "utf8")).trim();
+    const user = await call(url, "POST", "/v1/users", { key: adminKey, json: { username } });
+    expect(user.status).toBe(201);
+    return { id: user.body.data.id as string, key: user.body.data.api_key.key };
+  }
+
+  async close(): Promise<void> {
+    for (const child of this.children) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
+    await rm(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+describe("a server killed with SIGKILL in the middle of runs", () => {
+  const servers = new ServerOnDisk("runnel-crash-");
+  let gate: Gate;
+
+  beforeAll(async () => {
+    await servers.open();
+    gate = new Gate();
+    await gate.start();
+  });
+  afterAll(async () => {
+    await servers.close();
+    await gate.close();
+  });
+  const start = (port: number) => servers.start(port);
+
   it("finishes the interrupted runs after a restart, one per trigger event, none doubled", async () => {
     const port = await freePort();
     const first = await start(port);
-    const adminKey = (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();
-    const user = await call(first.url, "POST", "/v1/users", { key: adminKey, json: { username: "crash" } });
-    expect(user.status).toBe(201);
-    const key: string = user.body.data.api_key.key;
+    const { id: userId, key } = await servers.user(first.url, "crash");
     const created = await call(first.url, "POST", "/v1/workflows", {
       key,
       json: {
@@ -151,13 +175,13 @@ describe("a server killed with SIGKILL in the middle of runs", () => {
     await waitFor(async () => gate.arrived, (arrived) => arrived >= 1, "a run at the gate");
     expect((await runs(first.url)).page_info.total_count).toBe(5);
 
-    const runners = await processesUsing(dataDir)();
+    const runners = await processesUsing(servers.dataDir)();
     expect(runners.length).toBeGreaterThan(0);
     first.child.child.kill("SIGKILL");
     expect(await first.child.exited).toEqual({ code: null, signal: "SIGKILL" });
     const arrivedBeforeTheCrash = gate.arrived;
     // Its sandbox runners went with it (none is left holding a run).
-    await waitFor(processesUsing(dataDir), (pids) => pids.length === 0, "the killed server's runners to end");
+    await waitFor(processesUsing(servers.dataDir), (pids) => pids.length === 0, "the killed server's runners to end");
 
     gate.release();
     const second = await start(port);
@@ -172,12 +196,12 @@ describe("a server killed with SIGKILL in the middle of runs", () => {
     expect((await second.child.exited).code).toBe(0);
 
     // Stopped: nothing is left to deliver, and each trigger event ran exactly once.
-    const store = await openStore({ databaseUrl: null, dataDir });
+    const store = await openStore({ databaseUrl: null, dataDir: servers.dataDir });
     try {
       expect(await store.claimDeliveries({ now: Date.now() + 86_400_000, leaseMs: 1, limit: 100 })).toEqual([]);
-      const recorded = await store.listRuns(user.body.data.id, workflow.id, { limit: 100 });
+      const recorded = await store.listRuns(userId, workflow.id, { limit: 100 });
       expect(recorded.totalCount).toBe(21);
-      const events = await store.listEvents(user.body.data.id, workflow.trigger.source_id, { page: { limit: 100 } });
+      const events = await store.listEvents(userId, workflow.trigger.source_id, { page: { limit: 100 } });
       expect(events.totalCount).toBe(21);
       const eventIds = recorded.items.map((run) => run.eventId);
       expect(new Set(eventIds).size).toBe(21);
@@ -375,38 +399,24 @@ class IdempotentReceiver {
 }
 
 describe("a server killed with SIGKILL after its runs are recorded, before their sends are carried out", () => {
-  let dataDir: string;
+  const servers = new ServerOnDisk("runnel-sends-crash-");
   let receiver: IdempotentReceiver;
-  const children: RunningChild[] = [];
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "runnel-sends-crash-"));
+    await servers.open();
     receiver = new IdempotentReceiver();
     await receiver.start();
   });
   afterAll(async () => {
-    for (const child of children) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
+    await servers.close();
     await receiver.close();
-    await rm(dataDir, { recursive: true, force: true });
   });
-
-  async function start(port: number): Promise<{ url: string; child: RunningChild }> {
-    const child = startCli(["server"], {
-      cwd: dataDir,
-      env: { RUNNEL_DATA_DIR: dataDir, RUNNEL_PORT: String(port), RUNNEL_HOST: "127.0.0.1", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_LOG_FORMAT: "json", RUNNEL_EGRESS_ALLOW: "127.0.0.1" },
-    });
-    children.push(child);
-    const [, url] = await child.waitFor(LISTENING, 30_000);
-    return { url: url!, child };
-  }
+  const start = (port: number) => servers.start(port);
 
   it("carries out every recorded run's $.send.http after a restart, once per idempotency key: nothing lost, nothing acted on twice", async () => {
     const port = await freePort();
     const first = await start(port);
-    const adminKey = (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();
-    const user = await call(first.url, "POST", "/v1/users", { key: adminKey, json: { username: "sends" } });
-    expect(user.status).toBe(201);
-    const key: string = user.body.data.api_key.key;
+    const { id: userId, key } = await servers.user(first.url, "sends");
     const created = await call(first.url, "POST", "/v1/workflows", {
       key,
       json: {
@@ -440,7 +450,7 @@ describe("a server killed with SIGKILL after its runs are recorded, before their
 
     first.child.child.kill("SIGKILL");
     expect(await first.child.exited).toEqual({ code: null, signal: "SIGKILL" });
-    await waitFor(processesUsing(dataDir), (pids) => pids.length === 0, "the killed server's runners to end");
+    await waitFor(processesUsing(servers.dataDir), (pids) => pids.length === 0, "the killed server's runners to end");
     // What reached the receiver before the kill; none of it was answered.
     const inFlight = new Set(receiver.keys);
     expect(inFlight.size).toBeGreaterThan(0);
@@ -466,7 +476,7 @@ describe("a server killed with SIGKILL after its runs are recorded, before their
     expect(receiver.keys.length).toBe(count + inFlight.size);
 
     // Nothing is left in the outbox.
-    const store = await openStore({ databaseUrl: null, dataDir });
+    const store = await openStore({ databaseUrl: null, dataDir: servers.dataDir });
     try {
       expect(await store.claimSends({ now: Date.now() + 86_400_000, leaseMs: 1, limit: 100 })).toEqual([]);
     } finally {
