@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource } from "../helpers/sources.js";
 
@@ -7,7 +7,7 @@ const SLOW = `module.exports = {
   name: "slow", version: "1.0.0",
   props: { http: { type: "$.interface.http", customResponse: true } },
   async run(event) {
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     this.http.respond({ status: 200, body: "done" });
   },
 };`;
@@ -24,14 +24,16 @@ describe("endpoint admission", () => {
   let second: { endpoint_url: string };
   let other: { endpoint_url: string };
 
-  beforeAll(async () => {
+  // A server of its own for each test: an admitted request keeps its place until its run is recorded, a
+  // moment after its caller got the answer, so places taken by one test could still be held in the next.
+  beforeEach(async () => {
     server = await startTestServer({ RUNNEL_MAX_PENDING_REQUESTS_PER_OWNER: "3", RUNNEL_MAX_PENDING_REQUESTS: "5" });
     first = await deploySource(server, server.adminKey, { component_code: SLOW, name: "slow one" });
     const user = await createUser(server, "neighbour");
     second = await deploySource(server, user.key, { component_code: SLOW, name: "slow two" });
     other = await deploySource(server, user.key, { component_code: SLOW, name: "slow three" });
   }, 60_000);
-  afterAll(async () => {
+  afterEach(async () => {
     await server?.close();
   });
 
