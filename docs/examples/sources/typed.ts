@@ -1,0 +1,16 @@
+// docs/examples/sources/typed.ts
+interface Reading {
+  sensor: string;
+  celsius: number;
+}
+
+export default defineComponent({
+  name: "Thermometer",
+  version: "0.1.0",
+  props: { http: "$.interface.http" },
+  async run(event: { body: Reading }) {
+    const { sensor, celsius }: Reading = event.body;
+    const fahrenheit: number = (celsius * 9) / 5 + 32;
+    this.$emit({ sensor, fahrenheit }, { summary: `${sensor}: ${fahrenheit} °F` });
+  },
+});
