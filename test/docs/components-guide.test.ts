@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FixtureRegistry } from "../../src/bench/fixture-registry.js";
 import { bundleFile } from "../../src/cli/component-code.js";
 import { loadWorkflowFile } from "../../src/cli/deploy-workflow.js";
+import { parseWorkflowFile } from "../../src/cli/workflow-file.js";
 import { runSource, startNpmFixture } from "../helpers/npm-registry.js";
 import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, eventually, logsOf } from "../helpers/sources.js";
@@ -96,6 +97,17 @@ describe("docs/components.md and its examples", () => {
     for (const [path, body] of blocks) expect(body, `the guide's block of ${path}`).toBe(await readFile(join(ROOT, path), "utf8"));
   });
 
+  it("docs/workflows.md: its workflow file example is one that `runnel deploy` reads", async () => {
+    const markdown = await readFile(join(ROOT, "docs", "workflows.md"), "utf8");
+    const yaml = [...markdown.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+    expect(yaml.length).toBeGreaterThan(0);
+    for (const text of yaml) {
+      const file = parseWorkflowFile(text, "orders.yaml");
+      expect(file.body).toMatchObject({ name: "Orders", respond: "workflow" });
+      expect(file.codeFiles.map((ref) => ref.path)).toEqual(["./steps/fetch.ts"]);
+    }
+  });
+
   it("links the guide from the README", async () => {
     expect(await readFile(join(ROOT, "README.md"), "utf8")).toContain("(docs/components.md)");
   });
@@ -142,6 +154,10 @@ describe("docs/components.md and its examples", () => {
     const events = (await eventsOf(server, key(), source.id)).reverse();
     expect(events.map((e) => e.event.id)).toEqual(["o-1", "o-2", "o-3"]);
     expect(events[0].metadata.summary).toBe("Order o-1: 10 EUR");
+    // The guide's "Errors" section: a body without orders throws; the caller gets 502, the logs the TypeError.
+    expect((await post(undefined as unknown as unknown[])).status).toBe(502);
+    expect((await logsOf(server, key(), source.id)).join("\n")).toMatch(/TypeError/);
+    expect((await post([order("o-4", 4)])).status).toBe(200);
   });
 
   it("counter.mjs: keeps its count in $.service.db; deploy runs once, activate on each deploy and update, deactivate logs", async () => {
