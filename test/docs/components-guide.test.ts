@@ -8,6 +8,7 @@ import type { FixtureRegistry } from "../../src/bench/fixture-registry.js";
 import { bundleFile } from "../../src/cli/component-code.js";
 import { loadWorkflowFile } from "../../src/cli/deploy-workflow.js";
 import { parseWorkflowFile } from "../../src/cli/workflow-file.js";
+import { runCli } from "../helpers/child.js";
 import { runSource, startNpmFixture } from "../helpers/npm-registry.js";
 import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, eventually, logsOf } from "../helpers/sources.js";
@@ -76,7 +77,10 @@ describe("docs/components.md and its examples", () => {
       request.on("data", (chunk) => (body += chunk));
       request.on("end", () => {
         received.push({ path: request.url ?? "", headers: request.headers, body });
-        response.end("ok");
+        if (request.url?.startsWith("/status")) {
+          response.setHeader("content-type", "application/json");
+          response.end(JSON.stringify({ state: "all good" }));
+        } else response.end("ok");
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
@@ -112,13 +116,19 @@ describe("docs/components.md and its examples", () => {
     expect(await readFile(join(ROOT, "README.md"), "utf8")).toContain("(docs/components.md)");
   });
 
-  it("echo.mjs: emits each request's body with a summary", async () => {
-    const source = await deployFile("sources/echo.mjs");
+  it("echo.mjs: deployed with `runnel deploy`, emits each request's body with a summary, shown by `runnel events`", async () => {
+    const env = { RUNNEL_SERVER_URL: server.url, RUNNEL_API_KEY: key(), HOME: scratch, XDG_CONFIG_HOME: scratch };
+    const deployed = await runCli(["deploy", "docs/examples/sources/echo.mjs", "--json"], { env, cwd: ROOT, timeoutMs: 60_000 });
+    expect(deployed.code, deployed.stderr).toBe(0);
+    const source = JSON.parse(deployed.stdout);
     const response = await fetch(`${source.endpoint_url}/hello`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"hello":"world"}' });
     expect(response.status).toBe(200);
     const event = await newest(source.id);
     expect(event.event).toEqual({ hello: "world" });
     expect(event.metadata.summary).toBe("POST /hello");
+    const events = await runCli(["events", "echo", "-n", "1", "--json"], { env, cwd: ROOT });
+    expect(events.code, events.stderr).toBe(0);
+    expect(events.stdout).toContain('"hello": "world"');
   });
 
   it("respond.mjs: answers itself, with a status, headers and a JSON body", async () => {
@@ -214,6 +224,27 @@ describe("docs/components.md and its examples", () => {
     const source = await deployFile("sources/legacy.js");
     await fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "text/plain" }, body: "abc" });
     expect((await newest(source.id)).event).toEqual({ sha256: createHash("sha256").update("abc").digest("hex") });
+  });
+
+  it("workflows/status.yaml: an http_request prop, configured with expressions, sent by execute()", async () => {
+    for (const [name, value] of [["STATUS_URL", `${receiverUrl}/status`], ["STATUS_TOKEN", "st-42"]] as const) {
+      expect((await call(server.url, "PUT", `/v1/env/${name}`, { key: key(), json: { value, secret: false } })).status).toBe(200);
+    }
+    const { body } = await loadWorkflowFile(example("workflows/status.yaml"), "status.yaml");
+    const created = await call(server.url, "POST", "/v1/workflows", { key: key(), json: body });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const workflow = created.body.data;
+    expect(created.body.data.triggers[0]).toMatchObject({ interval_seconds: 300 });
+    // Not five minutes: the timer is run once by hand, as `runnel run` does.
+    const ran = await call(server.url, "POST", `/v1/sources/${workflow.trigger.source_id}/run`, { key: key(), json: {} });
+    expect(ran.status, JSON.stringify(ran.body)).toBe(200);
+    const [run] = await waitFor(() => runsOf(server, key(), workflow.id), (list) => list.length === 1, "the run");
+    expect(run.status).toBe("success");
+    expect(run.steps[0].$return_value).toEqual({ state: "all good" });
+    expect(run.steps[0].summary).toBe("status: all good");
+    const request = received.find((r) => r.path.startsWith("/status"))!;
+    expect(request.path).toBe("/status?verbose=1");
+    expect(request.headers.authorization).toBe("Bearer st-42");
   });
 
   describe("workflows/orders.yaml", () => {
