@@ -247,6 +247,23 @@ describe("docs/components.md and its examples", () => {
     expect(request.headers.authorization).toBe("Bearer st-42");
   });
 
+  it("actions/format-money.mjs: published with `runnel publish`, used by key from workflows/invoice.yaml", async () => {
+    const env = { RUNNEL_SERVER_URL: server.url, RUNNEL_API_KEY: key(), HOME: scratch, XDG_CONFIG_HOME: scratch };
+    const published = await runCli(["publish", "docs/examples/actions/format-money.mjs", "--json"], { env, cwd: ROOT, timeoutMs: 60_000 });
+    expect(published.code, published.stderr).toBe(0);
+    const { body } = await loadWorkflowFile(example("workflows/invoice.yaml"), "invoice.yaml");
+    const created = await call(server.url, "POST", "/v1/workflows", { key: key(), json: body });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const workflow = created.body.data;
+    const response = await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"amount":12.5}' });
+    expect(response.status).toBe(200);
+    const text = new Intl.NumberFormat("de-DE", { style: "currency", currency: "EUR" }).format(12.5);
+    expect(text.replace(/\s/g, " ")).toBe("12,50 €");
+    expect(await response.json()).toEqual({ text });
+    const [run] = await waitFor(() => runsOf(server, key(), workflow.id), (list) => list.length === 1, "the run");
+    expect(run.steps[0].summary).toBe(`Formatted 12.5 as ${text}`);
+  });
+
   describe("workflows/orders.yaml", () => {
     let workflow: any;
     const post = (body: unknown) => fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
