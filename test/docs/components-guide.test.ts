@@ -299,6 +299,14 @@ describe("docs/components.md and its examples", () => {
       expect(sent[0]!.headers["idempotency-key"]).toBe(`${run.id}:3:0`);
     });
 
+    it("refuses at save a step prop that does not fit, naming the field the guide names", async () => {
+      const { body } = await loadWorkflowFile(example("workflows/orders.yaml"), "orders.yaml");
+      const steps = (body.steps as any[]).map((step) => (step.name === "price" ? { ...step, props: { ...step.props, discount: 60 } } : step));
+      const refused = await call(server.url, "POST", "/v1/workflows", { key: key(), json: { ...body, name: "Orders too generous", steps } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.details.field).toBe("steps[1].props.discount");
+    });
+
     it("counts in the step's own store across runs", async () => {
       await post({ id: "o-2", customer: "Bo", items: [{ sku: "a", price: 1, quantity: 1 }] });
       const list = await runs(2);
