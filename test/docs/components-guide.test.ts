@@ -170,6 +170,17 @@ describe("docs/components.md and its examples", () => {
     expect((await post([order("o-4", 4)])).status).toBe(200);
   });
 
+  it("new-tickets.mjs: sorts by number and emits only numbers greater than any before (dedupe greatest)", async () => {
+    const source = await deployFile("sources/new-tickets.mjs");
+    const post = (numbers: number[]) =>
+      fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tickets: numbers.map((number) => ({ number, title: `t${number}` })) }) });
+    expect((await post([3, 1, 2])).status).toBe(200);
+    expect((await post([2, 4])).status).toBe(200);
+    const events = (await eventsOf(server, key(), source.id)).reverse();
+    expect(events.map((e) => e.event.number)).toEqual([1, 2, 3, 4]);
+    expect(events[3].metadata.summary).toBe("#4 t4");
+  });
+
   it("counter.mjs: keeps its count in $.service.db; deploy runs once, activate on each deploy and update, deactivate logs", async () => {
     const source = await deployFile("sources/counter.mjs");
     await fetch(source.endpoint_url, { method: "POST" });
