@@ -215,6 +215,11 @@ describe("docs/components.md and its examples", () => {
     const source = await deployFile("sources/forecast.mjs", { configured_props: { city: "Porto Alegre" } });
     const run = await runSource(server, source.id);
     expect(run.events[0].event).toEqual({ url: "https://weather.example.com/v1/forecast?city=Porto%20Alegre", auth: {} });
+    const saved = await call(server.url, "GET", `/v1/components/${source.component_id}`, { key: key() });
+    const city = saved.body.data.configurable_props.find((prop: any) => prop.name === "city");
+    expect(city).toMatchObject({ type: "string", label: "Forecast for", description: "A city name, such as Lisbon" });
+    const options = await call(server.url, "POST", `/v1/sources/${source.id}/props/city/options`, { key: key(), json: { query: "porto" } });
+    expect(options.body.data.options).toEqual(["Porto", "Porto Alegre"]);
   });
 
   it("padded.mjs: imports a pinned package with no install step", async () => {
@@ -226,9 +231,12 @@ describe("docs/components.md and its examples", () => {
   it("typed.ts: runs TypeScript with defineComponent and no import", async () => {
     const source = await deployFile("sources/typed.ts");
     await fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"sensor":"attic","celsius":100}' });
-    const event = await newest(source.id);
-    expect(event.event).toEqual({ sensor: "attic", fahrenheit: 212 });
-    expect(event.metadata.summary).toBe("attic: 212 °F");
+    await fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"sensor":"cellar","celsius":10}' });
+    const [alert] = await eventsOf(server, key(), source.id, "&event_name=alerts");
+    expect(alert.event).toEqual({ sensor: "attic", fahrenheit: 212 });
+    expect(alert.metadata).toMatchObject({ name: "alerts", summary: "attic: 212 °F" });
+    const all = await eventsOf(server, key(), source.id);
+    expect(all.map((e) => [e.event.sensor, e.metadata.name || "(default)"])).toEqual([["cellar", "(default)"], ["attic", "alerts"]]);
   });
 
   it("legacy.js: runs a CommonJS module with require", async () => {

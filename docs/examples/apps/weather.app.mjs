@@ -3,7 +3,15 @@ export default {
   type: "app",
   app: "weather",
   propDefinitions: {
-    city: { type: "string", label: "City", description: "A city name, such as Lisbon" },
+    city: {
+      type: "string",
+      label: "City",
+      description: "A city name, such as Lisbon",
+      async options({ query }) {
+        const cities = ["Lisbon", "Porto", "Porto Alegre", "Recife"];
+        return cities.filter((city) => city.toLowerCase().includes((query ?? "").toLowerCase()));
+      },
+    },
   },
   methods: {
     forecastUrl(city) {

@@ -6,7 +6,7 @@ export default {
   version: "0.1.0",
   props: {
     weather, // the app prop: this.weather.<method>(), this.weather.$auth
-    city: { propDefinition: [weather, "city"] },
+    city: { propDefinition: [weather, "city"], label: "Forecast for" }, // a field here overrides the app's
   },
   async run() {
     this.$emit({ url: this.weather.forecastUrl(this.city), auth: this.weather.$auth });

@@ -11,6 +11,7 @@ export default defineComponent({
   async run(event: { body: Reading }) {
     const { sensor, celsius }: Reading = event.body;
     const fahrenheit: number = (celsius * 9) / 5 + 32;
-    this.$emit({ sensor, fahrenheit }, { summary: `${sensor}: ${fahrenheit} °F` });
+    const name = celsius > 40 ? "alerts" : undefined; // a channel of its own, or the default one
+    this.$emit({ sensor, fahrenheit }, { summary: `${sensor}: ${fahrenheit} °F`, name });
   },
 });
