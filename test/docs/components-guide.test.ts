@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FixtureRegistry } from "../../src/bench/fixture-registry.js";
 import { bundleFile } from "../../src/cli/component-code.js";
@@ -21,7 +22,7 @@ import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
  * server, checking what the guide says it does.
  */
 
-const ROOT = join(import.meta.dirname, "..", "..");
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const GUIDE = join(ROOT, "docs", "components.md");
 const EXAMPLES = join(ROOT, "docs", "examples");
 const example = (path: string) => join(EXAMPLES, path);
