@@ -4,6 +4,7 @@ import { validateComponent, type ValidatedComponent } from "../domain/component-
 import { ValidationError } from "../domain/errors.js";
 import { newId } from "../domain/ids.js";
 import type { SavedComponent } from "../domain/sources.js";
+import { singleBundleMaps } from "../sandbox/stack-mapping.js";
 import type { ComponentBundle as RunnerBundle, Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/store.js";
 import type { BundleFiles } from "./bundle-files.js";
@@ -85,7 +86,7 @@ export class ComponentLoader {
       return { component: reusable, validated: this.validatedOf(reusable) };
     }
     const file = await this.options.bundleFiles.fileFor(bundle.hash, () => bundle.code);
-    const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file });
+    const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file, sourceMaps: singleBundleMaps(bundle.map) });
     if (!inspected.ok) {
       throw new ValidationError(field, `The component could not be loaded: ${inspected.error.message}`, { cause: inspected.error.code });
     }
@@ -102,6 +103,7 @@ export class ComponentLoader {
       codeHash,
       bundle: bundle.code,
       bundleHash: bundle.hash,
+      bundleMap: bundle.map,
       lock,
       manifest: inspected.manifest,
       createdAt: at,
@@ -125,7 +127,7 @@ export class ComponentLoader {
   /** The bundle as a runner loads it: a file on this machine, written on first use. */
   async runnerBundle(component: SavedComponent): Promise<RunnerBundle> {
     const file = await this.options.bundleFiles.fileFor(component.bundleHash, () => component.bundle);
-    return { id: component.bundleHash, ownerId: component.ownerId, file };
+    return { id: component.bundleHash, ownerId: component.ownerId, file, sourceMaps: singleBundleMaps(component.bundleMap) };
   }
 }
 

@@ -19,6 +19,7 @@ function componentFor(ownerId: string, code = "export default {}"): SavedCompone
     codeHash: `h-${code.length}`,
     bundle: "module.exports = {}",
     bundleHash: `b-${code.length}`,
+    bundleMap: null,
     lock: null,
     manifest: { props: {}, methods: [], hooks: [], hasRun: true, hasAdditionalProps: false },
     createdAt: now,

@@ -1,0 +1,109 @@
+/**
+ * Stack traces as the component's author wrote the code. A runner's frames
+ * point into the bundle it loaded (a path under the server's runners'
+ * folder); here, on the host, each such frame is mapped through the bundle's
+ * source map to the component's own file, line and column, and every other
+ * path of the server is taken out: no stack, log line or `$errors` event
+ * shows where the server keeps its files.
+ */
+import { SourceMap } from "node:module";
+import { basename } from "node:path";
+import type { SandboxError } from "./sandbox-error.js";
+
+/**
+ * The source maps of a bundle file: one part per component in it, from the
+ * (1-based) line its code starts at. A single component starts at line 1; a
+ * workflow's steps at their offsets in the combined file (workflow-bundle.ts).
+ */
+export interface BundleSourceMaps {
+  parts: Array<{ fromLine: number; map: string | null }>;
+}
+
+/** The file name every bundle has on disk (engine/bundle-files.ts), whatever folder a runner reads it from. */
+export const BUNDLE_FILE_NAME = "component.cjs";
+
+/** A frame's location: `(file:line:col)` or, without a function name, after `at `. */
+const FRAME = /^(\s+at (?:.*? \()?)(.+?):(\d+):(\d+)(\)?)$/;
+/** A path of this machine inside a message or a log line (`/…/component.cjs`, `file:///…`). */
+const BUNDLE_PATH = /(?:file:\/\/)?(?:\/[^\s'"():]*)?\/component\.cjs\b/g;
+
+/** Parsed maps, by the map's text: a bundle's errors are mapped again and again with the same maps. */
+const parsedMaps = new Map<string, SourceMap | null>();
+const MAX_PARSED_MAPS = 256;
+
+function parsed(map: string): SourceMap | null {
+  let found = parsedMaps.get(map);
+  if (found !== undefined) return found;
+  try {
+    found = new SourceMap(JSON.parse(map) as ConstructorParameters<typeof SourceMap>[0]);
+  } catch {
+    found = null;
+  }
+  // The oldest goes first: Map keeps insertion order.
+  if (parsedMaps.size >= MAX_PARSED_MAPS) parsedMaps.delete(parsedMaps.keys().next().value!);
+  parsedMaps.set(map, found);
+  return found;
+}
+
+/** Where a line:col of the bundle comes from: `component.ts:3:11`, or the bundle's own line when there is no map for it. */
+function mapLocation(line: number, column: number, maps: BundleSourceMaps | undefined): string {
+  const parts = maps?.parts ?? [];
+  let part: BundleSourceMaps["parts"][number] | undefined;
+  for (const candidate of parts) if (candidate.fromLine <= line) part = candidate;
+  const map = part?.map ? parsed(part.map) : null;
+  if (part && map) {
+    const entry = map.findEntry(line - part.fromLine, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number } | undefined;
+    if (entry?.originalSource !== undefined && entry.originalLine !== undefined && entry.originalColumn !== undefined) {
+      return `${relativeSource(entry.originalSource)}:${entry.originalLine + 1}:${entry.originalColumn + 1}`;
+    }
+  }
+  // No map (a component saved before maps were kept): the line in the bundle, named by the bundle alone.
+  return `${BUNDLE_FILE_NAME}:${line}:${column}`;
+}
+
+/** Node's SourceMap resolves sources to `file://` URLs against nothing; the map's own sources are relative already. */
+function relativeSource(source: string): string {
+  const path = source.startsWith("file://") ? decodeURIComponent(source.slice("file://".length)) : source;
+  const modules = path.lastIndexOf("node_modules/");
+  if (modules >= 0) return path.slice(modules);
+  return path.replace(/^\/+/, "");
+}
+
+/** A frame's new text, or null when it is a frame of the server that says nothing to the author. */
+function mapFrame(line: string, maps: BundleSourceMaps | undefined): string | null {
+  const match = FRAME.exec(line);
+  if (!match) return line;
+  const [, head, file, lineText, columnText, tail] = match as unknown as [string, string, string, string, string, string];
+  const path = file.startsWith("file://") ? file.slice("file://".length) : file;
+  if (basename(path) === BUNDLE_FILE_NAME) return `${head}${mapLocation(Number(lineText), Number(columnText), maps)}${tail}`;
+  // node:internal/…, <anonymous>, eval at …: no path of the server.
+  if (!path.startsWith("/")) return line;
+  const modules = path.lastIndexOf("/node_modules/");
+  if (modules >= 0) return `${head}${path.slice(modules + 1)}:${lineText}:${columnText}${tail}`;
+  // The runner's bundle, dist/, anything else on the server's disk.
+  return null;
+}
+
+/** The text with its frames mapped and the server's paths taken out. */
+export function mapStackText(text: string, maps: BundleSourceMaps | undefined): string {
+  // Most log lines are not stacks: they pass untouched, and fast.
+  if (!text.includes("/")) return text;
+  const lines: string[] = [];
+  for (const line of text.split("\n")) {
+    const mapped = mapFrame(line, maps);
+    if (mapped === null) continue;
+    lines.push(mapped === line ? line.replace(BUNDLE_PATH, BUNDLE_FILE_NAME) : mapped);
+  }
+  return lines.join("\n");
+}
+
+export function mapSandboxError(error: SandboxError, maps: BundleSourceMaps | undefined): SandboxError {
+  const mapped: SandboxError = { ...error, message: error.message.replace(BUNDLE_PATH, BUNDLE_FILE_NAME) };
+  if (error.stack !== undefined) mapped.stack = mapStackText(error.stack, maps);
+  return mapped;
+}
+
+/** The maps of a bundle that holds one component. */
+export function singleBundleMaps(map: string | null): BundleSourceMaps {
+  return { parts: [{ fromLine: 1, map }] };
+}
