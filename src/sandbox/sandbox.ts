@@ -46,7 +46,7 @@ import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
 import type { CallOutcome, DataStoreHandler, EmittedEvent, LogEntry } from "./call-collector.js";
 import { CUT_SHORT, RunnerProcess, type CallAnswer, type SpawnCommand } from "./runner-process.js";
 import type { SandboxError } from "./sandbox-error.js";
-import { mapSandboxError, mapStackText, type BundleSourceMaps } from "./stack-mapping.js";
+import { mapSandboxError, mapStackText, type BundleSourceMaps, type MappedBundle } from "./stack-mapping.js";
 
 export interface SandboxOptions {
   /** Memory of all runners together, in MB (each measured as what it holds beyond the shared node binary). Default 1024. */
@@ -255,7 +255,7 @@ type RunnerRequest = Omit<InvokeRequest, "call"> & { call: RunnerCall };
  * are mapped to the component's own lines, and no path of the server is left
  * in them (stack-mapping.ts).
  */
-function toResult(outcome: CallOutcome, durationMs: number, maps: BundleSourceMaps | undefined): InvokeResult {
+function toResult(outcome: CallOutcome, durationMs: number, maps: MappedBundle): InvokeResult {
   const logs = outcome.logs.map((entry) => {
     const text = mapStackText(entry.text, maps);
     return text === entry.text ? entry : { ...entry, text };
@@ -298,12 +298,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   let closed = false;
   let lateFaultListener: (fault: LateFault) => void = () => {};
   /** The maps of bundles run lately, by bundle id: a late fault names only its bundle. */
-  const rememberedMaps = new Map<string, BundleSourceMaps>();
+  const rememberedMaps = new Map<string, MappedBundle>();
   const remember = (bundle: ComponentBundle): void => {
-    if (!bundle.sourceMaps) return;
     rememberedMaps.delete(bundle.id);
     if (rememberedMaps.size >= MAX_REMEMBERED_MAPS) rememberedMaps.delete(rememberedMaps.keys().next().value!);
-    rememberedMaps.set(bundle.id, bundle.sourceMaps);
+    rememberedMaps.set(bundle.id, { file: bundle.file, sourceMaps: bundle.sourceMaps });
   };
   const runnersDir = join(options.workDir, "runners");
   const maxBundles = options.maxBundlesPerRunner ?? DEFAULT_MAX_BUNDLES;
@@ -328,7 +327,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     spares: options.spares ?? 1,
     spareMemoryMb: options.spareMemoryMb ?? DEFAULT_LIMITS.memoryMb,
     spawn: spawnRunner,
-    onLateFault: (fault) => lateFaultListener({ ...fault, error: mapSandboxError(fault.error, rememberedMaps.get(fault.bundleId)) }),
+    onLateFault: (fault) => lateFaultListener({ ...fault, error: mapSandboxError(fault.error, rememberedMaps.get(fault.bundleId) ?? { file: "component.cjs" }) }),
     logger: options.logger,
   });
 
@@ -411,7 +410,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     } finally {
       pool.release(runner);
     }
-    const results: Array<InvokeResult | null | typeof CUT_SHORT> = answers.map((answer) => (answer === null || answer === CUT_SHORT ? answer : toResult(answer, Math.round(answer.ms ?? 0), first.bundle.sourceMaps)));
+    const results: Array<InvokeResult | null | typeof CUT_SHORT> = answers.map((answer) => (answer === null || answer === CUT_SHORT ? answer : toResult(answer, Math.round(answer.ms ?? 0), first.bundle)));
     if (options.concurrent === true) return finishConcurrent(requests, callbacks, results, retry);
     return finishSequential(requests, callbacks, results, options, retry, held);
   };

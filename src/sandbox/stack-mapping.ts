@@ -19,13 +19,21 @@ export interface BundleSourceMaps {
   parts: Array<{ fromLine: number; map: string | null }>;
 }
 
-/** The file name every bundle has on disk (engine/bundle-files.ts), whatever folder a runner reads it from. */
-export const BUNDLE_FILE_NAME = "component.cjs";
+/**
+ * The bundle a runner ran: its file's name (a runner reads it from a folder
+ * of its own, under the same name: bundle-placement.ts) and its maps.
+ */
+export interface MappedBundle {
+  file: string;
+  sourceMaps?: BundleSourceMaps | undefined;
+}
 
 /** A frame's location: `(file:line:col)` or, without a function name, after `at `. */
 const FRAME = /^(\s+at (?:.*? \()?)(.+?):(\d+):(\d+)(\)?)$/;
-/** A path of this machine inside a message or a log line (`/…/component.cjs`, `file:///…`). */
-const BUNDLE_PATH = /(?:file:\/\/)?(?:\/[^\s'"():]*)?\/component\.cjs\b/g;
+/** A path of this machine that ends in the bundle's file, inside a message or a log line (`/…/component.cjs`, `file:///…`). */
+function bundlePaths(fileName: string): RegExp {
+  return new RegExp(`(?:file://)?/[^\\s'"():]*/${fileName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w.])`, "g");
+}
 
 /** Parsed maps, by the map's text: a bundle's errors are mapped again and again with the same maps. */
 const parsedMaps = new Map<string, SourceMap | null>();
@@ -46,7 +54,7 @@ function parsed(map: string): SourceMap | null {
 }
 
 /** Where a line:col of the bundle comes from: `component.ts:3:11`, or the bundle's own line when there is no map for it. */
-function mapLocation(line: number, column: number, maps: BundleSourceMaps | undefined): string {
+function mapLocation(line: number, column: number, maps: BundleSourceMaps | undefined, fileName: string): string {
   const parts = maps?.parts ?? [];
   let part: BundleSourceMaps["parts"][number] | undefined;
   for (const candidate of parts) if (candidate.fromLine <= line) part = candidate;
@@ -58,7 +66,7 @@ function mapLocation(line: number, column: number, maps: BundleSourceMaps | unde
     }
   }
   // No map (a component saved before maps were kept): the line in the bundle, named by the bundle alone.
-  return `${BUNDLE_FILE_NAME}:${line}:${column}`;
+  return `${fileName}:${line}:${column}`;
 }
 
 /** Node's SourceMap resolves sources to `file://` URLs against nothing; the map's own sources are relative already. */
@@ -70,12 +78,12 @@ function relativeSource(source: string): string {
 }
 
 /** A frame's new text, or null when it is a frame of the server that says nothing to the author. */
-function mapFrame(line: string, maps: BundleSourceMaps | undefined): string | null {
+function mapFrame(line: string, bundle: MappedBundle, fileName: string): string | null {
   const match = FRAME.exec(line);
   if (!match) return line;
   const [, head, file, lineText, columnText, tail] = match as unknown as [string, string, string, string, string, string];
   const path = file.startsWith("file://") ? file.slice("file://".length) : file;
-  if (basename(path) === BUNDLE_FILE_NAME) return `${head}${mapLocation(Number(lineText), Number(columnText), maps)}${tail}`;
+  if (basename(path) === fileName) return `${head}${mapLocation(Number(lineText), Number(columnText), bundle.sourceMaps, fileName)}${tail}`;
   // node:internal/…, <anonymous>, eval at …: no path of the server.
   if (!path.startsWith("/")) return line;
   const modules = path.lastIndexOf("/node_modules/");
@@ -85,21 +93,23 @@ function mapFrame(line: string, maps: BundleSourceMaps | undefined): string | nu
 }
 
 /** The text with its frames mapped and the server's paths taken out. */
-export function mapStackText(text: string, maps: BundleSourceMaps | undefined): string {
+export function mapStackText(text: string, bundle: MappedBundle): string {
   // Most log lines are not stacks: they pass untouched, and fast.
   if (!text.includes("/")) return text;
+  const fileName = basename(bundle.file);
   const lines: string[] = [];
   for (const line of text.split("\n")) {
-    const mapped = mapFrame(line, maps);
+    const mapped = mapFrame(line, bundle, fileName);
     if (mapped === null) continue;
-    lines.push(mapped === line ? line.replace(BUNDLE_PATH, BUNDLE_FILE_NAME) : mapped);
+    lines.push(mapped === line ? line.replace(bundlePaths(fileName), fileName) : mapped);
   }
   return lines.join("\n");
 }
 
-export function mapSandboxError(error: SandboxError, maps: BundleSourceMaps | undefined): SandboxError {
-  const mapped: SandboxError = { ...error, message: error.message.replace(BUNDLE_PATH, BUNDLE_FILE_NAME) };
-  if (error.stack !== undefined) mapped.stack = mapStackText(error.stack, maps);
+export function mapSandboxError(error: SandboxError, bundle: MappedBundle): SandboxError {
+  const fileName = basename(bundle.file);
+  const mapped: SandboxError = { ...error, message: error.message.includes("/") ? error.message.replace(bundlePaths(fileName), fileName) : error.message };
+  if (error.stack !== undefined) mapped.stack = mapStackText(error.stack, bundle);
   return mapped;
 }
 
