@@ -1,0 +1,58 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { bundleComponent } from "../components/bundle.js";
+import { workflowBundleLayout } from "../engine/workflows/workflow-bundle.js";
+import { mapSandboxError, mapStackText, singleBundleMaps } from "./stack-mapping.js";
+
+const folder = mkdtempSync(join(tmpdir(), "runnel-stacks-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const load = createRequire(import.meta.url);
+
+/** A step that throws from line `line` of its own file (a blank line before it per line). */
+const throwing = (message: string, line: number) => `${"\n".repeat(line - 1)}export default { run() { throw new Error(${JSON.stringify(message)}); } };\n`;
+
+function stackOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    return (error as Error).stack ?? "";
+  }
+  throw new Error("it did not throw");
+}
+
+describe("stack mapping", () => {
+  it("maps each step of a workflow bundle with its own map, at its line in the combined file", async () => {
+    const first = await bundleComponent({ kind: "code", code: throwing("first", 3), filename: "one.ts" }, { guardDynamicRequire: true });
+    const second = await bundleComponent({ kind: "code", code: throwing("second", 7), filename: "two.ts" }, { guardDynamicRequire: true });
+    const layout = workflowBundleLayout([first.code, second.code]);
+    const file = join(folder, "wf", "component.cjs");
+    mkdirSync(join(folder, "wf"));
+    writeFileSync(file, layout.code);
+    const steps = load(file).__runnelWorkflowSteps as Array<() => { default: { run(): void } }>;
+    const maps = { parts: [{ fromLine: layout.startLines[0]!, map: first.map }, { fromLine: layout.startLines[1]!, map: second.map }] };
+    const one = mapStackText(stackOf(() => steps[0]!().default.run()), { file, sourceMaps: maps });
+    const two = mapStackText(stackOf(() => steps[1]!().default.run()), { file, sourceMaps: maps });
+    expect(one).toMatch(/at Object\.run \(one\.ts:3:\d+\)/);
+    expect(two).toMatch(/at Object\.run \(two\.ts:7:\d+\)/);
+    for (const stack of [one, two]) {
+      expect(stack).not.toContain(folder);
+      // This test's own frames are files of the "server" here: dropped.
+      expect(stack).not.toContain("stack-mapping.test");
+    }
+  });
+
+  it("names a bundle without a map by its file alone, and takes its path out of messages", () => {
+    const stack = "Error: x\n    at run (/srv/data/bundles/ab/component.cjs:12:7)\n    at /srv/dist/sandbox/runner-bundle/runner.cjs:1:1\n    at node:internal/process/task_queues:95:5";
+    expect(mapStackText(stack, { file: "/elsewhere/component.cjs", sourceMaps: singleBundleMaps(null) })).toBe("Error: x\n    at run (component.cjs:12:7)\n    at node:internal/process/task_queues:95:5");
+    const error = mapSandboxError({ code: "InvalidComponent", name: "Error", message: "Cannot find module './x'\nRequire stack:\n- /srv/runners/r-1/ab/component.cjs" }, { file: "/b/component.cjs" });
+    expect(error.message).toBe("Cannot find module './x'\nRequire stack:\n- component.cjs");
+  });
+
+  it("keeps a package's frame outside the bundle as a relative node_modules path", () => {
+    const stack = "Error: x\n    at f (/srv/data/cache/abc/node_modules/left/index.js:1:2)";
+    expect(mapStackText(stack, { file: "/b/component.cjs" })).toBe("Error: x\n    at f (node_modules/left/index.js:1:2)");
+  });
+});
