@@ -56,3 +56,17 @@ describe("stack mapping", () => {
     expect(mapStackText(stack, { file: "/b/component.cjs" })).toBe("Error: x\n    at f (node_modules/left/index.js:1:2)");
   });
 });
+
+describe("stack mapping of hostile text", () => {
+  it("takes linear time over a long line of slashes that ends in the bundle's name", () => {
+    const line = `${"/".repeat(2_000_000)}component.cjs ${"    at (".repeat(100_000)}:1:1)`;
+    const started = performance.now();
+    const mapped = mapStackText(`Error: x\n${line}\n    at ${"a (".repeat(200_000)}/x/component.cjs:1:1)`, { file: "/b/component.cjs" });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(mapped.startsWith("Error: x\ncomponent.cjs ")).toBe(true);
+  });
+
+  it("takes file:// paths out as well", () => {
+    expect(mapStackText("see file:///srv/r/component.cjs and /srv/component.cjs.map", { file: "/b/component.cjs" })).toBe("see component.cjs and /srv/component.cjs.map");
+  });
+});

@@ -30,14 +30,43 @@ export interface MappedBundle {
 
 /** A frame's location: `(file:line:col)` or, without a function name, after `at `. */
 const FRAME = /^(\s+at (?:.*? \()?)(.+?):(\d+):(\d+)(\)?)$/;
-/** A path of this machine that ends in the bundle's file, inside a message or a log line (`/…/component.cjs`, `file:///…`). */
-function bundlePaths(fileName: string): RegExp {
-  return new RegExp(`(?:file://)?/[^\\s'"():]*/${fileName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w.])`, "g");
+/**
+ * Frames longer than this are not parsed: no real frame is, and a regular
+ * expression over a hostile megabyte-long log line would take its time.
+ */
+const MAX_FRAME_CHARS = 4096;
+/** Characters that end a path written in a message or a log line. */
+const PATH_STOPS = new Set([" ", "\t", "\r", "'", '"', "`", "(", ")", ":", ",", "[", "]", "<", ">"]);
+
+/**
+ * `/…/component.cjs` (and `file:///…/component.cjs`) in a message or a log
+ * line, whatever folder it is in, becomes `component.cjs`. By hand rather
+ * than by a regular expression: linear in the text, however it is made.
+ */
+function withoutBundlePaths(text: string, fileName: string): string {
+  let at = text.indexOf(fileName);
+  if (at < 0) return text;
+  let out = "";
+  let last = 0;
+  while (at >= 0) {
+    const end = at + fileName.length;
+    const after = text[end];
+    if (at > last && text[at - 1] === "/" && !(after !== undefined && /[\w.-]/.test(after))) {
+      let start = at - 1;
+      while (start > last && !PATH_STOPS.has(text[start - 1]!)) start -= 1;
+      const head = text.slice(last, start);
+      out += `${head.endsWith("file:") ? head.slice(0, -"file:".length) : head}${fileName}`;
+      last = end;
+    }
+    at = text.indexOf(fileName, end);
+  }
+  return out + text.slice(last);
 }
 
 /** Parsed maps, by the map's text: a bundle's errors are mapped again and again with the same maps. */
 const parsedMaps = new Map<string, SourceMap | null>();
-const MAX_PARSED_MAPS = 256;
+/** Few: the map of a bundle with large packages is megabytes once parsed. */
+const MAX_PARSED_MAPS = 32;
 
 function parsed(map: string): SourceMap | null {
   let found = parsedMaps.get(map);
@@ -79,6 +108,7 @@ function relativeSource(source: string): string {
 
 /** A frame's new text, or null when it is a frame of the server that says nothing to the author. */
 function mapFrame(line: string, bundle: MappedBundle, fileName: string): string | null {
+  if (line.length > MAX_FRAME_CHARS || !/^\s+at /.test(line)) return line;
   const match = FRAME.exec(line);
   if (!match) return line;
   const [, head, file, lineText, columnText, tail] = match as unknown as [string, string, string, string, string, string];
@@ -101,14 +131,14 @@ export function mapStackText(text: string, bundle: MappedBundle): string {
   for (const line of text.split("\n")) {
     const mapped = mapFrame(line, bundle, fileName);
     if (mapped === null) continue;
-    lines.push(mapped === line ? line.replace(bundlePaths(fileName), fileName) : mapped);
+    lines.push(mapped === line ? withoutBundlePaths(line, fileName) : mapped);
   }
   return lines.join("\n");
 }
 
 export function mapSandboxError(error: SandboxError, bundle: MappedBundle): SandboxError {
   const fileName = basename(bundle.file);
-  const mapped: SandboxError = { ...error, message: error.message.includes("/") ? error.message.replace(bundlePaths(fileName), fileName) : error.message };
+  const mapped: SandboxError = { ...error, message: withoutBundlePaths(error.message, fileName) };
   if (error.stack !== undefined) mapped.stack = mapStackText(error.stack, bundle);
   return mapped;
 }
