@@ -81,7 +81,8 @@ export class ComponentLoader {
     const { bundle, lock } = await this.options.bundler.bundle({ source: { kind: "code", code, filename }, field, hints });
     if (this.bundledCache.size >= 10_000) this.bundledCache.clear();
     this.bundledCache.set(recipe, bundle.hash);
-    if (reusable && reusable.bundleHash === bundle.hash) {
+    // A component saved before maps were kept goes on to be saved again: the store gives the saved one its map.
+    if (reusable && reusable.bundleHash === bundle.hash && reusable.bundleMap !== null) {
       // Saved before, byte for byte: the store would return that one anyway, so skip loading it in a runner again.
       return { component: reusable, validated: this.validatedOf(reusable) };
     }
