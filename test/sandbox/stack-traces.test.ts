@@ -84,6 +84,14 @@ describe("a source's stack traces", () => {
   });
 });
 
+it("map a fault after the call ended (a timer that throws) in the source's logs", async () => {
+  const code = `export default {\n  name: "Late", version: "1",\n  async run() {\n    setTimeout(() => {\n      throw new Error("late trouble");\n    }, 20);\n  },\n};\n`;
+  const { source } = await deployAndRun(server, code, { filename: "late.ts" });
+  const line = await eventually(async () => (await logsOf(server, server.adminKey, source.id)).find((text) => text.includes("late trouble")), 10_000, "the late fault");
+  expect(line).toMatch(/late\.ts:5:13\)?/);
+  expectNoServerPath(line);
+});
+
 describe("a workflow step's stack traces", () => {
   it("name the second step's own file and line in the `$errors` event", async () => {
     const workflow = await createWorkflow(server, server.adminKey, {
