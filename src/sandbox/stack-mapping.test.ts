@@ -51,6 +51,17 @@ describe("stack mapping", () => {
     expect(error.message).toBe("Cannot find module './x'\nRequire stack:\n- component.cjs");
   });
 
+  it("maps where an eval'd function was made, and names no other folder in such a frame", async () => {
+    const bundle = await bundleComponent({ kind: "code", code: `export default {\n  run() {\n    return new Function("throw new Error('evil')")();\n  },\n};\n`, filename: "ev.ts" });
+    const file = join(folder, "ev", "component.cjs");
+    mkdirSync(join(folder, "ev"));
+    writeFileSync(file, bundle.code);
+    const stack = mapStackText(stackOf(() => (load(file).default as { run(): void }).run()), { file, sourceMaps: singleBundleMaps(bundle.map) });
+    expect(stack).toMatch(/at eval \(eval at run \(ev\.ts:3:\d+\), <anonymous>:\d+:\d+\)/);
+    expect(stack).not.toContain(folder);
+    expect(mapStackText("E\n    at eval (eval at f (/srv/dist/x.js:1:2), <anonymous>:1:1)", { file: "/b/component.cjs" })).toBe("E\n    at eval (eval at f (x.js:1:2), <anonymous>:1:1)");
+  });
+
   it("keeps a package's frame outside the bundle as a relative node_modules path", () => {
     const stack = "Error: x\n    at f (/srv/data/cache/abc/node_modules/left/index.js:1:2)";
     expect(mapStackText(stack, { file: "/b/component.cjs" })).toBe("Error: x\n    at f (node_modules/left/index.js:1:2)");

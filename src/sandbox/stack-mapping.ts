@@ -106,6 +106,15 @@ function relativeSource(source: string): string {
   return path.replace(/^\/+/, "");
 }
 
+/** Where an eval'd function was made, inside its frame: `(path:line:col)`. */
+const EVAL_ORIGIN = /\((?:file:\/\/)?(\/[^\s()]*):(\d+):(\d+)\)/g;
+
+function originOf(path: string, line: number, column: number, bundle: MappedBundle, fileName: string): string {
+  if (basename(path) === fileName) return mapLocation(line, column, bundle.sourceMaps, fileName);
+  const modules = path.lastIndexOf("/node_modules/");
+  return modules >= 0 ? `${path.slice(modules + 1)}:${line}:${column}` : `${basename(path)}:${line}:${column}`;
+}
+
 /** A frame's new text, or null when it is a frame of the server that says nothing to the author. */
 function mapFrame(line: string, bundle: MappedBundle, fileName: string): string | null {
   if (line.length > MAX_FRAME_CHARS || !/^\s+at /.test(line)) return line;
@@ -114,8 +123,8 @@ function mapFrame(line: string, bundle: MappedBundle, fileName: string): string 
   const [, head, file, lineText, columnText, tail] = match as unknown as [string, string, string, string, string, string];
   const path = file.startsWith("file://") ? file.slice("file://".length) : file;
   if (basename(path) === fileName) return `${head}${mapLocation(Number(lineText), Number(columnText), bundle.sourceMaps, fileName)}${tail}`;
-  // node:internal/…, <anonymous>, eval at …: no path of the server.
-  if (!path.startsWith("/")) return line;
+  // node:internal/…, <anonymous>: no path of the server. `eval at run (…/component.cjs:3:5), <anonymous>`: the place of the eval, mapped.
+  if (!path.startsWith("/")) return line.includes("eval at ") ? line.replace(EVAL_ORIGIN, (_whole, origin: string, l: string, c: string) => `(${originOf(origin, Number(l), Number(c), bundle, fileName)})`) : line;
   const modules = path.lastIndexOf("/node_modules/");
   if (modules >= 0) return `${head}${path.slice(modules + 1)}:${lineText}:${columnText}${tail}`;
   // The runner's bundle, dist/, anything else on the server's disk.
