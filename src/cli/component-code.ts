@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { ApiError, type ApiClient, type ComponentInput, type ComponentView } from "../client/api-client.js";
@@ -26,7 +27,10 @@ export async function bundleFile(path: string): Promise<{ input: Required<Pick<C
   // Loaded here: esbuild is only needed by the commands that read files.
   const { bundleComponent } = await import("../components/bundle.js");
   const bundle = await bundleComponent({ kind: "file", path });
-  return { input: { component_code: bundle.code, filename: basename(path) }, hash: bundle.hash };
+  // The map goes inline: the server's bundler chains it, so stack traces name these files and lines, not the bundle's.
+  const code = `${bundle.code}//# sourceMappingURL=data:application/json;base64,${Buffer.from(bundle.map).toString("base64")}\n`;
+  // Of the code sent, map included: a change that moves lines (a blank line) changes the map alone, and is a change.
+  return { input: { component_code: code, filename: basename(path) }, hash: createHash("sha256").update(code).digest("hex") };
 }
 
 /** Saves the target's code as a component (or finds the saved one by key), to learn its props. */

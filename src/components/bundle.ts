@@ -1,8 +1,8 @@
 import { build, type Message, type Plugin } from "esbuild";
 import { createHash } from "node:crypto";
-import { basename, dirname, extname, resolve } from "node:path";
+import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ValidationError } from "../domain/errors.js";
-import { withDynamicRequireGuard } from "./dynamic-require.js";
+import { DYNAMIC_REQUIRE_GUARD_LINES, withDynamicRequireGuard } from "./dynamic-require.js";
 import { isBuiltinImport, parseImport, SpecifierError } from "./packages/specifier.js";
 
 /** A component compiled to one CommonJS file that a sandbox runner can `require`. */
@@ -15,6 +15,13 @@ export interface ComponentBundle {
   packages: string[];
   /** Its package imports as written (`lodash@^4/get`), sorted; Node's own modules are not listed. */
   imports: string[];
+  /**
+   * Source map (v3 JSON, no sources' content) of `code`: stack frames in the
+   * bundle are mapped back to the component's own file, line and column
+   * (sandbox/stack-mapping.ts). Its sources are relative (`component.ts`,
+   * `node_modules/lodash/get.js`): no path of the server is in it.
+   */
+  map: string;
 }
 
 export interface BundleOptions {
@@ -44,6 +51,9 @@ const FIELD = { code: "component_code", file: "component_file" } as const;
 export async function bundleComponent(source: ComponentSource, options: BundleOptions = {}): Promise<ComponentBundle> {
   const imports = new Set<string>();
   const filename = source.kind === "file" ? source.path : (source.filename ?? "component.ts");
+  // esbuild writes nothing (write: false), but an external map needs an output path: its sources are relative to its folder.
+  const workingDir = options.packages?.cacheRoot ?? process.cwd();
+  const outfile = join(workingDir, "component.cjs");
   let result;
   try {
     result = await build({
@@ -56,7 +66,10 @@ export async function bundleComponent(source: ComponentSource, options: BundleOp
       format: "cjs",
       target: "node20",
       logLevel: "silent",
-      sourcemap: false,
+      outfile,
+      // "external": the map is an output file of its own, and the code has no comment that points at it.
+      sourcemap: "external",
+      sourcesContent: false,
       charset: "utf8",
       // `.mjs` app files are ES modules; TypeScript's own files may import them by that name.
       resolveExtensions: [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", ".json"],
@@ -80,10 +93,36 @@ export async function bundleComponent(source: ComponentSource, options: BundleOp
   } catch (error) {
     throw toValidationError(error, FIELD[source.kind]);
   }
-  const output = result.outputFiles[0]?.text ?? "";
+  const output = result.outputFiles.find((file) => !file.path.endsWith(".map"))?.text ?? "";
+  const rawMap = result.outputFiles.find((file) => file.path.endsWith(".map"))?.text;
   const code = options.guardDynamicRequire ? withDynamicRequireGuard(output) : output;
+  const entryDir = source.kind === "file" ? dirname(resolve(source.path)) : resolve(dirname(filename));
+  const map = relativeMap(rawMap, dirname(outfile), entryDir, options.guardDynamicRequire ? DYNAMIC_REQUIRE_GUARD_LINES : 0);
   const sorted = [...imports].sort();
-  return { code, hash: createHash("sha256").update(code).digest("hex"), packages: [...new Set(sorted.map(packageName))].sort(), imports: sorted };
+  return { code, hash: createHash("sha256").update(code).digest("hex"), packages: [...new Set(sorted.map(packageName))].sort(), imports: sorted, map };
+}
+
+/**
+ * The map with sources that name no folder of the server (nor of the
+ * CLI user's machine): a package's file from its `node_modules/`, the
+ * component's own files relative to its entry's folder. `shiftLines` are
+ * lines put before the code esbuild wrote (the dynamic-require guard).
+ */
+function relativeMap(raw: string | undefined, outDir: string, entryDir: string, shiftLines: number): string {
+  const parsed = raw ? (JSON.parse(raw) as { version: number; sources?: string[]; mappings?: string; names?: string[] }) : { version: 3 };
+  const sources = (parsed.sources ?? []).map((name) => relativeSource(isAbsolute(name) ? name : resolve(outDir, name), entryDir));
+  // Each ";" in `mappings` is one line of the generated code.
+  const mappings = ";".repeat(shiftLines) + (parsed.mappings ?? "");
+  return JSON.stringify({ version: 3, sources, names: parsed.names ?? [], mappings });
+}
+
+function relativeSource(path: string, entryDir: string): string {
+  const parts = path.split(sep);
+  const modules = parts.lastIndexOf("node_modules");
+  if (modules >= 0) return parts.slice(modules).join("/");
+  const inside = relative(entryDir, path);
+  // A file outside the entry's folder (`../common/base.mjs`) keeps its relative path; `..` names no folder of anyone's.
+  return (isAbsolute(inside) ? basename(path) : inside).split(sep).join("/");
 }
 
 /**

@@ -23,6 +23,9 @@ const GUARD = `var require = ((load) => {
 })(require);
 `;
 
+/** How many lines the guard puts before the bundle's code (its source map is shifted by them). */
+export const DYNAMIC_REQUIRE_GUARD_LINES = GUARD.split("\n").length - 1;
+
 /** The bundle with the guard after its "use strict" prologue, if any (a statement before it would turn strict mode off). */
 export function withDynamicRequireGuard(code: string): string {
   const prologue = /^(?:(["'])use strict\1;?[ \t]*\n?)?/.exec(code)![0];

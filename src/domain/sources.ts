@@ -15,6 +15,8 @@ export interface SavedComponent {
   /** The CommonJS bundle a runner loads. */
   bundle: string;
   bundleHash: string;
+  /** The bundle's source map (v3 JSON, relative sources), for stack traces that name the component's own lines; null for components saved before maps were kept. */
+  bundleMap: string | null;
   /** The package versions bundled in, so that the same code deploys the same packages; null when it imports none. */
   lock: PackageLock | null;
   manifest: ComponentManifest;

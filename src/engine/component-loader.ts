@@ -4,6 +4,7 @@ import { validateComponent, type ValidatedComponent } from "../domain/component-
 import { ValidationError } from "../domain/errors.js";
 import { newId } from "../domain/ids.js";
 import type { SavedComponent } from "../domain/sources.js";
+import { singleBundleMaps } from "../sandbox/stack-mapping.js";
 import type { ComponentBundle as RunnerBundle, Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/store.js";
 import type { BundleFiles } from "./bundle-files.js";
@@ -80,12 +81,13 @@ export class ComponentLoader {
     const { bundle, lock } = await this.options.bundler.bundle({ source: { kind: "code", code, filename }, field, hints });
     if (this.bundledCache.size >= 10_000) this.bundledCache.clear();
     this.bundledCache.set(recipe, bundle.hash);
-    if (reusable && reusable.bundleHash === bundle.hash) {
+    // A component saved before maps were kept goes on to be saved again: the store gives the saved one its map.
+    if (reusable && reusable.bundleHash === bundle.hash && reusable.bundleMap !== null) {
       // Saved before, byte for byte: the store would return that one anyway, so skip loading it in a runner again.
       return { component: reusable, validated: this.validatedOf(reusable) };
     }
     const file = await this.options.bundleFiles.fileFor(bundle.hash, () => bundle.code);
-    const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file });
+    const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file, sourceMaps: singleBundleMaps(bundle.map) });
     if (!inspected.ok) {
       throw new ValidationError(field, `The component could not be loaded: ${inspected.error.message}`, { cause: inspected.error.code });
     }
@@ -102,6 +104,7 @@ export class ComponentLoader {
       codeHash,
       bundle: bundle.code,
       bundleHash: bundle.hash,
+      bundleMap: bundle.map,
       lock,
       manifest: inspected.manifest,
       createdAt: at,
@@ -125,7 +128,7 @@ export class ComponentLoader {
   /** The bundle as a runner loads it: a file on this machine, written on first use. */
   async runnerBundle(component: SavedComponent): Promise<RunnerBundle> {
     const file = await this.options.bundleFiles.fileFor(component.bundleHash, () => component.bundle);
-    return { id: component.bundleHash, ownerId: component.ownerId, file };
+    return { id: component.bundleHash, ownerId: component.ownerId, file, sourceMaps: singleBundleMaps(component.bundleMap) };
   }
 }
 

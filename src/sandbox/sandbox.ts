@@ -46,6 +46,7 @@ import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
 import type { CallOutcome, DataStoreHandler, EmittedEvent, LogEntry } from "./call-collector.js";
 import { CUT_SHORT, RunnerProcess, type CallAnswer, type SpawnCommand } from "./runner-process.js";
 import type { SandboxError } from "./sandbox-error.js";
+import { mapSandboxError, mapStackText, type BundleSourceMaps, type MappedBundle } from "./stack-mapping.js";
 
 export interface SandboxOptions {
   /** Memory of all runners together, in MB (each measured as what it holds beyond the shared node binary). Default 1024. */
@@ -90,6 +91,8 @@ export interface ComponentBundle {
    * folder per bundle, never shared between owners.
    */
   file: string;
+  /** Source maps of the file: stacks and logs are mapped through them to the component's own lines (stack-mapping.ts). */
+  sourceMaps?: BundleSourceMaps | undefined;
 }
 
 export interface InvokeRequest {
@@ -247,14 +250,26 @@ const BWRAP_INFO_FD = 4;
 /** A call as executeBatch takes it: an InvokeRequest, or the inspect call the sandbox makes itself. */
 type RunnerRequest = Omit<InvokeRequest, "call"> & { call: RunnerCall };
 
-function toResult(outcome: CallOutcome, durationMs: number): InvokeResult {
-  const result: InvokeResult = { ok: outcome.ok, emits: outcome.emits, db: outcome.db, logs: outcome.logs, durationMs };
+/**
+ * The one place a runner's answer becomes a result: its stacks and log lines
+ * are mapped to the component's own lines, and no path of the server is left
+ * in them (stack-mapping.ts).
+ */
+function toResult(outcome: CallOutcome, durationMs: number, maps: MappedBundle): InvokeResult {
+  const logs = outcome.logs.map((entry) => {
+    const text = mapStackText(entry.text, maps);
+    return text === entry.text ? entry : { ...entry, text };
+  });
+  const result: InvokeResult = { ok: outcome.ok, emits: outcome.emits, db: outcome.db, logs, durationMs };
   if (outcome.value !== undefined) result.value = outcome.value;
-  if (outcome.error) result.error = outcome.error;
+  if (outcome.error) result.error = mapSandboxError(outcome.error, maps);
   if (outcome.step) result.step = outcome.step;
-  if (outcome.chain) result.chain = outcome.chain;
+  if (outcome.chain) result.chain = outcome.chain.map((done) => (done.error ? { ...done, error: mapSandboxError(done.error, maps) } : done));
   return result;
 }
+
+/** Bundles whose late faults (a timer that threw after its call) can still be mapped, at most. */
+const MAX_REMEMBERED_MAPS = 1024;
 
 export function createSandbox(options: SandboxOptions): Sandbox {
   const support = detectNodeFlags();
@@ -282,6 +297,13 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   let readyEntry: RunnerEntry | undefined;
   let closed = false;
   let lateFaultListener: (fault: LateFault) => void = () => {};
+  /** The maps of bundles run lately, by bundle id: a late fault names only its bundle. */
+  const rememberedMaps = new Map<string, MappedBundle>();
+  const remember = (bundle: ComponentBundle): void => {
+    rememberedMaps.delete(bundle.id);
+    if (rememberedMaps.size >= MAX_REMEMBERED_MAPS) rememberedMaps.delete(rememberedMaps.keys().next().value!);
+    rememberedMaps.set(bundle.id, { file: bundle.file, sourceMaps: bundle.sourceMaps });
+  };
   const runnersDir = join(options.workDir, "runners");
   const maxBundles = options.maxBundlesPerRunner ?? DEFAULT_MAX_BUNDLES;
 
@@ -305,7 +327,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     spares: options.spares ?? 1,
     spareMemoryMb: options.spareMemoryMb ?? DEFAULT_LIMITS.memoryMb,
     spawn: spawnRunner,
-    onLateFault: (fault) => lateFaultListener(fault),
+    onLateFault: (fault) => lateFaultListener({ ...fault, error: mapSandboxError(fault.error, rememberedMaps.get(fault.bundleId) ?? { file: "component.cjs" }) }),
     logger: options.logger,
   });
 
@@ -346,6 +368,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const retry = attempt === "retry";
     // A batch of one has nothing to hold its ending for.
     const held = !retry && options.concurrent !== true && requests.length > 1;
+    remember(first.bundle);
     const runner = await acquire(first.bundle, limits, retry);
     if (!(runner instanceof RunnerProcess)) return requests.map(() => failed(runner));
     let answers: CallAnswer[];
@@ -387,7 +410,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     } finally {
       pool.release(runner);
     }
-    const results: Array<InvokeResult | null | typeof CUT_SHORT> = answers.map((answer) => (answer === null || answer === CUT_SHORT ? answer : toResult(answer, Math.round(answer.ms ?? 0))));
+    const results: Array<InvokeResult | null | typeof CUT_SHORT> = answers.map((answer) => (answer === null || answer === CUT_SHORT ? answer : toResult(answer, Math.round(answer.ms ?? 0), first.bundle)));
     if (options.concurrent === true) return finishConcurrent(requests, callbacks, results, retry);
     return finishSequential(requests, callbacks, results, options, retry, held);
   };

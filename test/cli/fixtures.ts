@@ -60,11 +60,30 @@ export default {
 const BROKEN_JS = `module.exports = { name: "Broken", version: "0.1.0", async run() { throw new Error("boom on purpose"); } };
 `;
 
+/** Throws from a helper imported by relative path: its stack names both files as they are on disk. */
+const FAILING_MJS = `import { check } from "../common/check.mjs";
+
+export default {
+  name: "Failing",
+  version: "0.1.0",
+  async run() {
+    check(41);
+  },
+};
+`;
+
+const CHECK_MJS = `export function check(n) {
+  // Only the answer will do.
+  if (n !== 42) throw new RangeError("not the answer: " + n);
+}
+`;
+
 export const FIXTURES = {
   echo: "echo.js",
   greet: "components/sources/greet/greet.mjs",
   doubler: "doubler.ts",
   broken: "broken.js",
+  failing: "components/sources/failing/failing.mjs",
 } as const;
 
 /** Writes the fixture components under `root`. */
@@ -76,6 +95,8 @@ export async function writeFixtures(root: string): Promise<void> {
     "components/sources/common/base.mjs": COMMON_BASE,
     [FIXTURES.doubler]: DOUBLER_TS,
     [FIXTURES.broken]: BROKEN_JS,
+    [FIXTURES.failing]: FAILING_MJS,
+    "components/sources/common/check.mjs": CHECK_MJS,
   };
   for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(root, path)), { recursive: true });

@@ -101,6 +101,19 @@ describe("runnel source commands against a real server", () => {
     expect((await cli("run", "broken", "--event", "{not json")).stderr).toContain("--event must be JSON");
   });
 
+  it("shows a failed run's stack at the lines of the files deployed, imported helpers too, with no path of the server", async () => {
+    json(await cli("deploy", FIXTURES.failing, "--json"));
+    const run = await cli("run", "failing");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("RangeError: not the answer: 41");
+    // The CLI sends its map with the bundle; the server chains it, so the frames are the files' own lines.
+    expect(run.stderr).toMatch(/at check \(\.\.\/common\/check\.mjs:3:23\)/);
+    expect(run.stderr).toMatch(/failing\.mjs:7:5\)/);
+    expect(run.stderr).not.toContain(server.dataDir);
+    expect(run.stderr).not.toContain(dir);
+    expect(run.stderr).not.toContain("component.cjs");
+  });
+
   it("describes, lists, updates and deletes a source by its name", async () => {
     const described = await cli("describe", "echo");
     expect(described.code).toBe(0);
@@ -112,7 +125,7 @@ describe("runnel source commands against a real server", () => {
     expect(list.code).toBe(0);
     for (const slug of ["greet", "greet-again", "echo", "piped", "from-url", "doubler", "broken"]) expect(list.stdout).toContain(` ${slug} `);
     const components = json(await cli("ls", "components", "--json"));
-    expect(components.map((component: any) => component.name).sort()).toEqual(["Broken", "Doubler", "Echo", "Echo", "Greet"]);
+    expect(components.map((component: any) => component.name).sort()).toEqual(["Broken", "Doubler", "Echo", "Echo", "Failing", "Greet"]);
     expect(components.find((component: any) => component.name === "Greet").sources.sort()).toEqual(["greet", "greet-again"]);
     expect(components[0]).not.toHaveProperty("code");
 

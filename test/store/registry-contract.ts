@@ -18,6 +18,7 @@ function componentFor(ownerId: string, code: string): SavedComponent {
     codeHash: `h-${code}`,
     bundle: "module.exports = {}",
     bundleHash: `b-${code}`,
+    bundleMap: null,
     lock: null,
     manifest: { props: {}, methods: [], hooks: [], hasRun: true, hasAdditionalProps: false },
     createdAt: now,

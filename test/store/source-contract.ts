@@ -19,6 +19,7 @@ function componentFor(ownerId: string, code = "export default {}"): SavedCompone
     codeHash: `h-${code.length}`,
     bundle: "module.exports = {}",
     bundleHash: `b-${code.length}`,
+    bundleMap: null,
     lock: null,
     manifest: { props: {}, methods: [], hooks: [], hasRun: true, hasAdditionalProps: false },
     createdAt: now,
@@ -77,6 +78,17 @@ export function describeSourceContract(name: string, makeBackend: () => Promise<
       expect(await store.findComponent(otherId, first!.id)).toBeNull();
       const newer = await store.saveComponent(componentFor(ownerId, "export default { changed: true }"));
       expect((await store.findComponent(ownerId, "my-source"))!.id).toBe(newer.id);
+    });
+
+    it("keeps a component's source map, and gives one saved without a map its map when the same bundle is saved again", async () => {
+      const map = JSON.stringify({ version: 3, sources: ["component.ts"], names: [], mappings: "AAAA" });
+      // The component of beforeEach was saved with no map, as components saved before maps were kept.
+      const again = await store.saveComponent({ ...componentFor(ownerId), bundleMap: map });
+      expect(again.id).toBe((await store.findComponent(ownerId, "my-source"))!.id);
+      expect(again.bundleMap).toBe(map);
+      expect((await store.findComponent(ownerId, again.id))!.bundleMap).toBe(map);
+      // A map is never replaced by another: the same bundle has the same map.
+      expect((await store.saveComponent({ ...componentFor(ownerId), bundleMap: "{}" })).bundleMap).toBe(map);
     });
 
     it("keeps a component's package lock and finds the newest component with the same code", async () => {

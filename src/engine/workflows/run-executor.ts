@@ -314,7 +314,9 @@ export class RunExecutor {
         const result = await this.options.builtins.run(step.key ?? "", { workflow, step, props, steps: run.scope, runId: run.id });
         recordStep(run, step, { status: "success", returnValue: result.value ?? null, exports: result.exports ?? {}, summary: result.summary ?? null, logs: [], startedAt, durationMs: this.now() - startedAt, sends: [] });
       } catch (error) {
-        failed("InternalFailure", error instanceof Error ? error : new Error(String(error)));
+        // Runnel's own code failed: its frames name files of the server and say nothing to the author, so the stack is the message alone.
+        const failure = error instanceof Error ? error : new Error(String(error));
+        failed("InternalFailure", { name: failure.name, message: failure.message });
       }
     }
   }

@@ -23,7 +23,14 @@ export function componentQueries({ db }: QueryContext): ComponentQueries {
         .where("kind", "=", component.kind)
         .orderBy("id", "desc")
         .executeTakeFirst();
-      if (existing) return toComponent(existing);
+      if (existing) {
+        // Saved before source maps were kept: the same bundle gets its map now, so its stack traces name the user's lines.
+        if (existing.bundle_map === null && component.bundleMap !== null) {
+          await db.updateTable("components").set({ bundle_map: component.bundleMap }).where("id", "=", existing.id).execute();
+          existing.bundle_map = component.bundleMap;
+        }
+        return toComponent(existing);
+      }
       await db
         .insertInto("components")
         .values({
@@ -37,6 +44,7 @@ export function componentQueries({ db }: QueryContext): ComponentQueries {
           code_hash: component.codeHash,
           bundle: component.bundle,
           bundle_hash: component.bundleHash,
+          bundle_map: component.bundleMap,
           lock: component.lock ? toJson(component.lock) : null,
           manifest: toJson(component.manifest),
           created_at: component.createdAt,
@@ -82,6 +90,7 @@ function toComponent(row: Selectable<ComponentRow>): SavedComponent {
     codeHash: row.code_hash,
     bundle: row.bundle,
     bundleHash: row.bundle_hash,
+    bundleMap: row.bundle_map,
     lock: row.lock === null ? null : fromJson<PackageLock>(row.lock),
     manifest: fromJson<ComponentManifest>(row.manifest),
     createdAt: Number(row.created_at),

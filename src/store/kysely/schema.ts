@@ -57,6 +57,8 @@ export interface ComponentRow {
   code_hash: string;
   bundle: string;
   bundle_hash: string;
+  /** The bundle's source map (JSON); null for components saved before maps were kept. */
+  bundle_map: string | null;
   /** JSON PackageLock; null when the component imports no packages. */
   lock: string | null;
   manifest: string;

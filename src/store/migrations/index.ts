@@ -14,6 +14,7 @@ import { webhooksMigration } from "./0012-webhooks.js";
 import { dataStoresMigration } from "./0013-data-stores.js";
 import { sendOutboxMigration } from "./0014-send-outbox.js";
 import { userEnvVarsMigration } from "./0015-user-env-vars.js";
+import { bundleSourceMapsMigration } from "./0016-bundle-source-maps.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0013-data-stores": dataStoresMigration,
   "0014-send-outbox": sendOutboxMigration,
   "0015-user-env-vars": userEnvVarsMigration,
+  "0016-bundle-source-maps": bundleSourceMapsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
