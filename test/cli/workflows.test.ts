@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, runCliOnTerminal, type CliResult } from "../helpers/child.js";
+import { runCli, runCliOnTerminal, startCli, type CliResult } from "../helpers/child.js";
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
 
@@ -150,6 +150,32 @@ describe("runnel workflow commands against a real server", () => {
     greeter = { id: id!, endpoint: endpoint! };
     expect(await post(endpoint!, { name: "amy" })).toBe(200);
     await waitFor(() => runsOf(server, key, id!), (runs) => runs.length === 2 && runs[0].steps[1].$return_value === "AMY!", "the run after the update");
+  });
+
+  it("logs and events show a workflow's runs, what each step printed and the event it ran on; -f follows new runs", async () => {
+    const logs = ok(await cli("logs", "greeter")).stdout;
+    // Oldest first: bob's run, then amy's, each with the step's name before what it printed.
+    expect(logs).toMatch(/^\S+Z {2}run_[0-9a-z]+ {2}success {2}\d+ ms$/m);
+    expect(logs.indexOf("shout: shouting at bob")).toBeGreaterThan(-1);
+    expect(logs.indexOf("shout: shouting at bob")).toBeLessThan(logs.indexOf("shout: shouting at amy"));
+    expect(ok(await cli("logs", greeter.id, "-n", "1")).stdout).not.toContain("bob");
+    const events = ok(await cli("events", "greeter")).stdout;
+    expect(events).toMatch(/^\S+Z {2}\S+ from \S+ {2}→ run_[0-9a-z]+ success\n {2}\{.*"name":"amy"/m);
+    expect(json(await cli("events", "greeter", "-n", "1", "--json"))[0]).toMatchObject({ id: expect.stringMatching(/^run_/), trigger: { event: { body: { name: "amy" } } } });
+
+    const following = startCli(["logs", "greeter", "-f"], { env, cwd: dir });
+    const followingEvents = startCli(["events", "greeter", "-f", "--json"], { env, cwd: dir });
+    await Promise.all([following.waitFor(/Following runs of greeter; Ctrl-C to stop/), followingEvents.waitFor(/Following runs of greeter/)]);
+    expect(await post(greeter.endpoint, { name: "cy" })).toBe(200);
+    await following.waitFor(/shout: shouting at cy/);
+    await followingEvents.waitFor(/"name":"cy"/);
+    following.child.kill("SIGINT");
+    followingEvents.child.kill("SIGINT");
+    expect(await following.exited).toEqual({ code: 0, signal: null });
+    expect(await followingEvents.exited).toEqual({ code: 0, signal: null });
+    // Each run printed once: the two before the follow, then the new one.
+    expect(following.stdout().match(/shouting at cy/g)).toHaveLength(1);
+    expect(followingEvents.stdout().trim().split("\n").map((line) => JSON.parse(line).trigger.event.body.name)).toEqual(["bob", "amy", "cy"]);
   });
 
   it("lists a failing workflow's errors with the step's name and replays them, one by id or --all, into runs with replay_of", async () => {
