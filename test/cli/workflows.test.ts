@@ -300,6 +300,23 @@ describe("runnel workflow commands against a real server", () => {
     expect(gone.stderr).toContain("Error (NotFound)");
   });
 
+  it("list actions lists the published actions by key, the latest version first, and no sources", async () => {
+    expect((await cli("list", "actions")).stderr).toContain("No published actions yet. Publish one with `runnel publish <file>`.");
+    const action = (version: string) =>
+      `export default { key: "shout-it", name: "Shout it", version: "${version}", type: "action", async run() { return "${version}"; } };\n`;
+    await writeFile(join(dir, "flows/shout-it.mjs"), action("0.1.0"));
+    ok(await cli("publish", "flows/shout-it.mjs"));
+    await writeFile(join(dir, "flows/shout-it.mjs"), action("0.2.0"));
+    ok(await cli("publish", "flows/shout-it.mjs"));
+    await writeFile(join(dir, "flows/a-source.mjs"), `export default { key: "a-source", name: "A source", version: "1.0.0", async run() {} };\n`);
+    ok(await cli("publish", "flows/a-source.mjs"));
+
+    const table = ok(await cli("list", "actions"));
+    expect(table.stdout).toMatch(/shout-it\s*│\s*0\.2\.0\s*│\s*\S+Z\s*│\s*0\.1\.0/);
+    expect(table.stdout).not.toContain("a-source");
+    expect(json(await cli("list", "actions", "--json")).map((entry: any) => `${entry.key}@${entry.version}`)).toEqual(["shout-it@0.2.0", "shout-it@0.1.0"]);
+  });
+
   it("has --help on every workflow command", async () => {
     const commands = [["runs"], ["errors"], ["errors", "list"], ["errors", "replay"], ["subscriptions"], ["subscribe"], ["unsubscribe"]];
     const helps = await Promise.all(commands.map((args) => cli(...args, "--help")));
