@@ -300,6 +300,34 @@ describe("runnel workflow commands against a real server", () => {
     expect(gone.stderr).toContain("Error (NotFound)");
   });
 
+  it("makes the subscriptions a workflow file declares, once, and refuses an emitter it cannot find before changing anything", async () => {
+    const watcher = (emitter: string) =>
+      `name: Watcher\nsubscriptions:\n  - emitter: ${emitter}\n    event_name: $errors\n  - emitter: ${greeter.id}\nsteps:\n  - name: a\n    code: export default defineComponent({ async run() {} })\n`;
+    await writeFile(join(dir, "flows/watcher.yaml"), watcher("nobody-here"));
+    const missing = await cli("deploy", "flows/watcher.yaml");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^flows\/watcher\.yaml:3: subscriptions\[0\]\.emitter: No source or workflow of yours is named "nobody-here"/m);
+    expect(json(await cli("list", "workflows", "--json")).some((workflow: any) => workflow.name === "Watcher")).toBe(false);
+
+    await writeFile(join(dir, "flows/watcher.yaml"), watcher("greeter"));
+    const deployed = ok(await cli("deploy", "flows/watcher.yaml"));
+    const id = /^Created workflow watcher \((p_[0-9a-z]+)\)$/m.exec(deployed.stdout)?.[1];
+    expect(deployed.stdout).toContain(`Subscribed it to ${greeter.id} ($errors).`);
+    expect(deployed.stdout).toContain(`Subscribed it to ${greeter.id} (default channel).`);
+    const listed = async () => (JSON.parse(ok(await cli("subscriptions", "--json")).stdout) as any[]).filter((item) => item.listener_id === id).map((item) => `${item.emitter_id} ${item.event_name}`).sort();
+    expect(await listed()).toEqual([`${greeter.id} $errors`, `${greeter.id} `].sort());
+    // Again: nothing new to subscribe, nothing doubled.
+    const again = ok(await cli("deploy", "flows/watcher.yaml", "--update"));
+    expect(again.stdout).not.toContain("Subscribed");
+    expect(await listed()).toEqual([`${greeter.id} $errors`, `${greeter.id} `].sort());
+
+    await writeFile(join(dir, "flows/watcher.yaml"), "name: Watcher\nsubscriptions:\n  - emiter: failing\nsteps: []\n");
+    const typo = await cli("deploy", "flows/watcher.yaml", "--update");
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toMatch(/^flows\/watcher\.yaml:3: subscriptions\[0\]\.emiter: not a key of a subscription; did you mean emitter\?/m);
+    ok(await cli("delete", id!, "--yes"));
+  });
+
   it("list actions lists the published actions by key, the latest version first, and no sources", async () => {
     expect((await cli("list", "actions")).stderr).toContain("No published actions yet. Publish one with `runnel publish <file>`.");
     const action = (version: string) =>

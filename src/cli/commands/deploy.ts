@@ -70,9 +70,12 @@ async function deployWorkflowFile(context: CommandContext, command: Command, pat
     context.io.stderr.write("Nothing was deployed. To keep both, give the workflow in the file another name.\n");
     return context.setExitCode(1);
   }
-  const { workflow, created } = deployed;
+  const { workflow, created, subscribed } = deployed;
   if (options.json) return printJson(context.io, workflow);
   printLines(context.io, [`${created ? "Created" : "Updated"} workflow ${workflowLines(workflow).join("\n")}`]);
+  for (const subscription of subscribed) {
+    context.io.stdout.write(`Subscribed it to ${subscription.emitter_id} (${subscription.event_name || "default channel"}).\n`);
+  }
   const hint = workflow.trigger.endpoint_url
     ? `Send it a request: curl -d '{"hello":"world"}' -H 'content-type: application/json' ${workflow.trigger.endpoint_url}\n`
     : "";
