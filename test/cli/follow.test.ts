@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -88,5 +88,36 @@ describe("runnel commands that follow a source", () => {
     expect(dev.stderr()).toContain("dev-source stays deployed");
     expect((await call(server.url, "GET", `/v1/sources/${id}`, { key })).status).toBe(200);
     expect(await readFile(file, "utf8")).toBe(version(3));
+  });
+
+  it("dev on a workflow file sends the test event, updates on a save of a step file, survives a mistake, and streams runs with their logs", async () => {
+    await mkdir(join(dir, "flow", "steps"), { recursive: true });
+    const yaml = join(dir, "flow", "dev-flow.yaml");
+    const step = join(dir, "flow", "steps", "say.ts");
+    const say = (word: string) =>
+      `export default defineComponent({ async run({ steps }) { console.log("${word}", steps.trigger.event.body.a); return "${word}"; } });\n`;
+    await writeFile(yaml, "name: Dev flow\ntrigger: { type: http }\nsteps:\n  - name: say\n    code_file: ./steps/say.ts\n");
+    await writeFile(step, say("hello"));
+
+    const dev = startCli(["dev", yaml, "--event", '{"a":1}'], { env, cwd: dir });
+    const id = (await dev.waitFor(/^Created workflow dev-flow \((p_[0-9a-z]+)\)$/m))[1]!;
+    const endpoint = (await dev.waitFor(/endpoint: +(\S+)/))[1]!;
+    await dev.waitFor(/Watching dev-flow\.yaml and its step files/);
+    await dev.waitFor(/sent the test event to \S+ \(HTTP 200\)/);
+    await dev.waitFor(/^run {2}\S+Z {2}run_[0-9a-z]+ {2}success[\s\S]*^run {4}say: hello 1$/m);
+
+    await writeFile(step, say("howdy"));
+    await dev.waitFor(/updated dev-flow from dev-flow\.yaml/);
+    await post(endpoint, { a: 2 });
+    await dev.waitFor(/^run {4}say: howdy 2$/m);
+
+    await writeFile(yaml, "name: Dev flow\ntrigger: { type: http }\nsteps:\n  - name: say\n    code_fil: ./steps/say.ts\n");
+    await dev.waitFor(/not updated: dev-flow\.yaml:5: steps\[0\]\.code_fil: not a key of a step; did you mean code_file\?/);
+    expect(dev.child.exitCode).toBeNull();
+
+    dev.child.kill("SIGINT");
+    expect(await dev.exited).toEqual({ code: 0, signal: null });
+    expect(dev.stderr()).toContain("dev-flow stays deployed");
+    expect((await call(server.url, "GET", `/v1/workflows/${id}`, { key })).status).toBe(200);
   });
 });
