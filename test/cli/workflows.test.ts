@@ -6,6 +6,8 @@ import { runCli, runCliOnTerminal, startCli, type CliResult } from "../helpers/c
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
 
+const withoutEscapes = (text: string): string => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
+
 /** An HTTP workflow: an inline step, then a TypeScript file that imports a helper by relative path. */
 const GREETER_YAML = `name: Greeter
 trigger:
@@ -141,7 +143,8 @@ describe("runnel workflow commands against a real server", () => {
     expect(declined.stdout).toContain("Nothing was deployed.");
     expect(declined.code).toBe(1);
     const accepted = await runCliOnTerminal(["deploy", "flows/greeter.yaml"], { env, cwd: dir, input: "y\n" });
-    expect(accepted.stdout).toMatch(new RegExp(`^Updated workflow greeter \\(${id}\\)$`, "m"));
+    // The spinner drawn on the terminal meanwhile leaves escape codes before the line.
+    expect(withoutEscapes(accepted.stdout)).toMatch(new RegExp(`^Updated workflow greeter \\(${id}\\)$`, "m"));
     expect(accepted.code).toBe(0);
     // With --update it updates that workflow without asking: same id, same endpoint.
     const again = ok(await cli("deploy", "flows/greeter.yaml", "--update"));
@@ -343,6 +346,18 @@ describe("runnel workflow commands against a real server", () => {
     expect(table.stdout).toMatch(/shout-it\s*│\s*0\.2\.0\s*│\s*\S+Z\s*│\s*0\.1\.0/);
     expect(table.stdout).not.toContain("a-source");
     expect(json(await cli("list", "actions", "--json")).map((entry: any) => `${entry.key}@${entry.version}`)).toEqual(["shout-it@0.2.0", "shout-it@0.1.0"]);
+  });
+
+  it("shows a spinner while deploying on a terminal, never when piped or with --json", async () => {
+    const onTerminal = await runCliOnTerminal(["deploy", "flows/greeter.yaml", "--update"], { env, cwd: dir, input: "" });
+    expect(onTerminal.code, onTerminal.stdout).toBe(0);
+    expect(onTerminal.stdout).toContain("Deploying flows/greeter.yaml");
+    expect(onTerminal.stdout).toMatch(/Updated workflow greeter/);
+    const asJson = await runCliOnTerminal(["deploy", "flows/greeter.yaml", "--update", "--json"], { env, cwd: dir, input: "" });
+    expect(asJson.code).toBe(0);
+    expect(asJson.stdout).not.toContain("Deploying");
+    const piped = ok(await cli("deploy", "flows/greeter.yaml", "--update"));
+    expect(piped.stdout + piped.stderr).not.toContain("Deploying");
   });
 
   it("has --help on every workflow command", async () => {
