@@ -1,12 +1,15 @@
 import type { ApiClient, ComponentView, SourceView } from "../client/api-client.js";
 import { saveTarget, type ComponentTarget } from "./component-code.js";
 import type { Io } from "./output.js";
+import { withSpinner } from "./spinner.js";
 import { askForMissingProps, configurablePropsOf, parsePropFlags } from "./props.js";
 
 export interface DeployOptions {
   name?: string | undefined;
   /** `--prop key=value` flags as given. */
   propFlags: string[];
+  /** `--json`: no spinner. */
+  json?: boolean | undefined;
 }
 
 /**
@@ -14,7 +17,9 @@ export interface DeployOptions {
  * the flags leave out, then deploys that saved component: the code travels once.
  */
 export async function deploySource(client: ApiClient, io: Io, target: ComponentTarget, options: DeployOptions): Promise<SourceView> {
-  return deploySavedComponent(client, io, await saveTarget(client, target), options);
+  // Saving bundles and checks the code, and installs its npm packages on the server: it may take a while.
+  const component = await withSpinner(io, "Saving the component (npm packages are installed on the server)…", options, () => saveTarget(client, target));
+  return deploySavedComponent(client, io, component, options);
 }
 
 export async function deploySavedComponent(client: ApiClient, io: Io, component: ComponentView, options: DeployOptions): Promise<SourceView> {
@@ -22,9 +27,11 @@ export async function deploySavedComponent(client: ApiClient, io: Io, component:
   if (component.type === "action") throw new Error(`"${component.name}" is an action, a workflow step: only sources can be deployed.`);
   const props = configurablePropsOf(component);
   const configured = await askForMissingProps(io, props, parsePropFlags(options.propFlags, props));
-  return client.deploySource({
-    component_id: component.id,
-    ...(options.name ? { name: options.name } : {}),
-    configured_props: configured,
-  });
+  return withSpinner(io, `Deploying ${component.name}…`, options, () =>
+    client.deploySource({
+      component_id: component.id,
+      ...(options.name ? { name: options.name } : {}),
+      configured_props: configured,
+    }),
+  );
 }

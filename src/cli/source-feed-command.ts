@@ -1,12 +1,14 @@
 import type { Command } from "commander";
-import type { ApiClient, LiveMessage } from "../client/api-client.js";
+import type { ApiClient, LiveMessage, RunView } from "../client/api-client.js";
 import { parseCount } from "./arguments.js";
 import { globalOptions, type CommandContext } from "./command-context.js";
 import { showLatestThenFollow } from "./follow.js";
+import { findSourceOrWorkflow } from "./named-target.js";
 import type { Io } from "./output.js";
 import { openSession } from "./session.js";
+import { followRuns } from "./workflow-feed.js";
 
-/** A source's feed the CLI shows: its events, or its logs. */
+/** A source's feed the CLI shows: its events, or its logs; and what the same command shows of a workflow. */
 export interface SourceFeed<T extends { id: string }> {
   command: string;
   description: string;
@@ -18,6 +20,8 @@ export interface SourceFeed<T extends { id: string }> {
   latest(client: ApiClient, sourceId: string, limit: number): Promise<T[]>;
   follow(client: ApiClient, sourceId: string, signal: AbortSignal): Promise<AsyncIterable<LiveMessage<T>>>;
   print(io: Io, item: T): void;
+  /** A workflow's side of the feed, made of its runs; "runs' logs", for "No runs' logs of greeter yet." */
+  workflow: { noun: string; print(io: Io, run: RunView): void };
 }
 
 /** `<command> <id-or-name> [-n N] [-f] [--json]`: the latest items, oldest first, then the live ones with -f. */
@@ -32,7 +36,20 @@ export function registerSourceFeed<T extends { id: string }>(program: Command, c
       const limit = parseCount(options.count, "-n");
       const { client } = await openSession(context.env, globalOptions(command).profile);
       // Resolved once, so that a name and an id behave the same for both requests.
-      const source = await client.getSource(idOrName);
+      const found = await findSourceOrWorkflow(client, idOrName);
+      if (found.kind === "workflow") {
+        const { workflow } = found;
+        const code = await showLatestThenFollow<RunView>({
+          io: context.io,
+          latest: async () => (await client.listRuns(workflow.id, { limit })).data,
+          open: options.follow ? (signal) => followRuns(client, workflow.id, signal) : undefined,
+          print: (run) => feed.workflow.print(context.io, run),
+          json: Boolean(options.json),
+          what: `${feed.workflow.noun} of ${workflow.name_slug}`,
+        });
+        return context.setExitCode(code);
+      }
+      const { source } = found;
       const code = await showLatestThenFollow({
         io: context.io,
         latest: () => feed.latest(client, source.id, limit),

@@ -172,3 +172,21 @@ describe("withCode and asUpdateBody", () => {
     expect(asUpdateBody({ respond: "workflow", settings: { error_retention: 5 } })).toEqual({ respond: "workflow", settings: { error_notifications: true, error_retention: 5 } });
   });
 });
+
+describe("subscriptions in a workflow file", () => {
+  it("reads them apart from the API body, each at its line, the default channel as empty", () => {
+    const file = parseWorkflowFile("name: W\nsubscriptions:\n  - emitter: billing\n  - emitter: p_1\n    event_name: $errors\nsteps: []\n", "w.yaml");
+    expect(file.body).toEqual({ name: "W", steps: [] });
+    expect(file.subscriptions).toEqual([
+      { emitter: "billing", eventName: "", line: 3, field: "subscriptions[0]" },
+      { emitter: "p_1", eventName: "$errors", line: 4, field: "subscriptions[1]" },
+    ]);
+  });
+
+  it("refuses a list that is not one of {emitter, event_name}, at the line", () => {
+    expect(problemsOf("name: W\nsubscriptions: billing\n")).toMatchObject([{ line: 2, field: "subscriptions" }]);
+    expect(problemsOf("name: W\nsubscriptions:\n  - event_name: x\n")).toMatchObject([{ line: 3, field: "subscriptions[0].emitter" }]);
+    expect(problemsOf("name: W\nsubscriptions:\n  - emitter: a\n    channel: x\n")).toMatchObject([{ line: 4, field: "subscriptions[0].channel" }]);
+    expect(problemsOf("name: W\nsubscriptions:\n  - emitter: a\n    event_name: [x]\n")).toMatchObject([{ line: 4, field: "subscriptions[0].event_name" }]);
+  });
+});

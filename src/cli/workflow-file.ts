@@ -57,6 +57,8 @@ export interface WorkflowFile {
   /** The API body, without `id`, `code_file` and `component_file` (see `codeFiles` and `withCode`). */
   body: Record<string, unknown>;
   codeFiles: CodeFileRef[];
+  /** `subscriptions:` in the file: what the workflow runs on besides its trigger, made on every deploy (never removed by one). */
+  subscriptions: DeclaredSubscription[];
   /**
    * Where a field the API named is in the file: its line (a map member's key,
    * a list item's first line), or its nearest ancestor's when the file does not
@@ -67,7 +69,16 @@ export interface WorkflowFile {
   locate(field: string, codeLine?: number): { line: number; field: string };
 }
 
-const TOP_KEYS = ["id", "name", "trigger", "steps", "respond", "settings", "active"] as const;
+/** One item of `subscriptions:`: an emitter (a source or workflow, by id or name, or dc_* / p_*), and a channel ("" the default). */
+export interface DeclaredSubscription {
+  emitter: string;
+  eventName: string;
+  line: number;
+  field: string;
+}
+
+const TOP_KEYS = ["id", "name", "trigger", "steps", "respond", "settings", "active", "subscriptions"] as const;
+const SUBSCRIPTION_KEYS = ["emitter", "event_name"] as const;
 const TRIGGER_KEYS = ["type", "intervalSeconds", "cron", "source_id", "component_file", "component_code", "component_url", "key", "configured_props"] as const;
 const STEP_KEYS = ["name", "code", "code_file", "filename", "key", "props"] as const;
 const SETTINGS_KEYS = ["error_notifications", "error_retention"] as const;
@@ -121,6 +132,25 @@ export function parseWorkflowFile(text: string, file: string): WorkflowFile {
       if (ref) codeFiles.push(ref);
     });
   }
+  const subscriptions: DeclaredSubscription[] = [];
+  const declared = findPair(root, "subscriptions");
+  if (declared) {
+    const shape = "subscriptions must be a list of {emitter: <source or workflow id or name>, event_name: <channel, optional>}.";
+    if (!isSeq(declared.value)) problems.push({ file, line: pairLine(declared), field: "subscriptions", message: shape });
+    else {
+      declared.value.items.forEach((item, index) => {
+        const field = `subscriptions[${index}]`;
+        if (!isMap(item)) return void problems.push({ file, line: lineOf(item), field, message: shape });
+        checkKeys(item, SUBSCRIPTION_KEYS, "a subscription", `${field}.`, problems, file, pairLine);
+        const emitter = findPair(item, "emitter");
+        const eventName = findPair(item, "event_name");
+        const text = (pair: Pair | undefined) => (pair && isScalar(pair.value) && typeof pair.value.value === "string" ? pair.value.value.trim() : null);
+        if (!text(emitter)) return void problems.push({ file, line: lineOf(item), field: `${field}.emitter`, message: "a subscription needs emitter: the id or name of a source or workflow of yours." });
+        if (eventName && text(eventName) === null) return void problems.push({ file, line: pairLine(eventName), field: `${field}.event_name`, message: "event_name must be a channel's name, such as $errors; leave it out for the default channel." });
+        subscriptions.push({ emitter: text(emitter)!, eventName: text(eventName) ?? "", line: lineOf(item), field });
+      });
+    }
+  }
   const id = findPair(root, "id");
   if (id && !(isScalar(id.value) && typeof id.value.value === "string" && id.value.value.startsWith("p_"))) {
     problems.push({ file, line: pairLine(id), field: "id", message: "id must be a workflow's id (p_…), the one to update; leave it out to create the workflow or update the one with the same name." });
@@ -133,7 +163,7 @@ export function parseWorkflowFile(text: string, file: string): WorkflowFile {
   } catch (error) {
     throw new WorkflowFileError([{ file, line: 1, message: `The YAML cannot be read: ${(error as Error).message}` }]);
   }
-  const { id: pinned, ...rest } = data as Record<string, unknown>;
+  const { id: pinned, subscriptions: _subscriptions, ...rest } = data as Record<string, unknown>;
   const body = stripCodeFiles(rest);
 
   return {
@@ -141,6 +171,7 @@ export function parseWorkflowFile(text: string, file: string): WorkflowFile {
     id: typeof pinned === "string" ? pinned : undefined,
     body,
     codeFiles,
+    subscriptions,
     locate(field, codeLine) {
       const path = parseFieldPath(field);
       let node: unknown = root;

@@ -5,7 +5,7 @@ import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "..
 import type { EnvVarSchema } from "../api/schemas/env-vars.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
 import type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
-import type { PublishedComponentView } from "../api/schemas/registry.js";
+import type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
 import type { ErrorSummaryView, RunView, SubscriptionSchema, WorkflowBodySchema, WorkflowView } from "../api/schemas/workflows.js";
 import type {
   ComponentInputFields,
@@ -194,6 +194,11 @@ export class ApiClient {
   /** Publishes to your registry (the code's key and semantic version); the same version with the same code again is no change. */
   async publishComponent(input: ComponentInput): Promise<PublishedComponentView> {
     return this.data<PublishedComponentView>("POST", "/v1/components/registry", input);
+  }
+
+  /** Every version you published: keys alphabetically, each key's versions newest first. */
+  async listPublished(): Promise<RegistryEntryView[]> {
+    return this.data<RegistryEntryView[]>("GET", "/v1/components/registry");
   }
 
   /** A published component: the given version, or the highest release. */

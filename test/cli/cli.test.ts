@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -100,6 +100,30 @@ describe("the runnel CLI against a real server", () => {
     const whoami = await runCli(["whoami", "--json"], { env: { HOME: "/nonexistent", RUNNEL_SERVER_URL: server.url, RUNNEL_API_KEY: server.adminKey } });
     expect(whoami.code).toBe(0);
     expect(JSON.parse(whoami.stdout).username).toBe("admin");
+  });
+
+  it("sends a saved profile's key to RUNNEL_SERVER_URL when that is set alone", async () => {
+    const home = await mkdtemp(join(tmpdir(), "runnel-cli-url-"));
+    try {
+      const own = { XDG_CONFIG_HOME: home, HOME: home };
+      // A profile saved for an address where nothing listens: RUNNEL_SERVER_URL points at the server instead.
+      const nowhere = `http://127.0.0.1:${await freePort()}`;
+      const login = await runCli(["login", "--server", server.url], { env: own, input: `${server.adminKey}\n` });
+      expect(login.code, login.stderr).toBe(0);
+      const config = join(home, "runnel", "config");
+      await writeFile(config, (await readFile(config, "utf8")).replace(server.url, nowhere));
+      const unreachable = await runCli(["whoami"], { env: own });
+      expect(unreachable.code).toBe(1);
+      const whoami = await runCli(["whoami", "--json"], { env: { ...own, RUNNEL_SERVER_URL: server.url } });
+      expect(whoami.code, whoami.stderr).toBe(0);
+      expect(JSON.parse(whoami.stdout)).toMatchObject({ username: "admin", server_url: server.url, profile: "default" });
+      // With no saved profile it says what to set.
+      const none = await runCli(["whoami"], { env: { ...own, RUNNEL_SERVER_URL: server.url, XDG_CONFIG_HOME: join(home, "empty") } });
+      expect(none.code).toBe(1);
+      expect(none.stderr).toContain("You are not logged in. Run `runnel login` first, or set RUNNEL_API_KEY with RUNNEL_SERVER_URL.");
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it("has --help on every command", async () => {

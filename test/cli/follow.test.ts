@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCli } from "../helpers/child.js";
+import { spawn } from "node:child_process";
+import { RUNNEL_BIN, startCli } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { ECHO_JS } from "./fixtures.js";
 
@@ -88,5 +89,66 @@ describe("runnel commands that follow a source", () => {
     expect(dev.stderr()).toContain("dev-source stays deployed");
     expect((await call(server.url, "GET", `/v1/sources/${id}`, { key })).status).toBe(200);
     expect(await readFile(file, "utf8")).toBe(version(3));
+  });
+
+  it("dev on a workflow file sends the test event, updates on a save of a step file, survives a mistake, and streams runs with their logs", async () => {
+    await mkdir(join(dir, "flow", "steps"), { recursive: true });
+    const yaml = join(dir, "flow", "dev-flow.yaml");
+    const step = join(dir, "flow", "steps", "say.ts");
+    const say = (word: string) =>
+      `export default defineComponent({ async run({ steps }) { console.log("${word}", steps.trigger.event.body.a); return "${word}"; } });\n`;
+    await writeFile(yaml, "name: Dev flow\ntrigger: { type: http }\nsteps:\n  - name: say\n    code_file: ./steps/say.ts\n");
+    await writeFile(step, say("hello"));
+
+    const dev = startCli(["dev", yaml, "--event", '{"a":1}'], { env, cwd: dir });
+    const id = (await dev.waitFor(/^Created workflow dev-flow \((p_[0-9a-z]+)\)$/m))[1]!;
+    const endpoint = (await dev.waitFor(/endpoint: +(\S+)/))[1]!;
+    await dev.waitFor(/Watching dev-flow\.yaml and its step files/);
+    await dev.waitFor(/sent the test event to \S+ \(HTTP 200\)/);
+    await dev.waitFor(/^run {2}\S+Z {2}run_[0-9a-z]+ {2}success[\s\S]*^run {4}say: hello 1$/m);
+
+    await writeFile(step, say("howdy"));
+    await dev.waitFor(/updated dev-flow from dev-flow\.yaml/);
+    await post(endpoint, { a: 2 });
+    await dev.waitFor(/^run {4}say: howdy 2$/m);
+
+    await writeFile(yaml, "name: Dev flow\ntrigger: { type: http }\nsteps:\n  - name: say\n    code_fil: ./steps/say.ts\n");
+    await dev.waitFor(/not updated: dev-flow\.yaml:5: steps\[0\]\.code_fil: not a key of a step; did you mean code_file\?/);
+    expect(dev.child.exitCode).toBeNull();
+
+    dev.child.kill("SIGINT");
+    expect(await dev.exited).toEqual({ code: 0, signal: null });
+    expect(dev.stderr()).toContain("dev-flow stays deployed");
+    expect((await call(server.url, "GET", `/v1/workflows/${id}`, { key })).status).toBe(200);
+  });
+
+  it("dev on a workflow file, on a terminal, sends the test event again on t and Enter, and stops on Ctrl-C", async () => {
+    const yaml = join(dir, "flow", "keys.yaml");
+    await mkdir(join(dir, "flow"), { recursive: true });
+    await writeFile(yaml, "name: Keys\ntrigger: { type: http }\nsteps:\n  - name: say\n    code: |\n      export default defineComponent({ async run({ steps }) { console.log('n is', steps.trigger.event.body.n) } })\n");
+    const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, RUNNEL_BIN, "dev", yaml, "--event", '{"n":7}'].map(quote).join(" ");
+    // A pseudo-terminal (util-linux `script`) whose keys are typed one at a time, as a person would.
+    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: dir, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const runs = () => (out.match(/say: n is 7/g) ?? []).length;
+    const until = async (check: () => boolean, what: string) => {
+      for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(check(), `${what}; output: ${out}`).toBe(true);
+    };
+    try {
+      await until(() => out.includes("Enter or t sends the test event again") && runs() === 1, "the first run");
+      child.stdin.write("t");
+      await until(() => runs() === 2, "a run after t");
+      child.stdin.write("\r");
+      await until(() => runs() === 3, "a run after Enter");
+      child.stdin.write("\u0003");
+      expect(await exited).toBe(0);
+      expect(out).toContain("keys stays deployed");
+    } finally {
+      if (child.exitCode === null) child.kill();
+    }
   });
 });

@@ -2,9 +2,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, runCliOnTerminal, type CliResult } from "../helpers/child.js";
+import { runCli, runCliOnTerminal, startCli, type CliResult } from "../helpers/child.js";
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
+
+const withoutEscapes = (text: string): string => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
 
 /** An HTTP workflow: an inline step, then a TypeScript file that imports a helper by relative path. */
 const GREETER_YAML = `name: Greeter
@@ -141,7 +143,8 @@ describe("runnel workflow commands against a real server", () => {
     expect(declined.stdout).toContain("Nothing was deployed.");
     expect(declined.code).toBe(1);
     const accepted = await runCliOnTerminal(["deploy", "flows/greeter.yaml"], { env, cwd: dir, input: "y\n" });
-    expect(accepted.stdout).toMatch(new RegExp(`^Updated workflow greeter \\(${id}\\)$`, "m"));
+    // The spinner drawn on the terminal meanwhile leaves escape codes before the line.
+    expect(withoutEscapes(accepted.stdout)).toMatch(new RegExp(`^Updated workflow greeter \\(${id}\\)$`, "m"));
     expect(accepted.code).toBe(0);
     // With --update it updates that workflow without asking: same id, same endpoint.
     const again = ok(await cli("deploy", "flows/greeter.yaml", "--update"));
@@ -150,6 +153,32 @@ describe("runnel workflow commands against a real server", () => {
     greeter = { id: id!, endpoint: endpoint! };
     expect(await post(endpoint!, { name: "amy" })).toBe(200);
     await waitFor(() => runsOf(server, key, id!), (runs) => runs.length === 2 && runs[0].steps[1].$return_value === "AMY!", "the run after the update");
+  });
+
+  it("logs and events show a workflow's runs, what each step printed and the event it ran on; -f follows new runs", async () => {
+    const logs = ok(await cli("logs", "greeter")).stdout;
+    // Oldest first: bob's run, then amy's, each with the step's name before what it printed.
+    expect(logs).toMatch(/^\S+Z {2}run_[0-9a-z]+ {2}success {2}\d+ ms$/m);
+    expect(logs.indexOf("shout: shouting at bob")).toBeGreaterThan(-1);
+    expect(logs.indexOf("shout: shouting at bob")).toBeLessThan(logs.indexOf("shout: shouting at amy"));
+    expect(ok(await cli("logs", greeter.id, "-n", "1")).stdout).not.toContain("bob");
+    const events = ok(await cli("events", "greeter")).stdout;
+    expect(events).toMatch(/^\S+Z {2}\S+ from \S+ {2}→ run_[0-9a-z]+ success\n {2}\{.*"name":"amy"/m);
+    expect(json(await cli("events", "greeter", "-n", "1", "--json"))[0]).toMatchObject({ id: expect.stringMatching(/^run_/), trigger: { event: { body: { name: "amy" } } } });
+
+    const following = startCli(["logs", "greeter", "-f"], { env, cwd: dir });
+    const followingEvents = startCli(["events", "greeter", "-f", "--json"], { env, cwd: dir });
+    await Promise.all([following.waitFor(/Following runs of greeter; Ctrl-C to stop/), followingEvents.waitFor(/Following runs of greeter/)]);
+    expect(await post(greeter.endpoint, { name: "cy" })).toBe(200);
+    await following.waitFor(/shout: shouting at cy/);
+    await followingEvents.waitFor(/"name":"cy"/);
+    following.child.kill("SIGINT");
+    followingEvents.child.kill("SIGINT");
+    expect(await following.exited).toEqual({ code: 0, signal: null });
+    expect(await followingEvents.exited).toEqual({ code: 0, signal: null });
+    // Each run printed once: the two before the follow, then the new one.
+    expect(following.stdout().match(/shouting at cy/g)).toHaveLength(1);
+    expect(followingEvents.stdout().trim().split("\n").map((line) => JSON.parse(line).trigger.event.body.name)).toEqual(["bob", "amy", "cy"]);
   });
 
   it("lists a failing workflow's errors with the step's name and replays them, one by id or --all, into runs with replay_of", async () => {
@@ -272,6 +301,63 @@ describe("runnel workflow commands against a real server", () => {
     const gone = await cli("runs", failing.id);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain("Error (NotFound)");
+  });
+
+  it("makes the subscriptions a workflow file declares, once, and refuses an emitter it cannot find before changing anything", async () => {
+    const watcher = (emitter: string) =>
+      `name: Watcher\nsubscriptions:\n  - emitter: ${emitter}\n    event_name: $errors\n  - emitter: ${greeter.id}\nsteps:\n  - name: a\n    code: export default defineComponent({ async run() {} })\n`;
+    await writeFile(join(dir, "flows/watcher.yaml"), watcher("nobody-here"));
+    const missing = await cli("deploy", "flows/watcher.yaml");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^flows\/watcher\.yaml:3: subscriptions\[0\]\.emitter: No source or workflow of yours is named "nobody-here"/m);
+    expect(json(await cli("list", "workflows", "--json")).some((workflow: any) => workflow.name === "Watcher")).toBe(false);
+
+    await writeFile(join(dir, "flows/watcher.yaml"), watcher("greeter"));
+    const deployed = ok(await cli("deploy", "flows/watcher.yaml"));
+    const id = /^Created workflow watcher \((p_[0-9a-z]+)\)$/m.exec(deployed.stdout)?.[1];
+    expect(deployed.stdout).toContain(`Subscribed it to ${greeter.id} ($errors).`);
+    expect(deployed.stdout).toContain(`Subscribed it to ${greeter.id} (default channel).`);
+    const listed = async () => (JSON.parse(ok(await cli("subscriptions", "--json")).stdout) as any[]).filter((item) => item.listener_id === id).map((item) => `${item.emitter_id} ${item.event_name}`).sort();
+    expect(await listed()).toEqual([`${greeter.id} $errors`, `${greeter.id} `].sort());
+    // Again: nothing new to subscribe, nothing doubled.
+    const again = ok(await cli("deploy", "flows/watcher.yaml", "--update"));
+    expect(again.stdout).not.toContain("Subscribed");
+    expect(await listed()).toEqual([`${greeter.id} $errors`, `${greeter.id} `].sort());
+
+    await writeFile(join(dir, "flows/watcher.yaml"), "name: Watcher\nsubscriptions:\n  - emiter: failing\nsteps: []\n");
+    const typo = await cli("deploy", "flows/watcher.yaml", "--update");
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toMatch(/^flows\/watcher\.yaml:3: subscriptions\[0\]\.emiter: not a key of a subscription; did you mean emitter\?/m);
+    ok(await cli("delete", id!, "--yes"));
+  });
+
+  it("list actions lists the published actions by key, the latest version first, and no sources", async () => {
+    expect((await cli("list", "actions")).stderr).toContain("No published actions yet. Publish one with `runnel publish <file>`.");
+    const action = (version: string) =>
+      `export default { key: "shout-it", name: "Shout it", version: "${version}", type: "action", async run() { return "${version}"; } };\n`;
+    await writeFile(join(dir, "flows/shout-it.mjs"), action("0.1.0"));
+    ok(await cli("publish", "flows/shout-it.mjs"));
+    await writeFile(join(dir, "flows/shout-it.mjs"), action("0.2.0"));
+    ok(await cli("publish", "flows/shout-it.mjs"));
+    await writeFile(join(dir, "flows/a-source.mjs"), `export default { key: "a-source", name: "A source", version: "1.0.0", async run() {} };\n`);
+    ok(await cli("publish", "flows/a-source.mjs"));
+
+    const table = ok(await cli("list", "actions"));
+    expect(table.stdout).toMatch(/shout-it\s*│\s*0\.2\.0\s*│\s*\S+Z\s*│\s*0\.1\.0/);
+    expect(table.stdout).not.toContain("a-source");
+    expect(json(await cli("list", "actions", "--json")).map((entry: any) => `${entry.key}@${entry.version}`)).toEqual(["shout-it@0.2.0", "shout-it@0.1.0"]);
+  });
+
+  it("shows a spinner while deploying on a terminal, never when piped or with --json", async () => {
+    const onTerminal = await runCliOnTerminal(["deploy", "flows/greeter.yaml", "--update"], { env, cwd: dir, input: "" });
+    expect(onTerminal.code, onTerminal.stdout).toBe(0);
+    expect(onTerminal.stdout).toContain("Deploying flows/greeter.yaml");
+    expect(onTerminal.stdout).toMatch(/Updated workflow greeter/);
+    const asJson = await runCliOnTerminal(["deploy", "flows/greeter.yaml", "--update", "--json"], { env, cwd: dir, input: "" });
+    expect(asJson.code).toBe(0);
+    expect(asJson.stdout).not.toContain("Deploying");
+    const piped = ok(await cli("deploy", "flows/greeter.yaml", "--update"));
+    expect(piped.stdout + piped.stderr).not.toContain("Deploying");
   });
 
   it("has --help on every workflow command", async () => {

@@ -11,6 +11,7 @@ import { WorkflowFileError } from "../workflow-file.js";
 import { workflowLines } from "../workflow-output.js";
 import type { WorkflowView } from "../../client/api-client.js";
 import { confirm } from "../prompt.js";
+import { withSpinner } from "../spinner.js";
 
 interface DeployOptions {
   name?: string;
@@ -40,7 +41,7 @@ export function registerDeploy(program: Command, context: CommandContext): void 
       if (isWorkflowFile(argument)) return deployWorkflowFile(context, command, argument, options);
       if (options.update) throw new Error("--update is for workflow files; update a deployed source with `runnel update <source> --code <file>`.");
       const { client } = await openSession(context.env, globalOptions(command).profile);
-      const source = await deploySource(client, context.io, await classifyTarget(argument), { name: options.name, propFlags: options.prop ?? [] });
+      const source = await deploySource(client, context.io, await classifyTarget(argument), { name: options.name, propFlags: options.prop ?? [], json: options.json });
       if (options.json) return printJson(context.io, source);
       printLines(context.io, [`Deployed ${sourceLines(source).join("\n")}`]);
       const hint = source.endpoint_url
@@ -53,14 +54,17 @@ export function registerDeploy(program: Command, context: CommandContext): void 
 /** `runnel deploy workflow.yaml`: problems in the file are printed as `file:line: field: message`, one per line. */
 async function deployWorkflowFile(context: CommandContext, command: Command, path: string, options: DeployOptions): Promise<void> {
   if (options.name || options.prop) throw new Error("--name and --prop are for sources: a workflow file holds its name and its steps' props.");
-  const mayReplace = async (existing: WorkflowView) =>
-    Boolean(options.update) || confirm(context.io, `A workflow named ${existing.name_slug} exists already (${existing.id}). Replace it with ${path}?`, "--update");
   let deployed;
   try {
-    // The file first: its problems need no server.
-    const loaded = await loadWorkflowFile(path, path);
-    const { client } = await openSession(context.env, globalOptions(command).profile);
-    deployed = await deployWorkflow(client, loaded, mayReplace);
+    // The file first: its problems need no server. Bundling its step files, and the server installing their npm packages, may take a while.
+    deployed = await withSpinner(context.io, `Deploying ${path} (npm packages are installed on the server)…`, options, async (spinning) => {
+      const loaded = await loadWorkflowFile(path, path);
+      const { client } = await openSession(context.env, globalOptions(command).profile);
+      const mayReplace = async (existing: WorkflowView) =>
+        Boolean(options.update) ||
+        spinning.pause(() => confirm(context.io, `A workflow named ${existing.name_slug} exists already (${existing.id}). Replace it with ${path}?`, "--update"));
+      return deployWorkflow(client, loaded, mayReplace);
+    });
   } catch (error) {
     if (!(error instanceof WorkflowFileError)) throw error;
     context.io.stderr.write(`${error.message}\n`);
@@ -70,9 +74,12 @@ async function deployWorkflowFile(context: CommandContext, command: Command, pat
     context.io.stderr.write("Nothing was deployed. To keep both, give the workflow in the file another name.\n");
     return context.setExitCode(1);
   }
-  const { workflow, created } = deployed;
+  const { workflow, created, subscribed } = deployed;
   if (options.json) return printJson(context.io, workflow);
   printLines(context.io, [`${created ? "Created" : "Updated"} workflow ${workflowLines(workflow).join("\n")}`]);
+  for (const subscription of subscribed) {
+    context.io.stdout.write(`Subscribed it to ${subscription.emitter_id} (${subscription.event_name || "default channel"}).\n`);
+  }
   const hint = workflow.trigger.endpoint_url
     ? `Send it a request: curl -d '{"hello":"world"}' -H 'content-type: application/json' ${workflow.trigger.endpoint_url}\n`
     : "";

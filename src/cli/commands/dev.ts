@@ -1,6 +1,10 @@
 import type { Command } from "commander";
-import { basename } from "node:path";
-import type { ApiClient, LiveMessage, SourceView } from "../../client/api-client.js";
+import { basename, resolve } from "node:path";
+import type { ApiClient, LiveMessage, SourceView, WorkflowView } from "../../client/api-client.js";
+import { isWorkflowFile } from "../deploy-workflow.js";
+import { devWorkflow } from "../dev-workflow.js";
+import { confirm } from "../prompt.js";
+import { parseJsonOption } from "../arguments.js";
 import { globalOptions, type CommandContext } from "../command-context.js";
 import { bundleFile, classifyTarget } from "../component-code.js";
 import { deploySavedComponent } from "../deploy-source.js";
@@ -13,6 +17,8 @@ import { printEvent, printLog, sourceLines } from "../source-output.js";
 import { watchComponentFile } from "../watch-file.js";
 
 interface DevOptions {
+  event?: string;
+  update?: boolean;
   dc?: string;
   name?: string;
   prop?: string[];
@@ -21,12 +27,19 @@ interface DevOptions {
 export function registerDev(program: Command, context: CommandContext): void {
   program
     .command("dev <file>")
-    .description("Deploy a source file (or update the one given with --dc), then update it on every save, showing its logs and events")
+    .description(
+      "Deploy a source file (or update the one given with --dc), then update it on every save, showing its logs and events; " +
+        "or a workflow file (.yaml): update the workflow on every save of it or its step files, showing its runs and what its steps print",
+    )
+    .option("--event <json>", "workflow files: a test event, sent at the start (the body of a POST to an HTTP trigger); on a terminal Enter or t sends it again")
+    .option("--update", "workflow files: replace the workflow of the same name, without asking")
     .option("--dc <id-or-name>", "work on this deployed source instead of deploying a new one")
     .option("--name <name>", "a name for the new source")
     .option("--prop <key=value>", "a prop value for the new source; repeat for more", collectProp)
-    .addHelpText("after", "\nCtrl-C stops watching; the source stays deployed (`runnel delete <name>` removes it).")
+    .addHelpText("after", "\nCtrl-C stops watching; the source or workflow stays deployed (`runnel delete <name>` removes it).")
     .action(async (file: string, options: DevOptions, command: Command) => {
+      if (isWorkflowFile(file)) return developWorkflowFile(context, command, file, options);
+      if (options.event !== undefined || options.update) throw new Error("--event and --update are for workflow files (.yaml); send a source an event with `runnel run <source> --event`.");
       const target = await classifyTarget(file);
       if (target.kind !== "file") throw new Error(`dev works on a file on this machine; "${file}" is not one.`);
       const { client } = await openSession(context.env, globalOptions(command).profile);
@@ -37,6 +50,15 @@ export function registerDev(program: Command, context: CommandContext): void {
       printLines(context.io, [`${options.dc ? "Updated" : "Deployed"} ${sourceLines(source).join("\n")}`]);
       context.setExitCode(await develop(client, context.io, source, target.path, first.hash));
     });
+}
+
+async function developWorkflowFile(context: CommandContext, command: Command, file: string, options: DevOptions): Promise<void> {
+  if (options.dc || options.name || options.prop) throw new Error("--dc, --name and --prop are for sources: a workflow file holds its name and its steps' props.");
+  const event = options.event === undefined ? undefined : parseJsonOption(options.event, "--event");
+  const { client } = await openSession(context.env, globalOptions(command).profile);
+  const mayReplace = async (existing: WorkflowView) =>
+    Boolean(options.update) || confirm(context.io, `A workflow named ${existing.name_slug} exists already (${existing.id}). Work on it with ${file}?`, "--update");
+  context.setExitCode(await devWorkflow(client, context.io, resolve(file), { event, mayReplace }));
 }
 
 /** Watches, updates and streams until Ctrl-C (exit 0) or until the source's streams end (exit 1). */

@@ -5,6 +5,7 @@ import { globalOptions, type CommandContext } from "../command-context.js";
 import { findWorkflow } from "../named-target.js";
 import { printJson, printTable } from "../output.js";
 import { openSession } from "../session.js";
+import { withSpinner } from "../spinner.js";
 import { ERROR_HEAD, errorRow } from "../workflow-output.js";
 
 interface ReplayOptions {
@@ -50,7 +51,9 @@ export function registerErrors(program: Command, context: CommandContext): void 
       if (!options.all && (options.code || options.step)) throw new Error("--code and --step choose among all errors: use them with --all.");
       const { client } = await openSession(context.env, globalOptions(command).profile);
       const workflow = await findWorkflow(client, idOrName);
-      const replayed = options.all ? await replayAll(client, workflow, options) : await replayEach(client, workflow, errorIds);
+      const replayed = await withSpinner(context.io, `Replaying errors of ${workflow.name_slug}…`, options, () =>
+        options.all ? replayAll(client, workflow, options) : replayEach(client, workflow, errorIds),
+      );
       if (options.json) return printJson(context.io, { count: replayed.length, replayed });
       if (replayed.length === 0) return void context.io.stderr.write(`No errors of ${workflow.name_slug} matched: nothing was replayed.\n`);
       for (const item of replayed) context.io.stdout.write(`Replayed ${item.error_id} (event ${item.event_id})\n`);

@@ -5,13 +5,13 @@ import { formatTime, printJson, printTable } from "../output.js";
 import { openSession } from "../session.js";
 import { triggerOf } from "../source-output.js";
 
-const KINDS = ["sources", "components", "workflows"] as const;
+const KINDS = ["sources", "components", "workflows", "actions"] as const;
 
 export function registerList(program: Command, context: CommandContext): void {
   program
-    .command("list <sources|components|workflows>")
+    .command("list <sources|components|workflows|actions>")
     .alias("ls")
-    .description("List your deployed sources, the components behind them, or your workflows")
+    .description("List your deployed sources, the components behind them, your workflows, or the actions you published (with their versions)")
     .option("--json", "print JSON")
     .action(async (kind: string, options: { json?: boolean }, command: Command) => {
       if (!(KINDS as readonly string[]).includes(kind)) {
@@ -19,6 +19,7 @@ export function registerList(program: Command, context: CommandContext): void {
       }
       const { client } = await openSession(context.env, globalOptions(command).profile);
       if (kind === "workflows") return listWorkflows(client, context, Boolean(options.json));
+      if (kind === "actions") return listActions(client, context, Boolean(options.json));
       const sources = await allSources(client);
       if (kind === "sources") {
         if (options.json) return printJson(context.io, sources);
@@ -90,4 +91,19 @@ async function listComponents(client: ApiClient, context: CommandContext, source
     ["id", "name", "version", "key", "sources"],
     components.map((component) => [component.id, component.name, component.version, component.key ?? "-", (usedBy.get(component.id) ?? []).join(", ")]),
   );
+}
+
+/** The actions in your registry: one row per key, its newest version first, then the others. */
+async function listActions(client: ApiClient, context: CommandContext, json: boolean): Promise<void> {
+  const actions = (await client.listPublished()).filter((entry) => entry.kind === "action");
+  if (json) return printJson(context.io, actions);
+  if (actions.length === 0) return void context.io.stderr.write("No published actions yet. Publish one with `runnel publish <file>`.\n");
+  const byKey = new Map<string, typeof actions>();
+  for (const entry of actions) byKey.set(entry.key, [...(byKey.get(entry.key) ?? []), entry]);
+  printTable(
+    context.io,
+    ["key", "latest", "published", "other versions"],
+    [...byKey.entries()].map(([key, versions]) => [key, versions[0]!.version, formatTime(versions[0]!.published_at), versions.slice(1).map((entry) => entry.version).join(", ") || "-"]),
+  );
+  context.io.stderr.write("Use one in a workflow step with `key: <key>` (its latest release).\n");
 }
