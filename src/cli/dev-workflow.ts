@@ -9,6 +9,7 @@ import { watchComponentFile } from "./watch-file.js";
 import { WorkflowFileError } from "./workflow-file.js";
 import { followRuns, printRunLogs } from "./workflow-feed.js";
 import { workflowLines } from "./workflow-output.js";
+import { serialize } from "./serialize.js";
 
 export interface DevWorkflowOptions {
   /** The test event, parsed; sent at the start and again on Enter or `t` on a terminal. */
@@ -164,25 +165,5 @@ function listenForKeys(io: Io, onSend: (() => void) | null): { close(): void } |
       stdin.setRawMode(false);
       stdin.pause();
     },
-  };
-}
-
-/** Runs `task` for each call, one at a time; calls while it runs fold into one more run after it. */
-function serialize(task: () => Promise<void>): () => void {
-  let running = false;
-  let again = false;
-  return () => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    void (async () => {
-      do {
-        again = false;
-        await task();
-      } while (again);
-      running = false;
-    })();
   };
 }

@@ -15,6 +15,7 @@ import { collectProp } from "../props.js";
 import { openSession } from "../session.js";
 import { printEvent, printLog, sourceLines } from "../source-output.js";
 import { watchComponentFile } from "../watch-file.js";
+import { serialize } from "../serialize.js";
 
 interface DevOptions {
   event?: string;
@@ -127,24 +128,4 @@ async function develop(client: ApiClient, io: Io, source: SourceView, path: stri
   if (streamsEnded) return 1;
   io.stderr.write(`Stopped. ${source.name_slug} stays deployed; \`runnel delete ${source.name_slug}\` removes it.\n`);
   return 0;
-}
-
-/** Runs `task` for each call, one at a time; calls while it runs fold into one more run after it. */
-function serialize(task: () => Promise<void>): () => void {
-  let running = false;
-  let again = false;
-  return () => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    void (async () => {
-      do {
-        again = false;
-        await task();
-      } while (again);
-      running = false;
-    })();
-  };
 }
