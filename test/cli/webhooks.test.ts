@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "../helpers/child.js";
+import { runCli, type CliResult, succeeded } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource } from "../helpers/sources.js";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -20,10 +20,7 @@ describe("runnel webhooks against a real server", () => {
   let otherEnv: Record<string, string>;
   let key: string;
   const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env, cwd: dir });
-  const ok = (result: CliResult): CliResult => {
-    expect(result.code, `exit code ${result.code}; stderr: ${result.stderr}`).toBe(0);
-    return result;
-  };
+  const ok = succeeded;
   const json = (result: CliResult) => JSON.parse(ok(result).stdout);
 
   beforeAll(async () => {

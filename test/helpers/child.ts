@@ -1,8 +1,15 @@
+import { expect } from "vitest";
 import { spawn, type ChildProcess, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 export const RUNNEL_BIN = fileURLToPath(new URL("../../bin/runnel.js", import.meta.url));
+
+/** The result of a CLI run that must have succeeded; its stderr is in the failure message when it did not. */
+export function succeeded(result: CliResult): CliResult {
+  expect(result.code, `exit code ${result.code}; stderr: ${result.stderr}`).toBe(0);
+  return result;
+}
 
 export interface CliResult {
   code: number | null;

@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, logsOf } from "../helpers/sources.js";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -9,18 +7,14 @@ import { createWorkflow, runsOf, waitFor } from "./helpers.js";
 
 // Sources, webhooks and $logs as listeners on the scale-out store: appends, deliveries removed with a
 // source's commit, and webhook records through Kysely rather than SQLite's prepared statements.
-const schema = `runnel_ls_${randomBytes(5).toString("hex")}`;
-let admin: pg.Client;
+let pgSchema: Awaited<ReturnType<typeof createTestSchema>>;
 let server: TestServer;
 let key: string;
 
 beforeAll(async () => {
-  await requirePostgres();
-  admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  pgSchema = await createTestSchema("runnel_ls");
   server = await startTestServer({
-    DATABASE_URL: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    DATABASE_URL: pgSchema.databaseUrl,
     RUNNEL_EGRESS_ALLOW: "127.0.0.1",
     RUNNEL_WEBHOOK_RETRY_BASE_MS: "20",
   });
@@ -28,8 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
-  await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin?.end();
+  await pgSchema?.drop();
 });
 
 const subscribe = (query: string) => call(server.url, "POST", `/v1/subscriptions?${query}`, { key, rawBody: "" });

@@ -1,24 +1,18 @@
-import { randomBytes } from "node:crypto";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
 
 // Workflows on the scale-out store: claims through FOR UPDATE SKIP LOCKED, runs and errors through Kysely.
-const schema = `runnel_wf_${randomBytes(5).toString("hex")}`;
-let admin: pg.Client;
+let pgSchema: Awaited<ReturnType<typeof createTestSchema>>;
 let server: TestServer;
 let key: string;
 
 beforeAll(async () => {
-  await requirePostgres();
-  admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  pgSchema = await createTestSchema("runnel_wf");
   server = await startTestServer({
-    DATABASE_URL: `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    DATABASE_URL: pgSchema.databaseUrl,
     RUNNEL_EGRESS_ALLOW: "127.0.0.1",
     RUNNEL_SEND_MAX_ATTEMPTS: "3",
     RUNNEL_SEND_RETRY_BASE_MS: "50",
@@ -27,8 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
-  await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin?.end();
+  await pgSchema?.drop();
 });
 
 describe("workflows on PostgreSQL", () => {
@@ -123,7 +116,7 @@ describe("stores on PostgreSQL", () => {
     await Promise.all([1, 2, 3].map((n) => post({ n, ttl: 3600 })));
     const runs = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.length === 3, "three runs");
     expect(runs.map((run) => run.status), JSON.stringify(runs.map((run) => run.error))).toEqual(["success", "success", "success"]);
-    const rows = await admin.query(`SELECT key FROM ${schema}.step_store_entries WHERE workflow_id = $1 ORDER BY key`, [workflow.id]);
+    const rows = await pgSchema.admin.query(`SELECT key FROM ${pgSchema.schema}.step_store_entries WHERE workflow_id = $1 ORDER BY key`, [workflow.id]);
     expect(rows.rows.map((row) => row.key)).toEqual(["run-1", "run-2", "run-3"]);
 
     const records = await call(server.url, "GET", "/v1/data_stores/pg-shared/records", { key });
@@ -134,7 +127,7 @@ describe("stores on PostgreSQL", () => {
     expect((await call(server.url, "GET", "/v1/data_stores", { key })).body.data).toEqual([expect.objectContaining({ name: "pg-shared", key_count: 3 })]);
 
     expect((await call(server.url, "DELETE", `/v1/workflows/${workflow.id}`, { key })).status).toBe(204);
-    expect((await admin.query(`SELECT count(*)::int AS n FROM ${schema}.step_store_entries WHERE workflow_id = $1`, [workflow.id])).rows[0].n).toBe(0);
+    expect((await pgSchema.admin.query(`SELECT count(*)::int AS n FROM ${pgSchema.schema}.step_store_entries WHERE workflow_id = $1`, [workflow.id])).rows[0].n).toBe(0);
     expect((await call(server.url, "DELETE", "/v1/data_stores/pg-shared", { key })).status).toBe(204);
   });
 });

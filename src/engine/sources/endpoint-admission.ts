@@ -21,11 +21,6 @@ export class EndpointAdmission {
 
   constructor(private readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS) {}
 
-  /** Requests admitted and not yet released, in all. */
-  get pending(): number {
-    return this.total;
-  }
-
   /**
    * Admits a request of `ownerId`, or throws an UnavailableError saying which
    * limit it met. The returned release must be called once the request is

@@ -173,10 +173,10 @@ export class DeliveryWorker implements DeliveryHandOff {
     if (!first) return undefined;
     const limit = this.options.batchSize ?? 64;
     const listenerId = first[0]!.listenerId;
-    let merged = first;
+    const merged = [...first];
     this.handedOff = this.handedOff.filter((group) => {
       if (group[0]!.listenerId !== listenerId || merged.length + group.length > limit) return true;
-      merged = merged === first ? [...first, ...group] : (merged.push(...group), merged);
+      merged.push(...group);
       return false;
     });
     return merged;

@@ -24,7 +24,7 @@ export class GroupCommit {
   private readonly begin: SqliteDatabase.Statement;
   private readonly commit: SqliteDatabase.Statement;
   private readonly rollback: SqliteDatabase.Statement;
-  /** Transactions committed and writes carried out, for the benchmark's breakdown. */
+  /** Transactions committed and writes carried out (how much grouping happens; the tests read it). */
   readonly stats = { commits: 0, writes: 0 };
 
   constructor(

@@ -54,13 +54,14 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     for (const key of batch.completes ?? []) deleteDelivery.run(key.listenerId, key.emitterId, key.eventId);
     // Nothing to append (a workflow run's log lines, with no listener): no state to write either.
     if (batch.emits.length === 0 && !batch.logs?.length && !batch.sourceDb && !batch.logEvents?.length) return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
-    const state = emitterStateOf(readState.get(batch.emitterId) as Parameters<typeof emitterStateOf>[0]);
     const [own, glob] = emitterKeys(batch.emitterId);
     // Read before planning: whether anyone listens to `$logs` decides whether log lines become events.
     const subscriptions = batch.emits.length > 0 || batch.logEvents?.length ? (matchingSubscriptions.all(batch.ownerId, own, glob ?? own) as SubscriptionMatch[]) : [];
     const wantsLogs = logsWanted(batch, subscriptions);
     // Only log lines, and nobody listens to them: nothing changes (a logging workflow's runs pay no write for it).
     if (!wantsLogs && batch.emits.length === 0 && !batch.logs?.length && !batch.sourceDb) return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
+    // Read only now: a batch that changes nothing reads no state either.
+    const state = emitterStateOf(readState.get(batch.emitterId) as Parameters<typeof emitterStateOf>[0]);
     const plan = planAppend(batch, state, wantsLogs ? batch.logEvents : []);
     const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
     // Each event as JSON once: the delivery rows carry the same text.
