@@ -28,7 +28,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /** Paths that belong to the API, its streams and sources' endpoints: never answered with the console. */
-const NOT_CONSOLE = ["/v1/", "/sse/", ENDPOINT_PREFIX];
+const NOT_CONSOLE = ["/v1/", "/sse/", "/healthz/", ENDPOINT_PREFIX];
 const NOT_CONSOLE_EXACT = new Set(["/v1", "/sse", "/e", "/healthz"]);
 
 /**
