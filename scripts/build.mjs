@@ -2,6 +2,9 @@
 // them changed since the last build. `npm start` and `npm test` run it first, and a full build costs
 // seconds on every start; `--force` builds anyway.
 //
+// The web console (ui/) is built by Vite into dist/ui with its own stamp: an edit to the console does not
+// recompile the server, nor the reverse.
+//
 // The inputs are hashed by content, not by modification time: a checkout or a copy touches times without
 // changing what is built, and an edit that keeps the size and the second still changes the hash.
 import { spawnSync } from "node:child_process";
@@ -10,6 +13,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "no
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const stampFile = join(root, "dist", ".build-stamp");
@@ -26,25 +30,52 @@ const inputs = [
   join(root, "package-lock.json"),
 ];
 const stamp = fingerprint(inputs);
+const force = process.argv.includes("--force");
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 
-if (!process.argv.includes("--force") && outputs.every((file) => existsSync(file)) && readStamp() === stamp) {
-  process.exit(0);
+if (force || !outputs.every((file) => existsSync(file)) || readStamp(stampFile) !== stamp) {
+  // A build that fails half-way must not look up to date next time.
+  rmSync(stampFile, { force: true });
+  run(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json")]);
+  run(process.execPath, [join(root, "scripts", "build-runner.mjs")]);
+  writeFileSync(stampFile, `${stamp}\n`);
 }
 
-// A build that fails half-way must not look up to date next time.
-rmSync(stampFile, { force: true });
-const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-run(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json")]);
-run(process.execPath, [join(root, "scripts", "build-runner.mjs")]);
-writeFileSync(stampFile, `${stamp}\n`);
+// The console imports the API's schemas as types, so src/ is among its inputs.
+const uiStampFile = join(root, "dist", ".ui-build-stamp");
+const uiStamp = fingerprint([
+  ...listFiles(join(root, "ui")).filter((file) => !file.endsWith("README.md")),
+  ...listFiles(join(root, "src", "api", "schemas")),
+  join(root, "package-lock.json"),
+  join(root, "scripts", "build.mjs"),
+]);
+if (force || !existsSync(join(root, "dist", "ui", "index.html")) || readStamp(uiStampFile) !== uiStamp) {
+  rmSync(uiStampFile, { force: true });
+  run(process.execPath, [tsc, "-p", join(root, "ui", "tsconfig.json")]);
+  await buildConsole();
+  writeFileSync(uiStampFile, `${uiStamp}\n`);
+}
+
+/** Vite's build of ui/ into dist/ui, then the size a first visit downloads. */
+async function buildConsole() {
+  const { build } = await import("vite");
+  await build({ configFile: join(root, "ui", "vite.config.ts"), logLevel: "warn" });
+  const html = readFileSync(join(root, "dist", "ui", "index.html"), "utf8");
+  // The entry script and the chunks it preloads: what the first page needs before it can run. Lazy routes come later.
+  const initial = [...new Set([...html.matchAll(/(?:src|href)="\/(assets\/[^"]+\.js)"/g)].map((match) => match[1]))];
+  const gzipped = initial.reduce((sum, file) => sum + gzipSync(readFileSync(join(root, "dist", "ui", file))).length, 0);
+  const kb = (gzipped / 1024).toFixed(1);
+  console.log(`Web console: initial JavaScript ${kb} KB gzipped (${initial.length} file${initial.length === 1 ? "" : "s"}; target under 250 KB).`);
+}
 
 function run(command, args) {
   const result = spawnSync(command, args, { cwd: root, stdio: "inherit" });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-/** Every file under a folder, tests excepted (tsconfig.build.json leaves them out of dist/). */
+/** Every file under a folder (none when it does not exist), tests excepted (tsconfig.build.json leaves them out of dist/). */
 function listFiles(folder) {
+  if (!existsSync(folder)) return [];
   return readdirSync(folder, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && !entry.name.endsWith(".test.ts"))
     .map((entry) => join(entry.parentPath ?? entry.path, entry.name));
@@ -62,9 +93,9 @@ function fingerprint(files) {
   return hash.digest("hex");
 }
 
-function readStamp() {
+function readStamp(file) {
   try {
-    return readFileSync(stampFile, "utf8").trim();
+    return readFileSync(file, "utf8").trim();
   } catch {
     return null;
   }

@@ -14,6 +14,8 @@ import { addBearerAuth } from "./auth.js";
 import { toHttpError } from "./error-mapping.js";
 import { applyFieldSelection, fieldSelectionOf } from "./field-selection.js";
 import { apiKeysRoutes } from "./routes/api-keys.js";
+import { CREATE_SESSION_PATH, sessionsRoutes } from "./routes/sessions.js";
+import { createConsoleAssets } from "./console-assets.js";
 import { healthRoutes, type SandboxIsolation } from "./routes/health.js";
 import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
 import { outboxRoutes } from "./routes/outbox.js";
@@ -42,6 +44,8 @@ export interface AppOptions {
   rateLimitPerMinute: number;
   /** How user code is isolated on this machine, shown by /healthz so that an operator sees what is not enforced. */
   isolation?: SandboxIsolation;
+  /** Where the built web console is (dist/ui); by default next to the compiled server. */
+  uiDir?: string;
 }
 
 /** API bodies carry component code and props; 5 MB is far above any real one. */
@@ -111,7 +115,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(status).send(body);
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  // The web console (dist/ui): `/`, its assets, and index.html for its client routes (a browser's GET of a path no route has).
+  const consoleAssets = createConsoleAssets({ uiDir: options.uiDir });
+  app.setNotFoundHandler(async (request, reply) => {
+    if (await consoleAssets.fallback(request, reply)) return reply;
     const { status, body } = routeNotFound(request);
     return reply.code(status).send(body);
   });
@@ -163,6 +170,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
+  // The address links and cookies are made for; known once the server listens.
+  const publicUrl = () => options.engine.baseUrl();
+
   await app.register(healthRoutes, { store: options.store, version: RUNNEL_VERSION, isolation: options.isolation ?? null });
 
   // One limiter, one count per key, for every keyed route: /v1 and the stream addresses outside it (an SSE stream is
@@ -172,12 +182,13 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(
     async (v1) => {
-      addBearerAuth(v1, { accounts: options.engine.accounts, publicPaths: new Set([OPENAPI_PATH]) });
+      addBearerAuth(v1, { accounts: options.engine.accounts, sessions: options.engine.sessions, publicUrl, publicPaths: new Set([OPENAPI_PATH, CREATE_SESSION_PATH]) });
       acceptMissingOptionalBodies(v1);
       checkWorkspaceParameters(v1);
       if (limitPerKey) v1.addHook("preHandler", limitPerKey);
       await v1.register(openApiRoutes, { document: () => app.swagger() });
       await v1.register(usersRoutes, { accounts: options.engine.accounts });
+      await v1.register(sessionsRoutes, { sessions: options.engine.sessions, publicUrl });
       await v1.register(apiKeysRoutes, { accounts: options.engine.accounts });
       await v1.register(componentsRoutes, { sources: options.engine.sources });
       await v1.register(registryRoutes, { registry: options.engine.registry });
@@ -197,12 +208,14 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // The hosted service's stream addresses, outside /v1 as it has them; the same Bearer key as the /v1 streams.
   await app.register(
     async (sse) => {
-      addBearerAuth(sse, { accounts: options.engine.accounts, publicPaths: new Set() });
+      addBearerAuth(sse, { accounts: options.engine.accounts, sessions: options.engine.sessions, publicUrl, publicPaths: new Set() });
       if (limitPerKey) sse.addHook("preHandler", limitPerKey);
       await sse.register(documentedStreamsRoutes, { sources: options.engine.sources, streams });
     },
     { prefix: "/sse" },
   );
+
+  await app.register(consoleAssets.routes);
 
   return app;
 }

@@ -14,6 +14,7 @@ import { registerKeys } from "./commands/keys.js";
 import { registerList } from "./commands/list.js";
 import { registerLogin } from "./commands/login.js";
 import { registerLogs } from "./commands/logs.js";
+import { registerOpen } from "./commands/open.js";
 import { registerOutbox } from "./commands/outbox.js";
 import { registerPublish } from "./commands/publish.js";
 import { registerRun } from "./commands/run.js";
@@ -46,6 +47,7 @@ export function buildProgram(context: CommandContext): Command {
   registerAdmin(program, context);
   registerLogin(program, context);
   registerWhoami(program, context);
+  registerOpen(program, context);
   registerKeys(program, context);
   registerUsers(program, context);
   registerInit(program, context);

@@ -3,6 +3,7 @@ import type { Static } from "@sinclair/typebox";
 import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
 import type { EnvVarSchema } from "../api/schemas/env-vars.js";
+import type { SignInLinkView } from "../api/schemas/sessions.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
 import type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 import type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
@@ -23,6 +24,7 @@ import { SseParser, type SseMessage } from "./sse-parser.js";
 export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas/sources.js";
 export type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
 export type { SseMessage } from "./sse-parser.js";
+export type { SignInLinkView } from "../api/schemas/sessions.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
 export type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 export type EnvVarView = Static<typeof EnvVarSchema>;
@@ -132,6 +134,11 @@ export class ApiClient {
 
   async createApiKey(name?: string): Promise<IssuedApiKeyView> {
     return this.data<IssuedApiKeyView>("POST", "/v1/users/me/api_keys", name ? { name } : {});
+  }
+
+  /** A one-time link that signs a browser in to the web console as this key's user, valid for a minute. */
+  async createSignInLink(): Promise<SignInLinkView> {
+    return this.data<SignInLinkView>("POST", "/v1/sessions/links");
   }
 
   async revokeApiKey(id: string): Promise<void> {

@@ -15,6 +15,7 @@ export const ID_PREFIX = {
   run: "run_",
   mail: "mail_",
   dataStore: "ds_",
+  session: "ses_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

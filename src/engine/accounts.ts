@@ -19,6 +19,8 @@ import type { Store } from "../store/store.js";
 export interface Principal {
   user: User;
   keyId: string;
+  /** Set when the caller came with a console session cookie rather than the key itself. */
+  sessionId?: string;
 }
 
 /** A key together with its secret, which is shown to its owner once and never stored. */

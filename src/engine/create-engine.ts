@@ -11,6 +11,7 @@ import type { DeployedSource } from "../domain/sources.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { ClaimedDelivery, Store } from "../store/store.js";
 import { Accounts } from "./accounts.js";
+import { Sessions } from "./sessions.js";
 import { BundleFiles } from "./bundle-files.js";
 import { ComponentLoader } from "./component-loader.js";
 import { DataStoresService } from "./data-stores/data-stores-service.js";
@@ -68,6 +69,8 @@ export interface EngineOptions {
 
 export interface Engine {
   accounts: Accounts;
+  /** The web console's sessions and one-time sign-in links. */
+  sessions: Sessions;
   sources: SourcesService;
   /** The user's component registry: publish a component, resolve a key (and version) to a published one. */
   registry: RegistryService;
@@ -88,6 +91,8 @@ export interface Engine {
   mailer: Mailer | null;
   /** The address endpoints are shown and reached at; known once the server listens. */
   setBaseUrl(url: string): void;
+  /** The server's public address without a trailing slash (RUNNEL_PUBLIC_URL, else where it listens): for links it hands out. */
+  baseUrl(): string;
   endpointUrl(source: DeployedSource): string | null;
   /** Stops timers and waits for runs in flight. */
   stop(): Promise<void>;
@@ -161,8 +166,10 @@ export function createEngine(options: EngineOptions): Engine {
   const subscriptions = new SubscriptionsService({ store });
   const webhooks = new WebhooksService({ store, secrets, egressPolicy });
 
+  const accounts = new Accounts({ store, singleUserReason: options.singleUserReason ?? null });
   return {
-    accounts: new Accounts({ store, singleUserReason: options.singleUserReason ?? null }),
+    accounts,
+    sessions: new Sessions({ store, accounts }),
     sources,
     registry: componentRegistry,
     scheduler,
@@ -177,6 +184,7 @@ export function createEngine(options: EngineOptions): Engine {
     setBaseUrl(url) {
       baseUrl = url.replace(/\/+$/, "");
     },
+    baseUrl: () => baseUrl,
     endpointUrl,
     async stop() {
       await scheduler.stop();

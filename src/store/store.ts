@@ -76,6 +76,22 @@ export interface Store {
   /** Records use of a key, at most as often as the caller decides. */
   touchApiKey(keyId: string, at: number): Promise<void>;
 
+  /** Saves a console session or a one-time sign-in link (only its token's hash). */
+  createSession(input: NewSession): Promise<void>;
+  /** The session (not a link) with this token hash, and whether the key it was made with is revoked; null when none. */
+  findSession(tokenHash: string): Promise<StoredSession | null>;
+  /** Records a session's use, at most as often as the caller decides (its idle expiry counts from it). */
+  touchSession(id: string, at: number): Promise<void>;
+  deleteSession(id: string): Promise<void>;
+  /**
+   * Marks an unused, unexpired sign-in link used and returns whose it is;
+   * null when it is unknown, used, expired or its key is revoked. Once only,
+   * even for two callers at the same moment.
+   */
+  useSignInLink(tokenHash: string, at: number): Promise<{ ownerId: string; apiKeyId: string } | null>;
+  /** Forgets sessions and links whose hard expiry has passed. */
+  deleteExpiredSessions(at: number): Promise<void>;
+
   /** Saves a component; when the owner already saved the very same code, returns that one instead. */
   saveComponent(component: SavedComponent): Promise<SavedComponent>;
   /** The owner's newest component with this code (sha256), so a redeploy can reuse its package lock. */
@@ -346,6 +362,26 @@ export interface NewUser {
   email: string | null;
   isAdmin: boolean;
   createdAt: number;
+}
+
+export interface NewSession {
+  id: string;
+  kind: "session" | "sign_in_link";
+  tokenHash: string;
+  ownerId: string;
+  apiKeyId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface StoredSession {
+  id: string;
+  ownerId: string;
+  apiKeyId: string;
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+  keyRevoked: boolean;
 }
 
 export interface NewApiKeyFields {

@@ -25,6 +25,7 @@ export interface Database {
   data_store_records: DataStoreRecordRow;
   send_outbox: SendOutboxRow;
   env_vars: EnvVarRow;
+  sessions: SessionRow;
 }
 
 export interface UserRow {
@@ -44,6 +45,19 @@ export interface ApiKeyRow {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+/** A console session or a one-time sign-in link (migration 0017). */
+export interface SessionRow {
+  id: string;
+  kind: "session" | "sign_in_link";
+  token_hash: string;
+  owner_id: string;
+  api_key_id: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+  used_at: number | null;
 }
 
 export interface ComponentRow {
