@@ -126,7 +126,7 @@ export function createEngine(options: EngineOptions): Engine {
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
   const admission = new EndpointAdmission(options.pendingRequests);
-  const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, admission, awaitWorkflow: (source, event) => awaited.await(source, event) });
+  const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, admission, awaitWorkflow: (source, event) => awaited.await(source, event), respondingWorkflows: (source) => awaited.respondingWorkflows(source) });
   const componentRegistry = new RegistryService({ store, loader });
   const mailer = options.mailer ?? null;
   const builtins = builtinActions({
@@ -142,7 +142,7 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId });
   const listeners = {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),

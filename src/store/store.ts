@@ -170,8 +170,13 @@ export interface Store {
    * of a shared database starting again: its previous run's leases).
    */
   requeueDeliveries(now: number, claimer?: string): Promise<number>;
-  /** Adds deliveries that no append records: a replay of an error's original event. */
-  enqueueDeliveries(deliveries: NewDelivery[]): Promise<void>;
+  /**
+   * Adds deliveries that no append records: a replay of an error's original
+   * event, or those an append handed over unrecorded. With `lease`, they are
+   * recorded running, claimed by `claimer` until `until` (their run goes on
+   * in this process), else pending from their `availableAt`.
+   */
+  enqueueDeliveries(deliveries: NewDelivery[], lease?: { claimer: string | null; until: number }): Promise<void>;
   /**
    * In one transaction: records finished runs (a run whose key is recorded
    * already is left as it was), removes their deliveries, appends the events
@@ -324,12 +329,26 @@ export interface EventBatch {
    * records them pending, as without, and answers no `claimed`.
    */
   claim?: { claimer: string | null; leaseMs: number } | undefined;
+  /**
+   * With `claim`: deliveries of these emits to these listeners are handed
+   * over in `claimed` without a row (`unrecorded`). Their caller waits for
+   * the listener's run and is answered only once that run is recorded (or
+   * its delivery is, with enqueueDeliveries), so the row would be written
+   * and deleted for nothing. A store that does not hand over records them.
+   */
+  held?: ReadonlyMap<PendingEmit, readonly string[]> | undefined;
 }
 
 /** A delivery as a claimer gets it: with the event it carries. */
 export interface ClaimedDelivery extends Delivery {
   event: unknown;
   indexedAtMs: number;
+  /**
+   * Handed over without a row in the store (EventBatch.held): nothing
+   * removes it when its run is recorded, and it must be recorded
+   * (enqueueDeliveries) before anything tells its caller it was taken.
+   */
+  unrecorded?: true;
 }
 
 /** What finishRuns did: each append's result (in order), and the ids of the runs it recorded now. */

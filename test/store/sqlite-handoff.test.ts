@@ -55,4 +55,31 @@ describe("SQLite: deliveries recorded claimed by their append", () => {
     const taken = await store.claimDeliveries({ now: 6_000, leaseMs: 1_000, limit: 10, claimer: "instance_a" });
     expect(taken.map((delivery) => [delivery.eventId, delivery.interruptions])).toEqual([[first.events[0]!.id, 1]]);
   });
+
+  it("hands a held event's delivery over without a row, records the others' rows, and records a held one when asked", async () => {
+    const other = (await store.createWorkflow(workflowFor(ownerId, "other listener"))).id;
+    await store.subscribe({ id: newId("subscription"), ownerId, emitterId, listenerId: other, eventName: "", createdAt: Date.now() });
+    const emit = { event: { n: 3 }, id: 3 };
+    const appended = await store.appendEvents({
+      ownerId, emitterId, emits: [emit], dedupe: "unique", retention: 100, now: 7_000,
+      claim: { claimer: "instance_a", leaseMs: 60_000 },
+      held: new Map([[emit, [listenerId]]]),
+    });
+    const eventId = appended.events[0]!.id;
+    const byListener = new Map(appended.claimed!.map((delivery) => [delivery.listenerId, delivery]));
+    expect(byListener.get(listenerId)).toMatchObject({ eventId, status: "running", unrecorded: true, event: { n: 3 } });
+    expect(byListener.get(other)).toMatchObject({ eventId, status: "running" });
+    expect(byListener.get(other)!.unrecorded).toBeUndefined();
+    // Only the other listener's delivery has a row: after a crash, a start finds that one alone.
+    expect(await store.requeueDeliveries(8_000, "instance_a")).toBe(1);
+    const requeued = await store.claimDeliveries({ now: 8_000, leaseMs: 600_000, limit: 10, claimer: "instance_a" });
+    expect(requeued.map((delivery) => delivery.listenerId)).toEqual([other]);
+    await store.dropDeliveries(requeued);
+    // Recorded when its caller is to be answered before its run ends: leased to this process, run again after a crash.
+    await store.enqueueDeliveries([byListener.get(listenerId)!], { claimer: "instance_a", until: 70_000 });
+    expect(await store.claimDeliveries({ now: 9_000, leaseMs: 1_000, limit: 10, claimer: "instance_b" })).toEqual([]);
+    expect(await store.requeueDeliveries(9_000, "instance_a")).toBe(1);
+    const recovered = await store.claimDeliveries({ now: 9_000, leaseMs: 1_000, limit: 10, claimer: "instance_a" });
+    expect(recovered).toEqual([expect.objectContaining({ listenerId, eventId, event: { n: 3 }, interruptions: 1 })]);
+  });
 });

@@ -484,3 +484,90 @@ describe("a server killed with SIGKILL after its runs are recorded, before their
     }
   });
 });
+
+/**
+ * A workflow that answers its caller itself: its trigger event's delivery is
+ * not written when the run is expected to answer at its end (EventBatch.held),
+ * so the answer must wait for something durable. An answer at the run's end
+ * comes once the run is recorded; an answer given before the run ends comes
+ * once its delivery is, and that run is finished after a crash.
+ */
+describe("a server killed while workflows that answer their callers run", () => {
+  const servers = new ServerOnDisk("runnel-crash-respond-");
+  const gate = new Gate();
+
+  beforeAll(async () => {
+    await servers.open();
+    await gate.start();
+  });
+  afterAll(async () => {
+    await servers.close();
+    await gate.close();
+  });
+
+  it("answers at the run's end only once the run is recorded, and finishes after a restart every run that answered early", { timeout: 90_000 }, async () => {
+    const port = await freePort();
+    const first = await servers.start(port);
+    const { key } = await servers.user(first.url, "respond");
+    const created = await call(first.url, "POST", "/v1/workflows", {
+      key,
+      json: {
+        name: "Answers",
+        trigger: { type: "http" },
+        respond: "workflow",
+        steps: [
+          {
+            name: "answer",
+            code: `export default defineComponent({
+              async run({ steps, $ }) {
+                const body = steps.trigger.event.body;
+                await $.respond({ status: 200, body: { n: body.n } });
+                // Held runs go on working after their answer, at the test's gate.
+                if (body.hold) await fetch(${JSON.stringify(`${gate.url}/gate`)});
+                return body.n;
+              },
+            })`,
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(200);
+    const workflow = created.body.data;
+    const runs = async (base: string) => {
+      const listed = await call(base, "GET", `/v1/workflows/${workflow.id}/runs?limit=100`, { key });
+      expect(listed.status).toBe(200);
+      return listed.body as { page_info: { total_count: number }; data: any[] };
+    };
+    const fire = async (n: number, hold: boolean) => {
+      const answer = await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n, hold }) });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual({ n });
+    };
+
+    // The first run loads the steps into a runner, and its ending may come a turn after its answer.
+    await fire(1, false);
+    await waitFor(() => runs(first.url), (page) => page.page_info.total_count === 1, "the first run");
+    // Answered at the run's end: by the time the caller has the answer, the run is recorded.
+    for (let n = 2; n <= 5; n++) {
+      await fire(n, false);
+      expect((await runs(first.url)).page_info.total_count).toBe(n);
+    }
+    // Answered early, while the runs wait at the gate: acknowledged, so they must happen, crash or not.
+    // (Three: each batch of runs takes one of the worker's four slots while it waits.)
+    await Promise.all([6, 7, 8].map((n) => fire(n, true)));
+    await waitFor(async () => gate.arrived, (arrived) => arrived >= 3, "the three held runs at the gate");
+    expect((await runs(first.url)).page_info.total_count).toBe(5);
+
+    first.child.child.kill("SIGKILL");
+    expect(await first.child.exited).toEqual({ code: null, signal: "SIGKILL" });
+    await waitFor(processesUsing(servers.dataDir), (pids) => pids.length === 0, "the killed server's runners to end");
+
+    gate.release();
+    const second = await servers.start(port);
+    const done = await waitFor(() => runs(second.url), (page) => page.page_info.total_count >= 8, "all eight runs after the restart", 30_000);
+    const values = done.data.map((run: any) => run.steps?.[0]?.return_value ?? run.steps?.[0]?.$return_value).sort((a: number, b: number) => a - b);
+    expect(values).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    second.child.child.kill("SIGTERM");
+    expect((await second.child.exited).code).toBe(0);
+  });
+});

@@ -29,7 +29,7 @@ export class InvokeBatcher {
   ) {}
 
   /** Queues `call` for the source's next batch; settles with its result once its batch has committed. */
-  add(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey): Promise<InvocationResult> {
+  add(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey, holdFor?: readonly string[]): Promise<InvocationResult> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(source.id);
       if (!queue) {
@@ -37,7 +37,7 @@ export class InvokeBatcher {
         this.queues.set(source.id, queue);
         this.scheduleBatch(source.id);
       }
-      queue.items.push({ call, trigger, onRespond, delivery, resolve, reject });
+      queue.items.push({ call, trigger, onRespond, delivery, holdFor, resolve, reject });
     });
   }
 

@@ -50,9 +50,11 @@ export class SourceInvoker {
    * committed in one transaction, so a busy source pays for the database once
    * per batch rather than once per request. A call that carries out a
    * `delivery` (an event the source listens to) removes it in its commit.
+   * `holdFor`: the listeners whose deliveries of the call's event are handed
+   * over without a row (EventBatch.held), for a caller who waits for their runs.
    */
-  invoke(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey): Promise<InvocationResult> {
-    return this.batcher.add(source, call, trigger, onRespond, delivery);
+  invoke(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey, holdFor?: readonly string[]): Promise<InvocationResult> {
+    return this.batcher.add(source, call, trigger, onRespond, delivery, holdFor);
   }
 
   /**

@@ -86,6 +86,7 @@ export class ResultWriter {
     const logs = logEntries(outcomes.map((outcome) => outcome.result), outcomes.flatMap((outcome) => outcome.problems), now);
     const claim = this.options.handOff?.claimFor();
     const completes = outcomes.flatMap((outcome) => (outcome.delivery ? [outcome.delivery] : []));
+    const held = claim ? heldEmits(outcomes) : undefined;
     const appended = await store.appendEvents({
       ownerId: source.ownerId,
       emitterId: source.id,
@@ -99,6 +100,7 @@ export class ResultWriter {
       logEvents: logs,
       ...(completes.length > 0 ? { completes } : {}),
       ...(claim ? { claim } : {}),
+      ...(held ? { held } : {}),
     });
     const byCall: StoredEvent[][] = outcomes.map(() => []);
     appended.events.forEach((event, index) => byCall[owners.get(appended.accepted[index]!) ?? 0]!.push(event));
@@ -124,4 +126,14 @@ export class ResultWriter {
       this.options.logger.error({ err: error, sourceId: source.id }, "could not store a source's logs");
     }
   }
+}
+
+/** The emits whose deliveries to some listeners are handed over without a row (CallOutcome.holdFor); undefined when none. */
+function heldEmits(outcomes: CallOutcome[]): Map<PendingEmit, readonly string[]> | undefined {
+  let held: Map<PendingEmit, readonly string[]> | undefined;
+  for (const outcome of outcomes) {
+    if (!outcome.holdFor || outcome.emits.length !== 1) continue;
+    (held ??= new Map()).set(outcome.emits[0]!, outcome.holdFor);
+  }
+  return held;
 }

@@ -27,6 +27,8 @@ export interface CallOutcome {
   problems: string[];
   /** The delivery the call carries out (an event the source listens to), removed when the call commits. */
   delivery?: DeliveryKey | undefined;
+  /** Listeners whose deliveries of the call's one event are handed over without a row (EventBatch.held). */
+  holdFor?: readonly string[] | undefined;
 }
 
 /** A call to run: what it asks, what started it, and who takes its HTTP response. */
@@ -36,6 +38,8 @@ export interface CallRequest {
   onRespond: ((response: HttpResponse) => void) | undefined;
   /** The delivery the call carries out, when it runs an event the source listens to. */
   delivery?: DeliveryKey | undefined;
+  /** Listeners whose deliveries of the call's event need no row: its caller waits for their runs (only a call without run, whose event is the request). */
+  holdFor?: readonly string[] | undefined;
 }
 
 export interface SandboxCallsOptions {
@@ -79,7 +83,8 @@ export async function runCalls(
       // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
       const call = pending.call as Extract<ComponentCall, { kind: "run" }>;
       const event = call.httpBody ? addParsedBody(call.event) : call.event;
-      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [], ...delivery };
+      const held = pending.holdFor ? { holdFor: pending.holdFor } : {};
+      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [], ...delivery, ...held };
     }
     return { ...checkEmits(results[next++]!), ...delivery };
   });

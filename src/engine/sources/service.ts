@@ -46,6 +46,12 @@ export interface SourcesServiceOptions {
    * such workflow listens.
    */
   awaitWorkflow?: (source: DeployedSource, event: StoredEvent) => Promise<WorkflowEnd | null>;
+  /**
+   * The workflows whose runs answer a source's HTTP callers, when known now
+   * (see AwaitedResponses.respondingWorkflows): for a source without run, the
+   * deliveries of a caller's event to them are handed over without a row.
+   */
+  respondingWorkflows?: (source: DeployedSource) => readonly string[] | Promise<readonly string[]>;
   store: Store;
   loader: ComponentLoader;
   invoker: SourceInvoker;
@@ -54,6 +60,13 @@ export interface SourcesServiceOptions {
   secrets: SecretBox;
   /** Bounds the endpoint requests waiting for their runs (default: DEFAULT_ADMISSION_LIMITS). */
   admission?: EndpointAdmission;
+}
+
+/** A source's HTTP endpoint, as each request to it needs it. */
+interface Endpoint {
+  source: DeployedSource;
+  customResponse: boolean;
+  hasRun: boolean;
 }
 
 /** Everything the API does with components and sources, scoped by the caller's id. */
@@ -65,7 +78,7 @@ export interface SourcesServiceOptions {
 const ENDPOINT_CACHE_MS = 1_000;
 
 export class SourcesService {
-  private readonly endpoints = new ExpiringCache<string, { source: DeployedSource; customResponse: boolean }>({ ttlMs: ENDPOINT_CACHE_MS, maxEntries: 10_000 });
+  private readonly endpoints = new ExpiringCache<string, Endpoint>({ ttlMs: ENDPOINT_CACHE_MS, maxEntries: 10_000 });
 
   private readonly admission: EndpointAdmission;
 
@@ -197,13 +210,13 @@ export class SourcesService {
    */
   handleHttp(token: string, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
     // The hottest path of the server: a cached endpoint goes straight to the invoker, without a lookup's promise.
-    const run = (endpoint: { source: DeployedSource; customResponse: boolean }) => this.runHttp(endpoint, request, respond);
+    const run = (endpoint: Endpoint) => this.runHttp(endpoint, request, respond);
     const cached = this.endpoints.get(token);
     return cached ? run(cached) : this.endpoint(token).then(run);
   }
 
   /** Admitted (or refused at once, before any work), the request runs; its place is given back once it is handled. */
-  private runHttp(endpoint: { source: DeployedSource; customResponse: boolean }, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
+  private runHttp(endpoint: Endpoint, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
     let release: () => void;
     try {
       release = this.admission.admit(endpoint.source.ownerId);
@@ -213,7 +226,7 @@ export class SourcesService {
     return this.runAdmitted(endpoint, request, respond).finally(release);
   }
 
-  private runAdmitted({ source, customResponse }: { source: DeployedSource; customResponse: boolean }, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
+  private runAdmitted({ source, customResponse, hasRun }: Endpoint, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
     const call = { kind: "run" as const, event: request, httpBody: true };
     if (!customResponse || !this.options.awaitWorkflow) {
       return this.options.invoker.invoke(source, call, "http", customResponse ? respond : undefined).then((result) => ({ customResponse, result }));
@@ -223,7 +236,12 @@ export class SourcesService {
       responded = true;
       respond(response);
     };
-    return this.options.invoker.invoke(source, call, "http", answer).then(async (result) => {
+    // Without run, the request is the one event, and this caller waits for the responding workflows' runs.
+    const responders = hasRun ? undefined : this.options.respondingWorkflows?.(source);
+    const invoke = (holdFor: readonly string[] | undefined) => this.options.invoker.invoke(source, call, "http", answer, undefined, holdFor?.length ? holdFor : undefined);
+    // Known (the usual case): no promise in between.
+    const invoked = responders instanceof Promise ? responders.then(invoke) : invoke(responders);
+    return invoked.then(async (result) => {
       // The source left the answer to a workflow it triggers ($.respond), if one is set to respond itself.
       if (!responded && result.ok && result.events.length > 0) {
         const workflowEnd = await this.options.awaitWorkflow!(source, result.events[0]!);
@@ -233,7 +251,7 @@ export class SourcesService {
     });
   }
 
-  private async endpoint(token: string): Promise<{ source: DeployedSource; customResponse: boolean }> {
+  private async endpoint(token: string): Promise<Endpoint> {
     const cached = this.endpoints.get(token);
     if (cached) return cached;
     const source = await this.options.store.findSourceByEndpoint(token);
@@ -243,7 +261,7 @@ export class SourcesService {
     }
     const { validated } = await this.componentOf(source);
     const customResponse = Boolean(validated.props.find((prop) => prop.baseType === "$.interface.http")?.customResponse);
-    return this.endpoints.set(token, { source, customResponse });
+    return this.endpoints.set(token, { source, customResponse, hasRun: validated.hasRun });
   }
 }
 

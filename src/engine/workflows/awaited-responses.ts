@@ -10,19 +10,31 @@ import type { WorkflowResponses } from "./workflow-responses.js";
  * remembered for a second (cleared at once by changes made here).
  */
 export class AwaitedResponses {
-  private readonly responding = new ExpiringCache<string, boolean>({ ttlMs: 1_000, maxEntries: 10_000 });
+  /** By source: the active workflows it triggers that respond themselves. */
+  private readonly responding = new ExpiringCache<string, readonly string[]>({ ttlMs: 1_000, maxEntries: 10_000 });
 
   constructor(private readonly options: { store: Store; responses: WorkflowResponses; timeoutMs: number }) {}
 
   async await(source: DeployedSource, event: StoredEvent): Promise<WorkflowEnd | null> {
-    let responds = this.responding.get(source.id);
-    if (responds === undefined) {
-      const workflows = await this.options.store.workflowsTriggeredBy(source.ownerId, source.id);
-      responds = this.responding.set(source.id, workflows.some((workflow) => workflow.active && workflow.respond === "workflow"));
-    }
-    if (!responds) return null;
+    const responders = await this.respondingWorkflows(source);
+    if (responders.length === 0) return null;
     const end = await this.options.responses.wait(source.id, event.id, this.options.timeoutMs);
     return end ?? { kind: "timeout", seconds: Math.round(this.options.timeoutMs / 1000) };
+  }
+
+  /**
+   * The active workflows whose runs answer the source's HTTP callers; at once
+   * (no promise) when read within the last second. Their deliveries of a
+   * caller's event need no row: the caller is answered only once the run, or
+   * its delivery, is recorded (EventBatch.held).
+   */
+  respondingWorkflows(source: DeployedSource): readonly string[] | Promise<readonly string[]> {
+    return this.responding.get(source.id) ?? this.read(source);
+  }
+
+  private async read(source: DeployedSource): Promise<readonly string[]> {
+    const workflows = await this.options.store.workflowsTriggeredBy(source.ownerId, source.id);
+    return this.responding.set(source.id, workflows.filter((workflow) => workflow.active && workflow.respond === "workflow").map((workflow) => workflow.id));
   }
 
   /** A workflow changed: what sources trigger is read again. */

@@ -93,7 +93,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   take(claimed: ClaimedDelivery[]): void {
     if (this.stopped) {
       // Not ours to run any more: back to the queue, for the next start or another process.
-      void this.options.store.releaseDeliveries(claimed, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
+      void this.giveBack(claimed, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
       return;
     }
     for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.handedOff.push(group);
@@ -156,10 +156,10 @@ export class DeliveryWorker implements DeliveryHandOff {
     }
     // Webhook groups that never got a sending slot go back to the queue too.
     const unsent = this.waitingToSend.splice(0).flat();
-    if (unsent.length > 0) await this.options.store.releaseDeliveries(unsent, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
+    if (unsent.length > 0) await this.giveBack(unsent, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
     // Handed-off deliveries that never started go back to the queue.
     const left = this.handedOff.splice(0).flat();
-    if (left.length > 0) await this.options.store.releaseDeliveries(left, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
+    if (left.length > 0) await this.giveBack(left, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
   }
 
   /**
@@ -256,8 +256,22 @@ export class DeliveryWorker implements DeliveryHandOff {
       logger.error({ err: error, listenerId: first.listenerId, deliveries: deliveries.length, givenUp: given.length }, "runs could not be recorded; they will be tried again");
       await store.dropDeliveries(given).catch(() => undefined);
       const backoff = Math.min(60_000, 1_000 * 2 ** Math.min(6, first.attempts));
-      await store.releaseDeliveries(retry, this.now() + backoff).catch(() => undefined);
+      await this.giveBack(retry, this.now() + backoff).catch(() => undefined);
     }
+  }
+
+  /**
+   * Deliveries this process will not run now go back to the queue, due at
+   * `availableAt`; those handed over unrecorded (EventBatch.held) are
+   * recorded now, so that they are run later all the same.
+   */
+  private async giveBack(deliveries: ClaimedDelivery[], availableAt: number): Promise<void> {
+    const unrecorded = deliveries.filter((delivery) => delivery.unrecorded).map((delivery) => ({ ...delivery, availableAt }));
+    const recorded = deliveries.filter((delivery) => !delivery.unrecorded);
+    await Promise.all([
+      recorded.length > 0 ? this.options.store.releaseDeliveries(recorded, availableAt) : undefined,
+      unrecorded.length > 0 ? this.options.store.enqueueDeliveries(unrecorded) : undefined,
+    ]);
   }
 
   /** The listener of a source or webhook id; null for a workflow's. */

@@ -47,6 +47,8 @@ export interface RunExecutorOptions {
   maxInterruptions?: number;
   /** Carries out steps' `data_store` calls; without it they fail. */
   dataStores?: DataStoresService;
+  /** This process's instance id: the lease of a delivery recorded while its run goes on (see secureHeldAnswer). */
+  claimer?: string | undefined;
   now?: () => number;
 }
 
@@ -324,11 +326,42 @@ export class RunExecutor {
   private respond(workflow: Workflow, run: RunState, response: HttpResponse): void {
     if (run.responded) return;
     run.responded = true;
-    if (workflow.respond === "workflow") this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
+    if (workflow.respond !== "workflow") return;
+    if (!run.delivery.unrecorded) return this.answer(run, response);
+    // Nothing durable says this run will happen yet. Most answers come with the run's end, in the
+    // same read from the runner: they go with its record. One that comes earlier (a step that
+    // answers, then goes on working) waits only for its delivery to be recorded.
+    run.heldResponse = response;
+    setImmediate(() => this.secureHeldAnswer(run));
+  }
+
+  private answer(run: RunState, response: HttpResponse): void {
+    this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
+  }
+
+  /** A held answer of a run still going: its delivery is recorded (leased to this process), then the caller answered. */
+  private secureHeldAnswer(run: RunState): void {
+    const response = run.heldResponse;
+    if (run.recording || !response) return;
+    run.heldResponse = null;
+    const delivery = run.delivery;
+    // From now on the run's record removes the row; the record waits for it to be written (securing).
+    delete delivery.unrecorded;
+    run.securing = this.options.store.enqueueDeliveries([delivery], { claimer: this.options.claimer ?? null, until: delivery.availableAt }).then(
+      () => this.answer(run, response),
+      (error: unknown) => {
+        this.options.logger.error({ err: error, runId: run.id }, "could not record a run's delivery; its caller is answered once the run is recorded");
+        delivery.unrecorded = true;
+        run.heldResponse = response;
+      },
+    );
   }
 
   private async commit(workflow: Workflow, runs: RunState[]): Promise<number> {
     const { store, hub } = this.options;
+    for (const run of runs) run.recording = true;
+    const securing = runs.flatMap((run) => (run.securing ? [run.securing] : []));
+    if (securing.length > 0) await Promise.all(securing);
     const now = this.now();
     const appends: EventBatch[] = [];
     for (const run of runs) {
@@ -344,13 +377,14 @@ export class RunExecutor {
     const stepStores = runs.flatMap((run) => run.storeWrites.map((write) => ({ ...write, ownerId: workflow.ownerId, workflowId: workflow.id, runId: run.id })));
     const sends = runs.flatMap((run) => outboxSendsOf(workflow, run, now));
     // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
-    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: runs.map((run) => run.delivery), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
+    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: recordedDeliveries(runs), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
     for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is
     // not recorded now, and enqueued no sends: they were enqueued with the run that was.
     if (sends.some((send) => recorded.has(send.runId))) this.options.onSendsEnqueued?.();
     for (const run of runs) {
-      if (workflow.respond === "workflow" && !run.responded) {
+      if (run.heldResponse) this.answer(run, run.heldResponse);
+      else if (workflow.respond === "workflow" && !run.responded) {
         const stepName = run.status === "error" ? (workflow.steps.find((step) => step.id === run.error?.cellId)?.name ?? null) : null;
         const status = run.status === "running" ? "success" : run.status;
         this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status, runId: run.id, workflowName: workflow.name, stepName });
@@ -358,6 +392,13 @@ export class RunExecutor {
     }
     return appended.reduce((sum, result) => sum + result.deliveries, 0);
   }
+}
+
+/** The runs' deliveries that have a row to remove (those handed over unrecorded have none). */
+function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
+  const recorded: ClaimedDelivery[] = [];
+  for (const run of runs) if (!run.delivery.unrecorded) recorded.push(run.delivery);
+  return recorded;
 }
 
 /**

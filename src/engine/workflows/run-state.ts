@@ -4,6 +4,7 @@ import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } f
 import { newId } from "../../domain/ids.js";
 import type { SendRecord } from "../../domain/send-records.js";
 import { stepResults, type RunError, type RunErrorCode, type StepRecord, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
+import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { StepSend } from "../../sandbox/protocol.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
 import type { EventBatch, ClaimedDelivery } from "../../store/store.js";
@@ -27,6 +28,16 @@ export interface RunState {
   /** Where each of `sends` is in the run record: its step's position and its own in that step. */
   sendPlaces: Array<{ step: number; send: number }>;
   responded: boolean;
+  /**
+   * Its `$.respond` answer, held back while nothing durable says the run will
+   * happen (its delivery was handed over unrecorded): given to the caller once
+   * the run, or its delivery, is recorded.
+   */
+  heldResponse: HttpResponse | null;
+  /** The delivery being recorded so that a held answer can go before the run ends; the run's record waits for it. */
+  securing: Promise<void> | null;
+  /** Its record is being written: a held answer goes with it. */
+  recording: boolean;
   /** The run handles an error (a `$errors` event, or a replay of a run that did): its own error is routed nowhere. */
   handlingError: boolean;
   /** What its steps changed in their `$.service.db`, written when the run is recorded. */
@@ -64,6 +75,9 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     sends: [],
     sendPlaces: [],
     responded: false,
+    heldResponse: null,
+    securing: null,
+    recording: false,
     handlingError: delivery.channel === "$errors" || (replay !== null && isErrorEventBody(triggerEvent)),
     storeWrites: [],
   };

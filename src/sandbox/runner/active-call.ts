@@ -17,7 +17,8 @@ export const MAX_EMIT_BYTES = 32 * 1024 * 1024;
 /**
  * Logs and emits wait in the runner until the call ends, this many bytes
  * gather, or this long passes: a short call then costs one message, and
- * a long one still streams its logs. A response never waits.
+ * a long one still streams its logs. A response waits two turns of the
+ * event loop at most (see respond).
  */
 const FLUSH_BYTES = 64 * 1024;
 const FLUSH_MS = 50;
@@ -85,6 +86,8 @@ export class ActiveCall {
   private pending: Array<CallMessage<WireResponse>> = [];
   private pendingBytes = 0;
   private flushTimer: NodeJS.Timeout | undefined;
+  /** A flush at the end of this turn (a response waits for nothing longer). */
+  private flushSoon: NodeJS.Immediate | undefined;
   private readonly startedAt = performance.now();
   private nextStoreRequest = 1;
   /** Data store requests sent and not answered yet. */
@@ -170,7 +173,17 @@ export class ActiveCall {
     this.responded = true;
     const body = response.body instanceof Uint8Array ? { base64: Buffer.from(response.body).toString("base64") } : response.body;
     this.queue({ type: "respond", id: this.id, response: { ...response, body } }, 0);
-    this.flush();
+    // Sent two turns of the event loop later: a call that ends by then (a run's last step answering;
+    // a step ends a turn after it returns, see step-chain's nextTurn) carries the answer with its
+    // ending, and the host records the run before it answers; one that goes on working sends the
+    // answer alone, those two turns later.
+    this.flushSoon ??= setImmediate(() => {
+      this.flushSoon = setImmediate(() => {
+        this.flushSoon = undefined;
+        // Ended meanwhile: the answer is among the ending's messages, which the lane sends.
+        if (!this.finished) this.flush();
+      });
+    });
   }
 
   /** Sends a data store request to the host now (it waits on the answer), and resolves with the answer's value. */
@@ -222,6 +235,8 @@ export class ActiveCall {
   takePending(): Array<CallMessage<WireResponse>> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    clearImmediate(this.flushSoon);
+    this.flushSoon = undefined;
     const messages = this.pending;
     this.pending = [];
     this.pendingBytes = 0;

@@ -56,7 +56,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
       return Number(result.numUpdatedRows);
     },
 
-    async enqueueDeliveries(deliveries) {
+    async enqueueDeliveries(deliveries, lease) {
       if (deliveries.length === 0) return;
       await db
         .insertInto("deliveries")
@@ -68,11 +68,11 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
             owner_id: delivery.ownerId,
             subscription_id: delivery.subscriptionId,
             channel: delivery.channel,
-            status: "pending",
-            attempts: 0,
+            status: lease ? "running" : "pending",
+            attempts: lease ? 1 : 0,
             interruptions: 0,
-            claimed_by: null,
-            available_at: delivery.availableAt,
+            claimed_by: lease?.claimer ?? null,
+            available_at: lease ? lease.until : delivery.availableAt,
             created_at: delivery.createdAt,
             payload: toJson(delivery.event),
             indexed_at_ms: delivery.indexedAtMs,
