@@ -3,10 +3,12 @@ import { cpus } from "node:os";
 import type { ChaosReport } from "./chaos-run.js";
 
 function rows(report: ChaosReport): string[][] {
-  const { source, workflow } = report;
+  const { source, workflow, answering } = report;
+  const runsRow = (name: string, target: ChaosReport["workflow"]) => [name, String(target.acknowledged), String(target.stored), String(target.runsCompleted), String(target.doubled), String(target.lost), String(target.storedUnacknowledged)];
   return [
     ["HTTP source (events)", String(source.acknowledged), String(source.stored), "", String(source.doubled), String(source.lost), String(source.storedUnacknowledged)],
-    ["workflow (runs)", String(workflow.acknowledged), String(workflow.stored), String(workflow.runsCompleted), String(workflow.doubled), String(workflow.lost), String(workflow.storedUnacknowledged)],
+    runsRow("workflow (runs)", workflow),
+    runsRow("workflow answering its callers (runs)", answering),
   ];
 }
 

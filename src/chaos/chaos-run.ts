@@ -37,11 +37,24 @@ export interface ChaosReport {
   unanswered: number;
   source: Tally;
   workflow: Tally & { runsCompleted: number };
+  /** A workflow that answers its callers itself: acknowledged means answered by its run, so that run must be recorded once. */
+  answering: Tally & { runsCompleted: number };
 }
 
 const SOURCE = `module.exports = { name: "chaos source", version: "0.1.0", props: { http: { type: "$.interface.http" } },
   run(event) { this.$emit({ id: event.body.id }, { summary: event.body.id }); } };`;
 const STEP = "export default defineComponent({ run({ steps }) { return steps.trigger.event.body.id; } })";
+/**
+ * Answers its caller itself: half the runs at their end (their delivery is
+ * never written: the answer waits for the run's record), half before going
+ * on for a moment (their delivery is recorded before the answer).
+ */
+const ANSWERING_STEP = `export default defineComponent({ async run({ steps, $ }) {
+  const id = steps.trigger.event.body.id;
+  await $.respond({ status: 200, body: { id } });
+  if (Number(id.split("-").pop()) % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  return id;
+} })`;
 /** Below the source's retention (10,000) and the runs a workflow keeps (1,000): everything acknowledged stays readable. */
 const MAX_SOURCE_ACKS = 9_000;
 const MAX_WORKFLOW_ACKS = 900;
@@ -82,6 +95,19 @@ async function allPages(base: string, key: string, path: string): Promise<any[]>
   }
 }
 
+/** Every acknowledged workflow event must end as a run: the runs, once their count stops growing (bounded). */
+async function settledRuns(base: string, key: string, workflowId: string, acknowledged: number): Promise<any[]> {
+  let runs: any[] = [];
+  let last = -1;
+  for (let stable = 0, waited = 0; stable < 3 && waited < 60; waited++) {
+    await sleep(1_000);
+    runs = await allPages(base, key, `/v1/workflows/${workflowId}/runs`);
+    stable = runs.length === last && runs.length >= acknowledged ? stable + 1 : 0;
+    last = runs.length;
+  }
+  return runs;
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
   const dataDir = await mkdtemp(join(tmpdir(), "runnel-chaos-"));
@@ -105,9 +131,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const key = (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();
     const source = (await api(server.url, key, "POST", "/v1/sources", { component_code: SOURCE, retention: 10_000 })).data;
     const workflow = (await api(server.url, key, "POST", "/v1/workflows", { name: "Chaos", trigger: { type: "http" }, steps: [{ name: "record", code: STEP }] })).data;
+    const answering = (await api(server.url, key, "POST", "/v1/workflows", { name: "Chaos answering", trigger: { type: "http" }, respond: "workflow", steps: [{ name: "record", code: ANSWERING_STEP }] })).data;
     const targets = [
       { name: "source" as const, url: source.endpoint_url as string, acked: new Set<string>(), cap: MAX_SOURCE_ACKS },
       { name: "workflow" as const, url: workflow.trigger.endpoint_url as string, acked: new Set<string>(), cap: MAX_WORKFLOW_ACKS },
+      { name: "answering" as const, url: answering.trigger.endpoint_url as string, acked: new Set<string>(), cap: MAX_WORKFLOW_ACKS },
     ];
     let requests = 0;
     let unanswered = 0;
@@ -144,17 +172,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.all([...Array.from({ length: options.concurrency ?? 8 }, load), kill()]);
     log(`load done: ${requests} requests; waiting for the workflow's runs`);
 
-    // Every acknowledged workflow event must end as a run: wait until the count stops growing (bounded).
-    let runs: any[] = [];
-    let last = -1;
-    for (let stable = 0, waited = 0; stable < 3 && waited < 60; waited++) {
-      await sleep(1_000);
-      runs = await allPages(server.url, key, `/v1/workflows/${workflow.id}/runs`);
-      stable = runs.length === last && runs.length >= targets[1]!.acked.size ? stable + 1 : 0;
-      last = runs.length;
-    }
+    const runs = await settledRuns(server.url, key, workflow.id, targets[1]!.acked.size);
+    const answered = await settledRuns(server.url, key, answering.id, targets[2]!.acked.size);
     const events = await allPages(server.url, key, `/v1/sources/${source.id}/event_summaries?expand=event`);
     const completed = runs.filter((run) => run.status === "success");
+    const completedAnswering = answered.filter((run) => run.status === "success");
     return {
       store: options.store,
       kills: options.kills,
@@ -163,6 +185,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       unanswered,
       source: tally(targets[0]!.acked, events.map((event) => String(event.event?.id))),
       workflow: { ...tally(targets[1]!.acked, completed.map((run) => String(run.steps?.[0]?.$return_value))), runsCompleted: completed.length },
+      answering: { ...tally(targets[2]!.acked, completedAnswering.map((run) => String(run.steps?.[0]?.$return_value))), runsCompleted: completedAnswering.length },
     };
   } finally {
     await server.stop().catch(() => server.kill());

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const report = await runChaos({ kills, seconds, store, log: (line) => console.error(`[chaos] ${line}`) });
   console.log(reportMarkdown(report));
   if (!process.argv.includes("--no-docs")) await writeSection("chaos", reportMarkdown(report));
-  const broken = report.source.lost + report.source.doubled + report.workflow.lost + report.workflow.doubled;
+  const broken = [report.source, report.workflow, report.answering].reduce((sum, target) => sum + target.lost + target.doubled, 0);
   if (broken > 0) {
     console.error(`[chaos] FAILED: ${broken} acknowledged events were lost or doubled.`);
     process.exit(1);

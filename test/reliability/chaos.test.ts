@@ -10,12 +10,13 @@ describe("the server SIGKILLed under load", () => {
   // A restarted server takes back at once the runs the kill cut off: all of them on SQLite, its own leases on PostgreSQL.
   it.each([["sqlite"], ["postgres"]] as const)("on %s loses and doubles nothing it acknowledged", async (store) => {
     const report = await runChaos({ kills: 3, seconds: 10, store, concurrency: 4 });
-    for (const target of [report.source, report.workflow]) {
+    for (const target of [report.source, report.workflow, report.answering]) {
       expect(target.acknowledged).toBeGreaterThan(0);
       expect(target.lost).toBe(0);
       expect(target.doubled).toBe(0);
       expect(target.stored).toBe(target.acknowledged);
     }
     expect(report.workflow.runsCompleted).toBeGreaterThanOrEqual(report.workflow.acknowledged);
+    expect(report.answering.runsCompleted).toBeGreaterThanOrEqual(report.answering.acknowledged);
   }, 180_000);
 });
