@@ -36,10 +36,13 @@ export interface ChaosReport {
   /** Requests that got no 2xx (the server was down or dying): allowed, and not counted as acknowledged. */
   unanswered: number;
   source: Tally;
-  workflow: Tally & { runsCompleted: number };
+  workflow: RunsTally;
   /** A workflow that answers its callers itself: acknowledged means answered by its run, so that run must be recorded once. */
-  answering: Tally & { runsCompleted: number };
+  answering: RunsTally;
 }
+
+/** A workflow's runs: the tally of its successful ones, and why the others failed (error code: count). */
+export type RunsTally = Tally & { runsCompleted: number; runsFailed: Record<string, number> };
 
 const SOURCE = `module.exports = { name: "chaos source", version: "0.1.0", props: { http: { type: "$.interface.http" } },
   run(event) { this.$emit({ id: event.body.id }, { summary: event.body.id }); } };`;
@@ -95,6 +98,13 @@ async function allPages(base: string, key: string, path: string): Promise<any[]>
   }
 }
 
+function runsTally(acknowledged: ReadonlySet<string>, runs: any[]): RunsTally {
+  const completed = runs.filter((run) => run.status === "success");
+  const runsFailed: Record<string, number> = {};
+  for (const run of runs) if (run.status !== "success") runsFailed[run.error?.code ?? run.status] = (runsFailed[run.error?.code ?? run.status] ?? 0) + 1;
+  return { ...tally(acknowledged, completed.map((run) => String(run.steps?.[0]?.$return_value))), runsCompleted: completed.length, runsFailed };
+}
+
 /** Every acknowledged workflow event must end as a run: the runs, once their count stops growing (bounded). */
 async function settledRuns(base: string, key: string, workflowId: string, acknowledged: number): Promise<any[]> {
   let runs: any[] = [];
@@ -123,7 +133,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
   };
   if (options.store === "postgres") await admin(`CREATE SCHEMA ${schema}`);
-  const env: Record<string, string> = { RUNNEL_LOG_LEVEL: "warn" };
+  // A run cut off by every kill would be recorded as a RepeatedCrash (the guard against a delivery that
+  // takes its process down) and count as lost here; the kills are the test's, not the run's.
+  const env: Record<string, string> = { RUNNEL_LOG_LEVEL: "warn", RUNNEL_MAX_RUN_INTERRUPTIONS: String(options.kills + 1) };
   if (options.store === "postgres") env.DATABASE_URL = `${postgresUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const server = new ServerProcess({ dataDir, port: await freePort(), env });
   try {
@@ -175,8 +187,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const runs = await settledRuns(server.url, key, workflow.id, targets[1]!.acked.size);
     const answered = await settledRuns(server.url, key, answering.id, targets[2]!.acked.size);
     const events = await allPages(server.url, key, `/v1/sources/${source.id}/event_summaries?expand=event`);
-    const completed = runs.filter((run) => run.status === "success");
-    const completedAnswering = answered.filter((run) => run.status === "success");
+
     return {
       store: options.store,
       kills: options.kills,
@@ -184,8 +195,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       requests,
       unanswered,
       source: tally(targets[0]!.acked, events.map((event) => String(event.event?.id))),
-      workflow: { ...tally(targets[1]!.acked, completed.map((run) => String(run.steps?.[0]?.$return_value))), runsCompleted: completed.length },
-      answering: { ...tally(targets[2]!.acked, completedAnswering.map((run) => String(run.steps?.[0]?.$return_value))), runsCompleted: completedAnswering.length },
+      workflow: runsTally(targets[1]!.acked, runs),
+      answering: runsTally(targets[2]!.acked, answered),
     };
   } finally {
     await server.stop().catch(() => server.kill());
