@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import type { WorkflowRunStats } from "../../domain/activity.js";
 import { fromDocumentedWorkflowBody, inGivenTerms, type IgnoredField } from "../../domain/documented-workflow-body.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { LogEntry, StoredEvent } from "../../domain/sources.js";
@@ -14,6 +15,7 @@ import { checkCursor } from "./source-events.js";
 import { STREAM_CLOSED_EVENT } from "./source-streams.js";
 
 const IdParams = Type.Object({ id: Type.String() });
+const DAY_MS = 24 * 60 * 60 * 1000;
 const EventsQuery = Type.Object(
   { ...PageQuerySchema.properties, expand: Type.Optional(Type.Literal("event", { description: "`event`: include each full event" })) },
   { additionalProperties: false },
@@ -23,9 +25,11 @@ const ReplayedSchema = Type.Object({ error_id: Type.String(), event_id: Type.Str
 /** Workflows: create, read, update, delete; their runs, errors (and replay), emitted events, logs and live stream. */
 export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store: Store; streams: SseStreams }> = async (app, { engine, store, streams }) => {
   const { workflows } = engine;
-  const view = async (workflow: Parameters<typeof toWorkflowView>[0]) => {
+  const runStats = (ownerId: string, workflowIds: string[]) => store.runStats(ownerId, workflowIds, Date.now() - DAY_MS);
+  const view = async (workflow: Parameters<typeof toWorkflowView>[0], stats?: Map<string, WorkflowRunStats>) => {
     const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
-    return toWorkflowView(workflow, source ? { endpointUrl: engine.endpointUrl(source), timer: source.timer } : NO_TRIGGER_SOURCE);
+    const runs = (stats ?? (await runStats(workflow.ownerId, [workflow.id]))).get(workflow.id);
+    return toWorkflowView(workflow, source ? { endpointUrl: engine.endpointUrl(source), timer: source.timer } : NO_TRIGGER_SOURCE, runs);
   };
   const written = async (workflow: Parameters<typeof toWorkflowView>[0], ignored: IgnoredField[]) => ({
     data: await view(workflow),
@@ -97,8 +101,11 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
     "/users/me/workflows",
     { schema: { tags: ["workflows"], summary: "Your workflows, newest first", querystring: PageQuerySchema, response: { 200: PageSchema(WorkflowSchema), ...errorResponses } } },
     async (request) => {
-      const slice = await workflows.list(principalOf(request).user.id, parsePageRequest(request.query));
-      const items = await Promise.all(slice.items.map(view));
+      const ownerId = principalOf(request).user.id;
+      const slice = await workflows.list(ownerId, parsePageRequest(request.query));
+      // One grouped query for the whole page's run counts.
+      const stats = await runStats(ownerId, slice.items.map((workflow) => workflow.id));
+      const items = await Promise.all(slice.items.map((workflow) => view(workflow, stats)));
       return toPage({ items, totalCount: slice.totalCount }, (item) => item.id);
     },
   );

@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import type { WorkflowRunStats } from "../../domain/activity.js";
 import type { StoredEvent, TimerSchedule } from "../../domain/sources.js";
 import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
 import { maskSealed } from "../../engine/secrets.js";
@@ -121,6 +122,9 @@ export const WorkflowSchema = Type.Object(
     deployment_id: Type.String(),
     created_at: Type.Integer(),
     updated_at: Type.Integer(),
+    last_run_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "When its newest recorded run started (ISO 8601); null when none is recorded." }),
+    runs_24h: Type.Integer({ minimum: 0, description: "Runs started in the last 24 hours (of those kept: about the last 1,000)." }),
+    errors_24h: Type.Integer({ minimum: 0, description: "Of those, the runs that failed." }),
   },
   { title: "Workflow" },
 );
@@ -134,7 +138,9 @@ export interface TriggerSourceFacts {
 
 export const NO_TRIGGER_SOURCE: TriggerSourceFacts = { endpointUrl: null, timer: null };
 
-export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceFacts): WorkflowView {
+export const NO_RUNS: WorkflowRunStats = { lastRunAt: null, runs: 0, errors: 0 };
+
+export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceFacts, runs: WorkflowRunStats = NO_RUNS): WorkflowView {
   const { endpointUrl } = triggerSource;
   return {
     id: workflow.id,
@@ -150,6 +156,9 @@ export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceF
     deployment_id: workflow.deploymentId,
     created_at: toEpochSeconds(workflow.createdAt),
     updated_at: toEpochSeconds(workflow.updatedAt),
+    last_run_at: runs.lastRunAt === null ? null : new Date(runs.lastRunAt).toISOString(),
+    runs_24h: runs.runs,
+    errors_24h: runs.errors,
   };
 }
 

@@ -5,6 +5,7 @@ import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../.
 import type { Workflow } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { Store } from "../../store/store.js";
+import type { EmitterEventStats } from "../../domain/activity.js";
 import type { ComponentInput, ComponentLoader } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import { ExpiringCache } from "../expiring-cache.js";
@@ -142,6 +143,11 @@ export class SourcesService {
 
   list(ownerId: string, page: PageRequest): Promise<PageSlice<DeployedSource>> {
     return this.options.store.listSources(ownerId, page);
+  }
+
+  /** Events each source keeps and when the newest came, for a page of the owner's sources at once. */
+  eventStats(ownerId: string, sourceIds: string[]): Promise<Map<string, EmitterEventStats>> {
+    return this.options.store.eventStats(ownerId, sourceIds);
   }
 
   async componentOf(source: DeployedSource) {

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Store } from "../store.js";
 import { accountQueries } from "./account-queries.js";
+import { activityQueries } from "./activity-queries.js";
 import { secretQueries } from "./secret-queries.js";
 import { componentQueries } from "./component-queries.js";
 import type { QueryContext } from "./context.js";
@@ -58,5 +59,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...dataStoreQueries(options),
     ...stepStoreQueries(options),
     ...envVarQueries(options),
+    ...activityQueries(options),
   };
 }
