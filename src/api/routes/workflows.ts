@@ -12,10 +12,14 @@ import { LogSchema, toLogView } from "../schemas/sources.js";
 import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
 import type { SseStream, SseStreams } from "../sse.js";
 import { checkCursor } from "./source-events.js";
+import { waitForRun } from "./wait-for-run.js";
 import { STREAM_CLOSED_EVENT } from "./source-streams.js";
 
 const IdParams = Type.Object({ id: Type.String() });
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** How long POST /workflows/<id>/runs?wait=true waits for the run to be recorded. */
+const RUN_WAIT_MS = 30_000;
+const RunQueuedSchema = Type.Object({ run_id: Type.String({ description: "run_…: GET /v1/runs/{run_id} answers 404 until the run is recorded" }) });
 const EventsQuery = Type.Object(
   { ...PageQuerySchema.properties, expand: Type.Optional(Type.Literal("event", { description: "`event`: include each full event" })) },
   { additionalProperties: false },
@@ -116,6 +120,33 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
     async (request) => {
       const slice = await workflows.runs(principalOf(request).user.id, request.params.id, parsePageRequest(request.query));
       return toPage({ items: slice.items.map(toRunView), totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+
+  app.post(
+    "/workflows/:id/runs",
+    {
+      schema: {
+        tags: ["runs"],
+        summary:
+          "Run the workflow once now on `event` (default {}), whatever its trigger: run now, or a test run with a sample event. Queued durably like any run; answers 202 with the run's id, or with ?wait=true the finished run (waiting up to 30 s, else 202). A workflow created with trigger {\"type\": \"manual\"} (or none) runs only this way",
+        params: IdParams,
+        querystring: Type.Object(
+          { wait: Type.Optional(Type.Boolean({ description: "true: answer the finished run (200), waiting up to 30 s; 202 with its id if it takes longer." })) },
+          { additionalProperties: false },
+        ),
+        body: Type.Optional(Type.Object({ event: Type.Optional(Type.Unknown({ description: "What the steps see as steps.trigger.event; default {}." })) }, { additionalProperties: false })),
+        response: { 200: DataSchema(RunSchema), 202: DataSchema(RunQueuedSchema), 409: ErrorBodySchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const ownerId = principalOf(request).user.id;
+      const { runId } = await workflows.runOnce(ownerId, request.params.id, request.body?.event ?? {});
+      if (request.query.wait === true) {
+        const run = await waitForRun(() => workflows.findRun(ownerId, runId), RUN_WAIT_MS);
+        if (run) return reply.code(200).send({ data: toRunView(run) });
+      }
+      return reply.code(202).send({ data: { run_id: runId } });
     },
   );
 

@@ -10,7 +10,7 @@ const Json = Type.Unknown();
 
 const TriggerBodySchema = Type.Object(
   {
-    type: Type.Optional(Type.Union([Type.Literal("http"), Type.Literal("timer")])),
+    type: Type.Optional(Type.Union([Type.Literal("http"), Type.Literal("timer"), Type.Literal("manual")])),
     intervalSeconds: Type.Optional(Type.Unknown()),
     cron: Type.Optional(Type.Unknown()),
     source_id: Type.Optional(Type.String()),
@@ -19,7 +19,11 @@ const TriggerBodySchema = Type.Object(
     key: Type.Optional(Type.String()),
     configured_props: Type.Optional(Type.Record(Type.String(), Json)),
   },
-  { additionalProperties: false, description: 'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, or a source component with configured_props.' },
+  {
+    additionalProperties: false,
+    description:
+      'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, a source component with configured_props, or {"type":"manual"}: no trigger (shown as type "none"), the workflow runs only by POST /v1/workflows/{id}/runs and its subscriptions; leaving trigger out does the same.',
+  },
 );
 
 /** The hosted API's `triggers` item: Runnel's trigger fields, with `props` for `configured_props`. */
