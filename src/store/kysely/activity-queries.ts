@@ -68,6 +68,8 @@ export function activityQueries({ db }: QueryContext): ActivityQueries {
           eb.fn.sum<number | string>(sql`CASE WHEN status = 'error' THEN 1 ELSE 0 END`).as("errors"),
         ])
         .where("owner_id", "=", ownerId)
+        // By the owner's workflows: runs_workflow (workflow_id, id) reads only their runs of the window, not everyone's.
+        .where("workflow_id", "in", (eb) => eb.selectFrom("workflows").select("id").where("owner_id", "=", ownerId))
         .where("id", ">=", bound)
         .where("started_at", ">=", since)
         .groupBy(sql`started_at / 60000`)
@@ -93,6 +95,7 @@ export function activityQueries({ db }: QueryContext): ActivityQueries {
         ])
         .where("runs.owner_id", "=", ownerId)
         .where("workflows.owner_id", "=", ownerId)
+        .where("runs.workflow_id", "in", (eb) => eb.selectFrom("workflows").select("id").where("owner_id", "=", ownerId))
         .where("runs.id", ">=", bound)
         .where("runs.started_at", ">=", since)
         .where("runs.status", "=", "error")
