@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { SourcesService } from "../../engine/sources/service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses } from "../schemas/common.js";
-import { PropOptionsSchema } from "../schemas/prop-options.js";
+import { DraftPropOptionsBodySchema, PropOptionsSchema } from "../schemas/prop-options.js";
 import { ComponentInputFields, ComponentSchema, toComponentView } from "../schemas/sources.js";
 
 /** Saved components: validate and store code, read it back with its configurable props. */
@@ -47,24 +47,7 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesServi
         tags: ["components"],
         summary:
           "A prop's options before deploy (the deploy form): its static options, or what its async options method returns for this page and query, run in the sandbox with the earlier props' values; propDefinitions resolved as deploy does",
-        body: Type.Object(
-          {
-            component: Type.Union(
-              [
-                Type.Object({ key: Type.String({ description: "A published key (the newest version) or a saved component's key" }), version: Type.Optional(Type.String()) }, { additionalProperties: false }),
-                Type.Object({ id: Type.String({ description: "sc_…: a saved component (POST /v1/components)" }) }, { additionalProperties: false }),
-              ],
-              { description: '{"key", "version"?} or {"id": "sc_…"}' },
-            ),
-            prop: Type.String({ description: "The prop whose options to list" }),
-            configured_props: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "The values of the props before it, as the form has them" })),
-            page: Type.Optional(Type.Integer({ minimum: 0 })),
-            prev_context: Type.Optional(Type.Unknown({ description: "The context the previous page answered" })),
-            prevContext: Type.Optional(Type.Unknown({ description: "The same as prev_context, as the per-source route spells it" })),
-            query: Type.Optional(Type.String({ description: "What the user typed to search" })),
-          },
-          { additionalProperties: false },
-        ),
+        body: DraftPropOptionsBodySchema,
         response: { 200: DataSchema(PropOptionsSchema), ...errorResponses },
       },
     },

@@ -9,7 +9,7 @@ import type { Store } from "../../store/store.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, ErrorBodySchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { LogSchema, toLogView } from "../schemas/sources.js";
-import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
+import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunNowBodySchema, RunNowQuerySchema, RunQueuedSchema, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
 import type { SseStream, SseStreams } from "../sse.js";
 import { checkCursor } from "./source-events.js";
 import { waitForRun } from "./wait-for-run.js";
@@ -19,7 +19,6 @@ const IdParams = Type.Object({ id: Type.String() });
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** How long POST /workflows/<id>/runs?wait=true waits for the run to be recorded. */
 const RUN_WAIT_MS = 30_000;
-const RunQueuedSchema = Type.Object({ run_id: Type.String({ description: "run_…: GET /v1/runs/{run_id} answers 404 until the run is recorded" }) });
 const EventsQuery = Type.Object(
   { ...PageQuerySchema.properties, expand: Type.Optional(Type.Literal("event", { description: "`event`: include each full event" })) },
   { additionalProperties: false },
@@ -131,11 +130,8 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
         summary:
           "Run the workflow once now on `event` (default {}), whatever its trigger: run now, or a test run with a sample event. Queued durably like any run; answers 202 with the run's id, or with ?wait=true the finished run (waiting up to 30 s, else 202). A workflow created with trigger {\"type\": \"manual\"} (or none) runs only this way",
         params: IdParams,
-        querystring: Type.Object(
-          { wait: Type.Optional(Type.Boolean({ description: "true: answer the finished run (200), waiting up to 30 s; 202 with its id if it takes longer." })) },
-          { additionalProperties: false },
-        ),
-        body: Type.Optional(Type.Object({ event: Type.Optional(Type.Unknown({ description: "What the steps see as steps.trigger.event; default {}." })) }, { additionalProperties: false })),
+        querystring: RunNowQuerySchema,
+        body: Type.Optional(RunNowBodySchema),
         response: { 200: DataSchema(RunSchema), 202: DataSchema(RunQueuedSchema), 409: ErrorBodySchema, ...errorResponses },
       },
     },

@@ -254,6 +254,23 @@ export const RunSchema = Type.Object(
 );
 export type RunView = Static<typeof RunSchema>;
 
+/** POST /workflows/<id>/runs: the event to run on (default {}). */
+export const RunNowBodySchema = Type.Object(
+  { event: Type.Optional(Type.Unknown({ description: "What the steps see as steps.trigger.event; default {}." })) },
+  { additionalProperties: false, title: "RunNowBody" },
+);
+
+export const RunNowQuerySchema = Type.Object(
+  { wait: Type.Optional(Type.Boolean({ description: "true: answer the finished run (200), waiting up to 30 s; 202 with its id if it takes longer." })) },
+  { additionalProperties: false },
+);
+
+/** What POST /workflows/<id>/runs answers (202) before the run is recorded. */
+export const RunQueuedSchema = Type.Object(
+  { run_id: Type.String({ description: "run_…: GET /v1/runs/{run_id} answers 404 until the run is recorded" }) },
+  { title: "RunQueued" },
+);
+
 export function toRunView(run: WorkflowRun): RunView {
   return {
     id: run.id,
