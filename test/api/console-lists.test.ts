@@ -137,6 +137,16 @@ describe.each(backends)("console lists on %s", (_name, backend) => {
     expect(defaulted.body.data.buckets).toHaveLength(60);
   });
 
+  it("runs a workflow by hand on a sample event and answers the finished run", async () => {
+    const { key } = await createUser(server, "gus");
+    const workflow = await createWorkflow(server, key, { name: "By hand", trigger: { type: "manual" }, steps: [{ name: "ok", code: OK_STEP }] });
+    const answer = await call(server.url, "POST", `/v1/workflows/${workflow.id}/runs?wait=true`, { key, json: { event: { body: { n: 7 } } } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toMatchObject({ status: "success", trigger: { event: { body: { n: 7 } } }, steps: [{ $return_value: { ok: true, n: 7 } }] });
+    const listed = await call(server.url, "GET", "/v1/users/me/workflows", { key });
+    expect(listed.body.data.find((item: any) => item.id === workflow.id)).toMatchObject({ runs_24h: 1, errors_24h: 0, last_run_at: new Date(answer.body.data.started_at_ms).toISOString() });
+  });
+
   it("refuses a window out of range, naming the parameter", async () => {
     const { key } = await createUser(server, "fay");
     for (const minutes of ["0", "1441", "soon"]) {
