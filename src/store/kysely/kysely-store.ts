@@ -45,6 +45,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
       }
     },
     ...accountQueries(options),
+    ...activityQueries(options),
     ...componentQueries(options),
     ...sourceQueries(options),
     ...eventQueries(options),
@@ -59,6 +60,5 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...dataStoreQueries(options),
     ...stepStoreQueries(options),
     ...envVarQueries(options),
-    ...activityQueries(options),
   };
 }
