@@ -37,6 +37,19 @@ describe.concurrent("running a workflow by hand (each test its own user)", () =>
     expect((await runsOf(server, key, workflow.id)).map((run) => run.id)).toEqual([runId]);
   });
 
+  it("turns an HTTP trigger into a manual one on update: the endpoint goes, runs by hand stay", async () => {
+    const { key } = await createUser(server, "ravi");
+    const workflow = await createWorkflow(server, key, { name: "Was HTTP", trigger: { type: "http" }, steps: [{ name: "echo", code: ECHO_STEP }] });
+    const endpoint = workflow.trigger.endpoint_url;
+    const updated = await call(server.url, "PUT", `/v1/workflows/${workflow.id}`, { key, json: { trigger: { type: "manual" } } });
+    expect(updated.status).toBe(200);
+    expect(updated.body.data.trigger).toEqual({ type: "none", source_id: null });
+    expect((await fetch(endpoint, { method: "POST", body: "{}" })).status).toBe(404);
+    expect((await call(server.url, "GET", `/v1/sources/${workflow.trigger.source_id}`, { key })).status).toBe(404);
+    const ran = await runNow(key, workflow.id, { json: { event: { n: 1 } }, query: "?wait=true" });
+    expect(ran.body.data).toMatchObject({ status: "success", trigger: { event: { n: 1 } } });
+  });
+
   it("with wait=true answers the finished run in the GET /v1/runs/<id> shape; without a body the event is {}", async () => {
     const { key } = await createUser(server, "nils");
     const workflow = await createWorkflow(server, key, { name: "Waited", trigger: { type: "http" }, steps: [{ name: "echo", code: ECHO_STEP }] });
