@@ -13,6 +13,7 @@ import { RUNNEL_VERSION } from "../version.js";
 import { addBearerAuth } from "./auth.js";
 import { toHttpError } from "./error-mapping.js";
 import { applyFieldSelection, fieldSelectionOf } from "./field-selection.js";
+import { activityRoutes } from "./routes/activity.js";
 import { apiKeysRoutes } from "./routes/api-keys.js";
 import { CREATE_SESSION_PATH, sessionsRoutes } from "./routes/sessions.js";
 import { createConsoleAssets } from "./console-assets.js";
@@ -201,6 +202,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });
       await v1.register(dataStoresRoutes, { dataStores: options.engine.dataStores });
       await v1.register(envVarsRoutes, { envVars: options.engine.envVars });
+      await v1.register(activityRoutes, { store: options.store });
     },
     { prefix: "/v1" },
   );

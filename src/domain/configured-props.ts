@@ -50,7 +50,7 @@ export function validateConfiguredProps(component: ValidatedComponent, configure
     if (declared.has(name)) continue;
     if (!component.hasAdditionalProps) {
       const known = component.props.map((prop) => prop.name).join(", ") || "none";
-      throw new ValidationError(`${place.field}.${name}`, `${ownerOf(place)}Unknown prop "${name}"; ${place.step === undefined ? "this component's" : "its code's"} props are: ${known}.`);
+      throw propError(name, place, `${ownerOf(place)}Unknown prop "${name}"; ${place.step === undefined ? "this component's" : "its code's"} props are: ${known}.`);
     }
     if (value !== null && value !== undefined) extra[name] = value;
   }
@@ -65,31 +65,30 @@ export function validateConfiguredProps(component: ValidatedComponent, configure
 }
 
 function configuredValue(prop: ValidatedProp, given: unknown, place: PropValuesPlace): unknown {
-  const field = `${place.field}.${prop.name}`;
   const subject = subjectOf(prop.name, place);
   if (prop.baseType === "$.interface.timer") {
     const value = given ?? prop.default;
     if (value === undefined) return required(prop, "a timer: { intervalSeconds: 60 } or { cron: \"0 * * * *\" }", place);
     const timer = normalizeTimer(value);
-    if ("error" in timer) throw new ValidationError(field, `${place.step === undefined ? "Timer" : ownerOf(place) + "timer"} "${prop.name}" ${timer.error}`);
+    if ("error" in timer) throw propError(prop.name, place, `${place.step === undefined ? "Timer" : ownerOf(place) + "timer"} "${prop.name}" ${timer.error}`);
     return timer.value;
   }
   if (prop.kind !== "input" && prop.baseType !== "data_store") {
     if (given !== undefined) {
-      throw new ValidationError(field, `${subject} (${prop.type}) takes no value: the platform provides it. Leave it out of ${place.field}.`);
+      throw propError(prop.name, place, `${subject} (${prop.type}) takes no value: the platform provides it. Leave it out of ${place.field}.`);
     }
     return undefined;
   }
   if (given === undefined) return prop.default ?? required(prop, what(prop), place);
   const problem = checkGivenValue(prop, given);
-  if (problem !== null) throw new ValidationError(field, `${subject} ${prop.secret ? withoutValue(problem) : problem}`);
+  if (problem !== null) throw propError(prop.name, place, `${subject} ${prop.secret ? withoutValue(problem) : problem}`);
   if (prop.options !== undefined) {
     // An item that is an expression is checked against the options at run time.
     const items = (prop.isArray ? (given as unknown[]) : [given]).filter((item) => !hasExpressions(item));
     const outside = items.find((item) => !isAmongOptions(item, prop.options ?? []));
     if (outside !== undefined) {
-      if (prop.secret) throw new ValidationError(field, `${subject}: the value given is not one of its options (it is secret, so neither is shown).`);
-      throw new ValidationError(field, `${subject}: ${JSON.stringify(outside)} is not one of its options (${optionsList(prop)}).`);
+      if (prop.secret) throw propError(prop.name, place, `${subject}: the value given is not one of its options (it is secret, so neither is shown).`);
+      throw propError(prop.name, place, `${subject}: ${JSON.stringify(outside)} is not one of its options (${optionsList(prop)}).`);
     }
   }
   return given;
@@ -124,7 +123,17 @@ function checkGivenValue(prop: ValidatedProp, given: unknown): string | null {
 /** Undefined for an optional prop left out; a ValidationError for a required one. */
 function required(prop: ValidatedProp, expected: string, place: PropValuesPlace): undefined {
   if (prop.optional) return undefined;
-  throw new ValidationError(`${place.field}.${prop.name}`, `${subjectOf(prop.name, place)}${prop.label ? ` (${prop.label})` : ""} is required: give it ${expected}.`);
+  throw propError(prop.name, place, `${subjectOf(prop.name, place)}${prop.label ? ` (${prop.label})` : ""} is required: give it ${expected}.`);
+}
+
+/**
+ * An error at one prop: `field` is its path in the request
+ * (`configured_props.<prop>`, `steps[<i>].props.<prop>`), and `prop` (with
+ * `step` for a workflow step's) its bare name, so that a form can show the
+ * error beside that input without parsing the path.
+ */
+function propError(name: string, place: PropValuesPlace, message: string): ValidationError {
+  return new ValidationError(`${place.field}.${name}`, message, { prop: name, ...(place.step === undefined ? {} : { step: place.step }) });
 }
 
 /** `Prop "url"`, or `Step "fetch": prop "url"` for a workflow step's. */
@@ -154,8 +163,9 @@ function checkSize(name: string, value: unknown, place: PropValuesPlace): void {
   const json = JSON.stringify(value);
   const bytes = json === undefined ? 0 : Buffer.byteLength(json, "utf8");
   if (bytes > MAX_PROP_VALUE_BYTES) {
-    throw new ValidationError(
-      `${place.field}.${name}`,
+    throw propError(
+      name,
+      place,
       `${subjectOf(name, place)} is ${Math.ceil(bytes / 1024)} KB as JSON; a prop value may be at most ${MAX_PROP_VALUE_BYTES / 1024} KB. Store large data elsewhere and pass a reference.`,
     );
   }

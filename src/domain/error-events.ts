@@ -1,7 +1,7 @@
 import type { RunError, Workflow } from "./workflows.js";
 
 /** How the trigger of a run is named in `original_context.source_type`. */
-export type SourceType = "HTTP" | "TIMER" | "COMPONENT" | "EMIT" | "REPLAY";
+export type SourceType = "HTTP" | "TIMER" | "COMPONENT" | "EMIT" | "REPLAY" | "MANUAL";
 
 /** `original_context` of an error event (SEED "Error event summary"): every field present and typed. */
 export interface OriginalContext {

@@ -89,6 +89,15 @@ export function keyedId(kind: IdKind, now: number, key: string): string {
   return `${ID_PREFIX[kind]}${encodeTime(now, 10)}${encodeRandom(digest)}`;
 }
 
+/**
+ * The lowest id of `kind` made at or after `at`: ids sort by creation time,
+ * so `id >= idBoundAt(kind, at)` picks what was made since then by an index
+ * range scan.
+ */
+export function idBoundAt(kind: IdKind, at: number): string {
+  return `${ID_PREFIX[kind]}${encodeTime(Math.max(0, at), 10)}`;
+}
+
 /** True when `id` looks like an id of `kind` (prefix and alphabet). */
 export function isIdOf(kind: IdKind, id: string): boolean {
   const prefix = ID_PREFIX[kind];

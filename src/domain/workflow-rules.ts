@@ -61,6 +61,8 @@ export function validateWorkflowInput(body: unknown): WorkflowInput {
 
 function validateTrigger(value: unknown): TriggerInput {
   const trigger = record(value, "trigger");
+  // Run only by hand (POST /workflows/<id>/runs) or by what it subscribes to: the same as no trigger.
+  if (trigger.type === "manual") return { kind: "none" };
   if (trigger.type === "http") return { kind: "http" };
   if (trigger.type === "timer") {
     if (trigger.intervalSeconds !== undefined) {
@@ -78,7 +80,7 @@ function validateTrigger(value: unknown): TriggerInput {
     throw new ValidationError("trigger", 'A timer trigger needs intervalSeconds (like 60) or cron (like "0 * * * *").');
   }
   if (trigger.type !== undefined) {
-    throw new ValidationError("trigger.type", `trigger.type must be "http" or "timer"; got ${describeValue(trigger.type)}. For a source, give source_id or its component instead.`);
+    throw new ValidationError("trigger.type", `trigger.type must be "http", "timer" or "manual"; got ${describeValue(trigger.type)}. For a source, give source_id or its component instead.`);
   }
   if (typeof trigger.source_id === "string") {
     if (!trigger.source_id.startsWith("dc_")) throw new ValidationError("trigger.source_id", `trigger.source_id must be a deployed source's id (dc_…); got "${trigger.source_id}".`);

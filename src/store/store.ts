@@ -1,4 +1,5 @@
 import type { ApiKey, User } from "../domain/accounts.js";
+import type { ActivityWindow, EmitterEventStats, WorkflowRunStats } from "../domain/activity.js";
 import type { DataStoreRecord, DataStoreSummary, StepStoreWrite } from "../domain/data-stores.js";
 import type { DedupeStrategy, PendingEmit, Rejection } from "../domain/dedupe.js";
 import type { MailStatus, OutboxEntry } from "../domain/outbox.js";
@@ -284,6 +285,13 @@ export interface Store {
   findEnvVars(ownerId: string, names: string[]): Promise<EnvVar[]>;
   /** False when the owner has no variable of that name. */
   deleteEnvVar(ownerId: string, name: string): Promise<boolean>;
+
+  /** Events kept and the newest one's time, for each of the owner's emitters given that keeps any; one grouped query. */
+  eventStats(ownerId: string, emitterIds: string[]): Promise<Map<string, EmitterEventStats>>;
+  /** For each of the owner's workflows given that ran: its newest run's start, and its runs and failed runs started at or after `since`. */
+  runStats(ownerId: string, workflowIds: string[], since: number): Promise<Map<string, WorkflowRunStats>>;
+  /** The owner's runs, failed runs and sources' events per minute since `since`, and the workflows with the most failed runs. */
+  activity(ownerId: string, since: number): Promise<ActivityWindow>;
 
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;

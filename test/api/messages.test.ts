@@ -15,12 +15,12 @@ describe("messages a person understands", () => {
   it("names the values a field may take, rather than 'must be equal to constant'", async () => {
     const refused = await call(server.url, "POST", "/v1/workflows", { key, json: { name: "Typo", trigger: { type: "htp" }, steps: STEPS } });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toBe('trigger.type must be "http" or "timer".');
-    expect(refused.body.error.details).toMatchObject({ field: "trigger.type", allowed: ["http", "timer"] });
+    expect(refused.body.error.message).toBe('trigger.type must be one of "http", "timer" or "manual".');
+    expect(refused.body.error.details).toMatchObject({ field: "trigger.type", allowed: ["http", "timer", "manual"] });
     const hosted = await call(server.url, "POST", "/v1/workflows", { key, json: { settings: { name: "Typo" }, triggers: [{ type: "cron" }], steps: STEPS } });
     expect(hosted.status).toBe(400);
     expect(hosted.body.error.message).not.toContain("constant");
-    expect(hosted.body.error.message).toContain('"http" or "timer"');
+    expect(hosted.body.error.message).toContain('"http", "timer" or "manual"');
   });
 
   it("names the cron field at fault and where it is, for a workflow's timer and a source's", async () => {

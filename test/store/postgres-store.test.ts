@@ -3,6 +3,7 @@ import pg from "pg";
 import { describe, it } from "vitest";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { describeActivityContract } from "./activity-contract.js";
 import { describeRegistryContract } from "./registry-contract.js";
 import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
@@ -39,6 +40,7 @@ describeWorkflowContract("postgres", postgresBackend);
 describeSendOutboxContract("postgres", postgresBackend);
 describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);
+describeActivityContract("postgres", postgresBackend);
 
 describe("PostgreSQL migrations beside other schemas", () => {
   const admin = async (statement: string) => {

@@ -7,6 +7,7 @@ import type { LogEntry, StoredEvent } from "../../domain/sources.js";
 import type { SourcesService } from "../../engine/sources/service.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
+import { PropOptionsSchema } from "../schemas/prop-options.js";
 import { EventSummarySchema, LogSchema, toEventSummary, toLogView } from "../schemas/sources.js";
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -130,7 +131,7 @@ export const sourceEventsRoutes: FastifyPluginAsyncTypebox<{ sources: SourcesSer
             { additionalProperties: false },
           ),
         ),
-        response: { 200: DataSchema(Type.Object({ options: Type.Array(Type.Unknown()), context: Type.Unknown() })), ...errorResponses },
+        response: { 200: DataSchema(PropOptionsSchema), ...errorResponses },
       },
     },
     async (request) => {

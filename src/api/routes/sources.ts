@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type, type Static } from "@sinclair/typebox";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
+import type { EmitterEventStats } from "../../domain/activity.js";
 import type { DeployedSource } from "../../domain/sources.js";
 import type { Principal } from "../../engine/accounts.js";
 import type { SourcesService } from "../../engine/sources/service.js";
@@ -18,8 +19,11 @@ const IdParams = Type.Object({ id: Type.String({ description: "dc_… or the nam
 
 /** Deploy, read, update and delete sources. */
 export const sourcesRoutes: FastifyPluginAsyncTypebox<SourcesRoutesOptions> = async (app, { sources, endpointUrl }) => {
-  const view = async (source: DeployedSource) =>
-    toSourceView(source, (await sources.componentOf(source)).validated, endpointUrl(source), await sources.owningWorkflow(source.ownerId, source.id));
+  const view = async (source: DeployedSource, stats?: Map<string, EmitterEventStats>) => {
+    const events = stats ?? (await sources.eventStats(source.ownerId, [source.id]));
+    const ownedBy = await sources.owningWorkflow(source.ownerId, source.id);
+    return toSourceView(source, (await sources.componentOf(source)).validated, endpointUrl(source), ownedBy, events.get(source.id));
+  };
 
   app.post(
     "/sources",
@@ -64,8 +68,11 @@ export const sourcesRoutes: FastifyPluginAsyncTypebox<SourcesRoutesOptions> = as
   );
 
   const listOwn = async (request: { principal: Principal | null; query: Static<typeof PageQuerySchema> }) => {
-    const slice = await sources.list(principalOf(request).user.id, parsePageRequest(request.query));
-    return toPage({ items: await Promise.all(slice.items.map(view)), totalCount: slice.totalCount }, (item) => item.id);
+    const ownerId = principalOf(request).user.id;
+    const slice = await sources.list(ownerId, parsePageRequest(request.query));
+    // One grouped query for the whole page's event counts.
+    const stats = await sources.eventStats(ownerId, slice.items.map((source) => source.id));
+    return toPage({ items: await Promise.all(slice.items.map((source) => view(source, stats))), totalCount: slice.totalCount }, (item) => item.id);
   };
 
   app.get(

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import type { WorkflowRunStats } from "../../domain/activity.js";
 import { fromDocumentedWorkflowBody, inGivenTerms, type IgnoredField } from "../../domain/documented-workflow-body.js";
 import { parsePageRequest, toPage } from "../../domain/paging.js";
 import type { LogEntry, StoredEvent } from "../../domain/sources.js";
@@ -8,12 +9,16 @@ import type { Store } from "../../store/store.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, ErrorBodySchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { LogSchema, toLogView } from "../schemas/sources.js";
-import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
+import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunNowBodySchema, RunNowQuerySchema, RunQueuedSchema, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
 import type { SseStream, SseStreams } from "../sse.js";
 import { checkCursor } from "./source-events.js";
+import { waitForRun } from "./wait-for-run.js";
 import { STREAM_CLOSED_EVENT } from "./source-streams.js";
 
 const IdParams = Type.Object({ id: Type.String() });
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How long POST /workflows/<id>/runs?wait=true waits for the run to be recorded. */
+const RUN_WAIT_MS = 30_000;
 const EventsQuery = Type.Object(
   { ...PageQuerySchema.properties, expand: Type.Optional(Type.Literal("event", { description: "`event`: include each full event" })) },
   { additionalProperties: false },
@@ -23,9 +28,11 @@ const ReplayedSchema = Type.Object({ error_id: Type.String(), event_id: Type.Str
 /** Workflows: create, read, update, delete; their runs, errors (and replay), emitted events, logs and live stream. */
 export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store: Store; streams: SseStreams }> = async (app, { engine, store, streams }) => {
   const { workflows } = engine;
-  const view = async (workflow: Parameters<typeof toWorkflowView>[0]) => {
+  const runStats = (ownerId: string, workflowIds: string[]) => store.runStats(ownerId, workflowIds, Date.now() - DAY_MS);
+  const view = async (workflow: Parameters<typeof toWorkflowView>[0], stats?: Map<string, WorkflowRunStats>) => {
     const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
-    return toWorkflowView(workflow, source ? { endpointUrl: engine.endpointUrl(source), timer: source.timer } : NO_TRIGGER_SOURCE);
+    const runs = (stats ?? (await runStats(workflow.ownerId, [workflow.id]))).get(workflow.id);
+    return toWorkflowView(workflow, source ? { endpointUrl: engine.endpointUrl(source), timer: source.timer } : NO_TRIGGER_SOURCE, runs);
   };
   const written = async (workflow: Parameters<typeof toWorkflowView>[0], ignored: IgnoredField[]) => ({
     data: await view(workflow),
@@ -97,8 +104,11 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
     "/users/me/workflows",
     { schema: { tags: ["workflows"], summary: "Your workflows, newest first", querystring: PageQuerySchema, response: { 200: PageSchema(WorkflowSchema), ...errorResponses } } },
     async (request) => {
-      const slice = await workflows.list(principalOf(request).user.id, parsePageRequest(request.query));
-      const items = await Promise.all(slice.items.map(view));
+      const ownerId = principalOf(request).user.id;
+      const slice = await workflows.list(ownerId, parsePageRequest(request.query));
+      // One grouped query for the whole page's run counts.
+      const stats = await runStats(ownerId, slice.items.map((workflow) => workflow.id));
+      const items = await Promise.all(slice.items.map((workflow) => view(workflow, stats)));
       return toPage({ items, totalCount: slice.totalCount }, (item) => item.id);
     },
   );
@@ -109,6 +119,30 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
     async (request) => {
       const slice = await workflows.runs(principalOf(request).user.id, request.params.id, parsePageRequest(request.query));
       return toPage({ items: slice.items.map(toRunView), totalCount: slice.totalCount }, (item) => item.id);
+    },
+  );
+
+  app.post(
+    "/workflows/:id/runs",
+    {
+      schema: {
+        tags: ["runs"],
+        summary:
+          "Run the workflow once now on `event` (default {}), whatever its trigger: run now, or a test run with a sample event. Queued durably like any run; answers 202 with the run's id, or with ?wait=true the finished run (waiting up to 30 s, else 202). A workflow created with trigger {\"type\": \"manual\"} (or none) runs only this way",
+        params: IdParams,
+        querystring: RunNowQuerySchema,
+        body: Type.Optional(RunNowBodySchema),
+        response: { 200: DataSchema(RunSchema), 202: DataSchema(RunQueuedSchema), 409: ErrorBodySchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const ownerId = principalOf(request).user.id;
+      const { runId } = await workflows.runOnce(ownerId, request.params.id, request.body?.event ?? {});
+      if (request.query.wait === true) {
+        const run = await waitForRun(() => workflows.findRun(ownerId, runId), RUN_WAIT_MS);
+        if (run) return reply.code(200).send({ data: toRunView(run) });
+      }
+      return reply.code(202).send({ data: { run_id: runId } });
     },
   );
 

@@ -6,7 +6,12 @@ export const ErrorBodySchema = Type.Object(
     error: Type.Object({
       code: Type.String({ description: "Stable error name, such as ValidationError or NotFound." }),
       message: Type.String({ description: "What happened and what to do, for a person." }),
-      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      details: Type.Optional(
+        Type.Record(Type.String(), Type.Unknown(), {
+          description:
+            "Machine-readable facts. A ValidationError names the offending input: `field` (its path in the request, like `configured_props.channel` or `steps[1].props.url`), `location` (body, querystring…) when the schema refused it, and, for a prop's value, `prop` (its bare name) and `step` (a workflow step's name), so a form can show the error at that input.",
+        }),
+      ),
     }),
   },
   { title: "ErrorBody" },

@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { toConfigurableProps, type ValidatedComponent } from "../../domain/component-rules.js";
+import type { EmitterEventStats } from "../../domain/activity.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../../domain/sources.js";
 import type { Workflow } from "../../domain/workflows.js";
 import { publicConfiguredProps } from "../../engine/sources/props.js";
@@ -45,6 +46,8 @@ export const SourceSchema = Type.Object(
     owned_by_workflow: Type.Union([Type.Object({ id: Type.String(), name: Type.String(), name_slug: Type.String() }), Type.Null()], {
       description: "The workflow whose own trigger this source is (declared inline in it): it is changed and deleted only with that workflow.",
     }),
+    last_event_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "When the newest event it keeps was stored (ISO 8601); null when it keeps none." }),
+    event_count: Type.Integer({ minimum: 0, description: "Events it keeps now, over all its channels (each keeps up to `retention`)." }),
   },
   { title: "Source" },
 );
@@ -116,7 +119,15 @@ export function toComponentView(component: SavedComponent, validated: ValidatedC
   };
 }
 
-export function toSourceView(source: DeployedSource, validated: ValidatedComponent, endpointUrl: string | null, ownedBy: Workflow | null): SourceView {
+export const NO_EVENTS: EmitterEventStats = { count: 0, lastMs: null };
+
+export function toSourceView(
+  source: DeployedSource,
+  validated: ValidatedComponent,
+  endpointUrl: string | null,
+  ownedBy: Workflow | null,
+  events: EmitterEventStats = NO_EVENTS,
+): SourceView {
   const view: SourceView = {
     id: source.id,
     user_id: source.ownerId,
@@ -132,6 +143,8 @@ export function toSourceView(source: DeployedSource, validated: ValidatedCompone
     timeout_seconds: source.limits?.timeoutSeconds ?? null,
     memory_mb: source.limits?.memoryMb ?? null,
     owned_by_workflow: ownedBy ? { id: ownedBy.id, name: ownedBy.name, name_slug: ownedBy.nameSlug } : null,
+    last_event_at: events.lastMs === null ? null : new Date(events.lastMs).toISOString(),
+    event_count: events.count,
   };
   if (endpointUrl) view.endpoint_url = endpointUrl;
   return view;

@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import type { WorkflowRunStats } from "../../domain/activity.js";
 import type { StoredEvent, TimerSchedule } from "../../domain/sources.js";
 import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
 import { maskSealed } from "../../engine/secrets.js";
@@ -9,7 +10,7 @@ const Json = Type.Unknown();
 
 const TriggerBodySchema = Type.Object(
   {
-    type: Type.Optional(Type.Union([Type.Literal("http"), Type.Literal("timer")])),
+    type: Type.Optional(Type.Union([Type.Literal("http"), Type.Literal("timer"), Type.Literal("manual")])),
     intervalSeconds: Type.Optional(Type.Unknown()),
     cron: Type.Optional(Type.Unknown()),
     source_id: Type.Optional(Type.String()),
@@ -18,7 +19,11 @@ const TriggerBodySchema = Type.Object(
     key: Type.Optional(Type.String()),
     configured_props: Type.Optional(Type.Record(Type.String(), Json)),
   },
-  { additionalProperties: false, description: 'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, or a source component with configured_props.' },
+  {
+    additionalProperties: false,
+    description:
+      'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, a source component with configured_props, or {"type":"manual"}: no trigger (shown as type "none"), the workflow runs only by POST /v1/workflows/{id}/runs and its subscriptions; leaving trigger out does the same.',
+  },
 );
 
 /** The hosted API's `triggers` item: Runnel's trigger fields, with `props` for `configured_props`. */
@@ -121,6 +126,9 @@ export const WorkflowSchema = Type.Object(
     deployment_id: Type.String(),
     created_at: Type.Integer(),
     updated_at: Type.Integer(),
+    last_run_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "When its newest recorded run started (ISO 8601); null when none is recorded." }),
+    runs_24h: Type.Integer({ minimum: 0, description: "Runs started in the last 24 hours (of those kept: about the last 1,000)." }),
+    errors_24h: Type.Integer({ minimum: 0, description: "Of those, the runs that failed." }),
   },
   { title: "Workflow" },
 );
@@ -134,7 +142,9 @@ export interface TriggerSourceFacts {
 
 export const NO_TRIGGER_SOURCE: TriggerSourceFacts = { endpointUrl: null, timer: null };
 
-export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceFacts): WorkflowView {
+export const NO_RUNS: WorkflowRunStats = { lastRunAt: null, runs: 0, errors: 0 };
+
+export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceFacts, runs: WorkflowRunStats = NO_RUNS): WorkflowView {
   const { endpointUrl } = triggerSource;
   return {
     id: workflow.id,
@@ -150,6 +160,9 @@ export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceF
     deployment_id: workflow.deploymentId,
     created_at: toEpochSeconds(workflow.createdAt),
     updated_at: toEpochSeconds(workflow.updatedAt),
+    last_run_at: runs.lastRunAt === null ? null : new Date(runs.lastRunAt).toISOString(),
+    runs_24h: runs.runs,
+    errors_24h: runs.errors,
   };
 }
 
@@ -240,6 +253,23 @@ export const RunSchema = Type.Object(
   { title: "WorkflowRun" },
 );
 export type RunView = Static<typeof RunSchema>;
+
+/** POST /workflows/<id>/runs: the event to run on (default {}). */
+export const RunNowBodySchema = Type.Object(
+  { event: Type.Optional(Type.Unknown({ description: "What the steps see as steps.trigger.event; default {}." })) },
+  { additionalProperties: false, title: "RunNowBody" },
+);
+
+export const RunNowQuerySchema = Type.Object(
+  { wait: Type.Optional(Type.Boolean({ description: "true: answer the finished run (200), waiting up to 30 s; 202 with its id if it takes longer." })) },
+  { additionalProperties: false },
+);
+
+/** What POST /workflows/<id>/runs answers (202) before the run is recorded. */
+export const RunQueuedSchema = Type.Object(
+  { run_id: Type.String({ description: "run_…: GET /v1/runs/{run_id} answers 404 until the run is recorded" }) },
+  { title: "RunQueued" },
+);
 
 export function toRunView(run: WorkflowRun): RunView {
   return {

@@ -29,6 +29,9 @@ export interface UpdateInput extends DeployInput {
   active?: boolean | undefined;
 }
 
+/** A component to deploy, named as the deploy form has it: a published key (optionally a version), or a saved component's id. */
+export type ComponentRef = { key: string; version?: string | undefined } | { id: string };
+
 type Component = { saved: SavedComponent; validated: ValidatedComponent };
 
 /**
@@ -193,6 +196,47 @@ export class SourceLifecycle {
     const saved = await this.options.store.findComponent(ownerId, published?.componentId ?? ref);
     if (!saved) throw new NotFoundError("component", ref);
     return this.asSource({ saved, validated: this.options.loader.validatedOf(saved) });
+  }
+
+  /**
+   * The component a deploy of `ref` would run, and a source of it that is
+   * never stored, carrying `configured` as given (unchecked: a form asks
+   * before every prop is filled in): for calls before deploy, such as a
+   * prop's async options.
+   */
+  async draft(ownerId: string, ref: ComponentRef, configured: Record<string, unknown>): Promise<{ source: DeployedSource; component: Component }> {
+    const component = this.asSource(await this.findComponentOf(ownerId, ref));
+    const at = this.now();
+    const source: DeployedSource = {
+      id: newId("deployedComponent", at),
+      ownerId,
+      componentId: component.saved.id,
+      name: component.validated.name,
+      nameSlug: slugify(component.validated.name),
+      active: false,
+      endpointToken: null,
+      retention: DEFAULT_EVENT_RETENTION,
+      limits: null,
+      configuredProps: configured,
+      timer: null,
+      nextTickAt: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    return { source, component };
+  }
+
+  private async findComponentOf(ownerId: string, ref: ComponentRef): Promise<Component> {
+    if ("id" in ref) {
+      const saved = await this.options.store.findComponent(ownerId, ref.id);
+      if (!saved) throw new NotFoundError("component", ref.id);
+      return { saved, validated: this.options.loader.validatedOf(saved) };
+    }
+    const published = await this.options.store.findPublished(ownerId, ref.key, ref.version);
+    if (!published && ref.version !== undefined) throw new NotFoundError("published component", `${ref.key}@${ref.version}`);
+    const saved = await this.options.store.findComponent(ownerId, published?.componentId ?? ref.key);
+    if (!saved) throw new NotFoundError("component", ref.key);
+    return { saved, validated: this.options.loader.validatedOf(saved) };
   }
 
   private asSource(component: Component): Component {

@@ -5,15 +5,16 @@ import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../.
 import type { Workflow } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { Store } from "../../store/store.js";
+import type { EmitterEventStats } from "../../domain/activity.js";
 import type { ComponentInput, ComponentLoader } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import { ExpiringCache } from "../expiring-cache.js";
 import { errorHeadline } from "../../domain/error-text.js";
 import { EndpointAdmission } from "./endpoint-admission.js";
 import { type InvocationResult, type SourceInvoker } from "./invoker.js";
-import type { DeployInput, SourceLifecycle, UpdateInput } from "./lifecycle.js";
+import type { ComponentRef, DeployInput, SourceLifecycle, UpdateInput } from "./lifecycle.js";
 import { openSecrets } from "./props.js";
-import type { SecretBox } from "../secrets.js";
+import { isSealed, type SecretBox } from "../secrets.js";
 import { timerEvent } from "./timer-schedule.js";
 import type { RunEnd } from "../workflows/workflow-responses.js";
 
@@ -157,6 +158,11 @@ export class SourcesService {
     return this.options.store.listSources(ownerId, page);
   }
 
+  /** Events each source keeps and when the newest came, for a page of the owner's sources at once. */
+  eventStats(ownerId: string, sourceIds: string[]): Promise<Map<string, EmitterEventStats>> {
+    return this.options.store.eventStats(ownerId, sourceIds);
+  }
+
   async componentOf(source: DeployedSource) {
     return this.options.invoker.componentOf(source);
   }
@@ -178,6 +184,37 @@ export class SourcesService {
     if (!declared.remoteOptions) throw new ValidationError("prop", `Prop "${prop}" has no options.`);
     const configured = openSecrets(source.configuredProps, this.options.secrets);
     const result = await this.options.invoker.invoke(source, { kind: "options", prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } }, "options");
+    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${errorHeadline(result.error!.name, result.error!.message)}`, { code: result.error!.code });
+    return normalizeOptions(result.value);
+  }
+
+  /**
+   * A prop's options for a component not deployed yet (the deploy form): its
+   * static options, or what its async options method returns, run in the
+   * sandbox on a draft source that is never stored, with the earlier props'
+   * values the form has so far.
+   */
+  async draftPropOptions(
+    ownerId: string,
+    ref: ComponentRef,
+    prop: string,
+    args: { configuredProps?: Record<string, unknown> | undefined; page?: number | undefined; prevContext?: unknown; query?: string | undefined },
+  ) {
+    const configured = args.configuredProps ?? {};
+    for (const [name, value] of Object.entries(configured)) {
+      // Sealed text is the server's own ciphertext: opening a caller's copy in their runner would hand them what it hides.
+      if (isSealed(value)) throw new ValidationError(`configured_props.${name}`, `configured_props.${name} holds an encrypted value; give the value itself.`);
+    }
+    const { source, component } = await this.options.lifecycle.draft(ownerId, ref, configured);
+    const declared = component.validated.props.find((candidate) => candidate.name === prop);
+    if (!declared) {
+      const names = component.validated.props.map((candidate) => candidate.name).join(", ") || "none";
+      throw new ValidationError("prop", `"${component.validated.name}" has no prop "${prop}" (its props: ${names}).`);
+    }
+    if (declared.options) return { options: declared.options, context: null };
+    if (!declared.remoteOptions) throw new ValidationError("prop", `Prop "${prop}" has no options: it takes a value typed in.`);
+    const call = { kind: "options" as const, prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } };
+    const { result } = await this.options.invoker.call(source, component, call, "options", {});
     if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${errorHeadline(result.error!.name, result.error!.message)}`, { code: result.error!.code });
     return normalizeOptions(result.value);
   }

@@ -26,7 +26,7 @@ export interface Replayed {
  */
 export async function replayErrors(store: Store, workflow: Workflow, filter: ReplayFilter, now: number): Promise<Replayed[]> {
   const errors = await errorsToReplay(store, workflow, filter);
-  const batchMs = replayBatchMs(now);
+  const batchMs = nextBatchMs(now);
   const deliveries: NewDelivery[] = errors.map((error, index) => {
     const body = error.event as ErrorEventBody;
     return {
@@ -47,15 +47,16 @@ export async function replayErrors(store: Store, workflow: Workflow, filter: Rep
   return deliveries.map((delivery, index) => ({ error_id: errors[index]!.id, event_id: delivery.eventId }));
 }
 
-/** The last millisecond a replay batch of this process took. */
+/** The last millisecond a batch of replays or manual runs of this process took. */
 let lastBatchMs = 0;
 
 /**
- * The millisecond a replay batch's event ids start with: now, or one past the
- * previous batch's when that was as late, so that two replays in one
- * millisecond never share an id (which would make the second a no-op).
+ * The millisecond the event ids of a batch of replays (or of a manual run,
+ * keyed the same way: workflow, workflow, id) start with: now, or one past
+ * the previous batch's when that was as late, so that two in one millisecond
+ * never share an id (which would make the second a no-op).
  */
-function replayBatchMs(now: number): number {
+export function nextBatchMs(now: number): number {
   lastBatchMs = Math.max(now, lastBatchMs + 1);
   return lastBatchMs;
 }

@@ -2,6 +2,7 @@ import type { StepStoreChanges } from "../../domain/data-stores.js";
 import { cutAtWord } from "../../domain/error-text.js";
 import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } from "../../domain/error-events.js";
 import { newId } from "../../domain/ids.js";
+import { MANUAL_RUN_CHANNEL, type ManualRunBody } from "./manual-run.js";
 import type { SendRecord } from "../../domain/send-records.js";
 import { stepResults, type RunError, type RunErrorCode, type StepRecord, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
@@ -47,8 +48,13 @@ export interface RunState {
 /** Starts a run of `workflow` for a delivery; a replay's delivery carries the original event and the error it replays. */
 export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerKind: "http" | "timer" | "other", now: number): RunState {
   const replay = delivery.channel === "$replay" ? (delivery.event as { original_event?: unknown; replay_of?: unknown; source_type?: unknown }) : null;
-  const triggerEvent = replay ? (replay.original_event ?? null) : delivery.event;
-  const sourceType = replay && typeof replay.source_type === "string" ? (replay.source_type as SourceType) : sourceTypeOf(delivery.emitterId, delivery.channel, triggerKind);
+  const manual = delivery.channel === MANUAL_RUN_CHANNEL ? (delivery.event as Partial<ManualRunBody>) : null;
+  const triggerEvent = replay ? (replay.original_event ?? null) : manual ? (manual.event ?? {}) : delivery.event;
+  const sourceType: SourceType = manual
+    ? "MANUAL"
+    : replay && typeof replay.source_type === "string"
+      ? (replay.source_type as SourceType)
+      : sourceTypeOf(delivery.emitterId, delivery.channel, triggerKind);
   const context: OriginalContext & { emitter_id: string } = {
     id: delivery.eventId,
     ts: new Date(delivery.indexedAtMs).toISOString(),
@@ -61,7 +67,8 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     emitter_id: delivery.emitterId,
   };
   return {
-    id: newId("run", now),
+    // A manual run's id was given to its caller when it was queued, so that they can wait for it.
+    id: manual && typeof manual.run_id === "string" ? manual.run_id : newId("run", now),
     delivery,
     startedAt: now,
     triggerEvent,

@@ -15,6 +15,7 @@ import { openSecrets, sealStepSecrets } from "../sources/props.js";
 import type { SourcesService } from "../sources/service.js";
 import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
 import { replayErrors, type ReplayFilter, type Replayed } from "./error-replay.js";
+import { enqueueManualRun } from "./manual-run.js";
 import { placeTrigger, type ResolvedTrigger } from "./workflow-triggers.js";
 
 export interface WorkflowsServiceOptions {
@@ -171,6 +172,24 @@ export class WorkflowsService {
     const replayed = await replayErrors(this.options.store, workflow, filter, this.now());
     this.options.onEnqueued();
     return replayed;
+  }
+
+  /**
+   * Runs the workflow once on `event` (run now, or a test run with a sample
+   * event), whatever its trigger; a paused workflow would drop the run, so it
+   * refuses. Returns the id the run will have.
+   */
+  async runOnce(ownerId: string, idOrSlug: string, event: unknown): Promise<{ runId: string; eventId: string }> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    if (!workflow.active) throw new ConflictError(`The workflow ${workflow.id} is paused; activate it (PUT {"active": true}) and run it again.`);
+    const queued = await enqueueManualRun(this.options.store, workflow, event, this.now());
+    this.options.onEnqueued();
+    return queued;
+  }
+
+  /** The run of this id once it is recorded, or null when it is not (yet). */
+  findRun(ownerId: string, runId: string): Promise<WorkflowRun | null> {
+    return this.options.store.findRun(ownerId, runId);
   }
 
   /** A channel of the workflow: `$errors`, or "" for what `$.send.emit` sent. */

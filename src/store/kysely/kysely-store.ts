@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Store } from "../store.js";
 import { accountQueries } from "./account-queries.js";
+import { activityQueries } from "./activity-queries.js";
 import { secretQueries } from "./secret-queries.js";
 import { componentQueries } from "./component-queries.js";
 import type { QueryContext } from "./context.js";
@@ -45,6 +46,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
       }
     },
     ...accountQueries(options),
+    ...activityQueries(options),
     ...componentQueries(options),
     ...sourceQueries(options),
     ...eventQueries(options),
