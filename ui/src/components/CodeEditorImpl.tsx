@@ -31,7 +31,7 @@ export default function CodeEditorImpl({ value, onChange, ariaLabel, readOnly = 
           EditorView.editable.of(!readOnly),
           EditorState.readOnly.of(readOnly),
           EditorView.contentAttributes.of({ "aria-label": ariaLabel }),
-          EditorView.theme({ "&": { minHeight }, ".cm-scroller": { minHeight } }),
+          EditorView.theme({ ".cm-content, .cm-gutter": { minHeight }, ".cm-scroller": { fontFamily: "var(--mono)" } }),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
           }),

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState, type FormEvent } from "react";
 import { fieldError } from "../../api/client";
@@ -16,7 +16,8 @@ function editableProps(source: SourceListItem, interfaceNames: Set<string>): Rec
 
 /** Change the source's props and its code. Secret props are never shown: leave them out to keep them. */
 export function SourceConfiguration({ source }: { source: SourceListItem }) {
-  const component = useQuery({ queryKey: ["components", source.component_id], queryFn: ({ signal }) => getComponent(source.component_id, signal) });
+  // New code is a new component (another id): the editor stays as it is while that one loads, instead of starting over.
+  const component = useQuery({ queryKey: ["components", source.component_id], queryFn: ({ signal }) => getComponent(source.component_id, signal), placeholderData: keepPreviousData });
   if (source.owned_by_workflow) {
     return (
       <p>
@@ -90,10 +91,7 @@ function CodeUpdater({ source, code }: { source: SourceListItem; code: string })
   const [draft, setDraft] = useState(code);
   const save = useMutation({
     mutationFn: () => updateSource(source.id, { component_code: draft }),
-    onSuccess: (updated) => {
-      queryClient.setQueryData(sourceKeys.one(source.id), updated);
-      void queryClient.invalidateQueries({ queryKey: ["components"] });
-    },
+    onSuccess: (updated) => queryClient.setQueryData(sourceKeys.one(source.id), updated),
   });
   return (
     <form
@@ -111,7 +109,7 @@ function CodeUpdater({ source, code }: { source: SourceListItem; code: string })
           Saved: the source runs the new code.
         </p>
       ) : null}
-      <PendingButton type="submit" className="primary" pending={save.isPending} pendingText="Saving…" disabled={draft === code}>
+      <PendingButton type="submit" className="primary" pending={save.isPending} pendingText="Saving…" disabled={draft === code && !save.isError}>
         Save code
       </PendingButton>
     </form>
