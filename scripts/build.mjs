@@ -58,8 +58,10 @@ if (force || !existsSync(join(root, "dist", "ui", "index.html")) || readStamp(ui
 
 /** Vite's build of ui/ into dist/ui, then the size a first visit downloads. */
 async function buildConsole() {
+  // Vite keeps a NODE_ENV it finds; a build started from the tests (NODE_ENV=test) would bundle React's development build.
+  process.env.NODE_ENV = "production";
   const { build } = await import("vite");
-  await build({ configFile: join(root, "ui", "vite.config.ts"), logLevel: "warn" });
+  await build({ configFile: join(root, "ui", "vite.config.ts"), mode: "production", logLevel: "warn" });
   const html = readFileSync(join(root, "dist", "ui", "index.html"), "utf8");
   // The entry script and the chunks it preloads: what the first page needs before it can run. Lazy routes come later.
   const initial = [...new Set([...html.matchAll(/(?:src|href)="\/(assets\/[^"]+\.js)"/g)].map((match) => match[1]))];
