@@ -138,4 +138,24 @@ describe("the console's Sources pages, in a real browser", { timeout: 60_000 }, 
     expect((await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key })).status).toBe(404);
     expectNoBrowserErrors(page);
   });
+
+  it("fits a 375 px wide screen: the list, the inspector and the configuration", async () => {
+    const source = await deploySource(harness.server, harness.key, { component_code: ECHO, name: "narrow-echo-with-a-rather-long-name", configured_props: { label: "x" } });
+    await fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ note: "n".repeat(300) }) });
+    const page = await harness.newPage({ viewport: { width: 375, height: 740 } });
+    await signIn(page, harness.key);
+    await page.goto("/sources");
+    await page.getByRole("link", { name: "narrow-echo-with-a-rather-long-name" }).waitFor();
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+    await screenshot(page, "sources-375px");
+    await page.getByRole("link", { name: "narrow-echo-with-a-rather-long-name" }).click();
+    await page.getByRole("button", { name: /echo n+/ }).click();
+    await page.getByRole("tree", { name: /^Event / }).waitFor();
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+    await page.getByRole("tab", { name: "Configuration" }).click();
+    await page.getByRole("textbox", { name: "The source's code" }).waitFor();
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "narrow-echo-with-a-rather-long-name" }).waitFor());
+    expectNoBrowserErrors(page);
+  });
 });

@@ -27,8 +27,9 @@ const columns: Array<Column<SourceListItem>> = [
         <span className="muted">none</span>
       ),
   },
-  { header: "Last event", cell: (source) => (source.last_event_at !== undefined ? <RelativeTime value={source.last_event_at} /> : null) },
-  { header: "Events", cell: (source) => (typeof source.event_count === "number" ? source.event_count.toLocaleString() : null) },
+  // Being added to the API's source view: shown once the server answers them.
+  { header: "Last event", cell: (source) => <RelativeTime value={source.last_event_at} />, showIf: (rows) => rows.some((source) => source.last_event_at !== undefined) },
+  { header: "Events", cell: (source) => (source.event_count ?? 0).toLocaleString(), showIf: (rows) => rows.some((source) => typeof source.event_count === "number") },
 ];
 
 /** Every source of the user, paged. */
