@@ -96,9 +96,13 @@ describe("the console's Sources pages, in a real browser", { timeout: 60_000 }, 
     const refusal = page.locator(".field-error, .error-message").first();
     await refusal.waitFor();
     expect(await refusal.textContent()).toMatch(/label/);
-    await props.fill('{ "label": "after" }');
+    await props.fill('{ "label": "after", "token": "new-secret-typed-here" }');
     await page.getByRole("button", { name: "Save props" }).click();
     await page.getByText("Saved: the source was restarted with these props.").waitFor();
+    // The secret just saved is gone from the page; the field shows what the API shows.
+    expect(await props.inputValue()).not.toContain("new-secret-typed-here");
+    expect(await page.content()).not.toContain("new-secret-typed-here");
+    expect(JSON.parse(await props.inputValue())).toEqual({ label: "after" });
     const saved = await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key });
     expect(saved.body.data.configured_props.label).toBe("after");
 

@@ -32,19 +32,23 @@ export function SourceConfiguration({ source }: { source: SourceListItem }) {
   const secretNames = props.filter((prop) => prop.secret).map((prop) => prop.name);
   return (
     <div className="configuration">
-      <PropsEditor source={source} initial={editableProps(source, interfaceNames)} secretNames={secretNames} />
+      <PropsEditor source={source} interfaceNames={interfaceNames} secretNames={secretNames} />
       <CodeUpdater source={source} code={component.data.code} />
     </div>
   );
 }
 
-function PropsEditor({ source, initial, secretNames }: { source: SourceListItem; initial: Record<string, unknown>; secretNames: string[] }) {
+function PropsEditor({ source, interfaceNames, secretNames }: { source: SourceListItem; interfaceNames: Set<string>; secretNames: string[] }) {
   const queryClient = useQueryClient();
-  const [text, setText] = useState(() => JSON.stringify(initial, null, 2));
+  const [text, setText] = useState(() => JSON.stringify(editableProps(source, interfaceNames), null, 2));
   const [parseError, setParseError] = useState<string | null>(null);
   const save = useMutation({
     mutationFn: (props: Record<string, unknown>) => updateSource(source.id, { configured_props: props }),
-    onSuccess: (updated) => queryClient.setQueryData(sourceKeys.one(source.id), updated),
+    onSuccess: (updated) => {
+      queryClient.setQueryData(sourceKeys.one(source.id), updated);
+      // What the API now shows, secrets left out: a secret just typed does not stay on the page.
+      setText(JSON.stringify(editableProps(updated, interfaceNames), null, 2));
+    },
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
