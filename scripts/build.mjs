@@ -49,7 +49,12 @@ const uiStamp = fingerprint([
   join(root, "package-lock.json"),
   join(root, "scripts", "build.mjs"),
 ]);
-if (force || !existsSync(join(root, "dist", "ui", "index.html")) || readStamp(uiStampFile) !== uiStamp) {
+const [nodeMajor, nodeMinor] = process.versions.node.split(".").map(Number);
+// Vite 8 runs on Node.js 20.19 and later; package.json's engines allow 20.6: the server still builds and runs there.
+const canBuildConsole = nodeMajor > 20 || (nodeMajor === 20 && nodeMinor >= 19);
+if (!canBuildConsole) {
+  console.warn(`The web console was not built: its build (Vite) needs Node.js 20.19 or later, this is ${process.versions.node}. The server runs; / says how to build the console.`);
+} else if (force || !existsSync(join(root, "dist", "ui", "index.html")) || readStamp(uiStampFile) !== uiStamp) {
   rmSync(uiStampFile, { force: true });
   run(process.execPath, [tsc, "-p", join(root, "ui", "tsconfig.json")]);
   await buildConsole();
