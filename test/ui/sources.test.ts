@@ -162,4 +162,26 @@ describe("the console's Sources pages, in a real browser", { timeout: 60_000 }, 
     await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "narrow-echo-with-a-rather-long-name" }).waitFor());
     expectNoBrowserErrors(page);
   });
+
+  it("keeps up with a burst: 60 events POSTed at once all appear live, newest first, capped at 100", async () => {
+    const source = await deploySource(harness.server, harness.key, { component_code: ECHO, name: "burst-echo", configured_props: { label: "x" } });
+    const page = await harness.newPage();
+    await signIn(page, harness.key);
+    await page.goto(`/sources/${source.id}`);
+    await page.getByText("Live: new events appear here").waitFor();
+    const post = (note: string) => fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ note }) });
+    await Promise.all(Array.from({ length: 60 }, (_, i) => post(`burst ${i}`)));
+    const rows = page.locator(".event-list li");
+    // (Locators, not waitForFunction: the console's CSP forbids the eval that polling a string needs.)
+    for (let i = 0; i < 60; i++) await page.getByRole("button", { name: new RegExp(`echo burst ${i}$`) }).waitFor();
+    expect(await rows.count()).toBe(60);
+    // Then one more, sent alone: it is at the top.
+    await post("the last one");
+    await rows.first().getByText("echo the last one").waitFor();
+    // 60 more: the inspector shows the most recent 100.
+    await Promise.all(Array.from({ length: 60 }, (_, i) => post(`second burst ${i}`)));
+    for (let i = 0; i < 60; i++) await page.getByText(`echo second burst ${i}`, { exact: true }).waitFor();
+    expect(await rows.count()).toBe(100);
+    expectNoBrowserErrors(page);
+  });
 });

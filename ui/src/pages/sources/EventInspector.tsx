@@ -1,6 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useMemo, useState } from "react";
 import { useServerEvents, type SseMessage } from "../../api/sse";
+import { useFrameBatch } from "../../hooks/useFrameBatch";
 import type { EventSummaryView } from "../../api/types";
 import { CopyButton } from "../../components/CopyButton";
 import { EmptyState } from "../../components/EmptyState";
@@ -39,15 +40,17 @@ export function EventInspector({ sourceId }: { sourceId: string }) {
   const [live, setLive] = useState<EventSummaryView[]>([]);
   const [selectedId, setSelectedId] = useState<string | null>(null);
 
-  const onMessage = useCallback((message: SseMessage) => {
-    let summary: EventSummaryView;
-    try {
-      summary = JSON.parse(message.data) as EventSummaryView;
-    } catch {
-      return;
-    }
-    setLive((current) => [summary, ...current].slice(0, SHOWN));
-  }, []);
+  const addLive = useFrameBatch<EventSummaryView>((arrived) => setLive((current) => [...arrived.reverse(), ...current].slice(0, SHOWN)));
+  const onMessage = useCallback(
+    (message: SseMessage) => {
+      try {
+        addLive(JSON.parse(message.data) as EventSummaryView);
+      } catch {
+        // Not an event summary: nothing to show.
+      }
+    },
+    [addLive],
+  );
   // After a dropped connection: load the list again, so that nothing sent meanwhile is missing.
   const onReconnect = useCallback(() => void queryClient.invalidateQueries({ queryKey: sourceKeys.events(sourceId) }), [queryClient, sourceId]);
   const stream = useServerEvents(`/v1/sources/${encodeURIComponent(sourceId)}/sse`, onMessage, onReconnect);

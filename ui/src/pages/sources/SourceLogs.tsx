@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useMemo, useState } from "react";
 import { useServerEvents, type SseMessage } from "../../api/sse";
+import { useFrameBatch } from "../../hooks/useFrameBatch";
 import { EmptyState } from "../../components/EmptyState";
 import { ErrorMessage } from "../../components/ErrorMessage";
 import { Loading } from "../../components/Loading";
@@ -10,15 +11,18 @@ import { recentLogs, sourceKeys, type LogView } from "./api";
 export function SourceLogs({ sourceId }: { sourceId: string }) {
   const query = useQuery({ queryKey: sourceKeys.logs(sourceId), queryFn: ({ signal }) => recentLogs(sourceId, signal) });
   const [live, setLive] = useState<LogView[]>([]);
-  const onMessage = useCallback((message: SseMessage) => {
-    if (message.event !== "log") return;
-    try {
-      const log = JSON.parse(message.data) as LogView;
-      setLive((current) => [log, ...current].slice(0, 500));
-    } catch {
-      // Not a log line: ignored.
-    }
-  }, []);
+  const addLive = useFrameBatch<LogView>((arrived) => setLive((current) => [...arrived.reverse(), ...current].slice(0, 500)));
+  const onMessage = useCallback(
+    (message: SseMessage) => {
+      if (message.event !== "log") return;
+      try {
+        addLive(JSON.parse(message.data) as LogView);
+      } catch {
+        // Not a log line: ignored.
+      }
+    },
+    [addLive],
+  );
   const stream = useServerEvents(`/v1/sources/${encodeURIComponent(sourceId)}/logs/sse`, onMessage);
 
   const logs = useMemo(() => {
