@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAccessibility, expectNoBrowserErrors, screenshot, signIn, startConsole, type ConsoleHarness } from "../helpers/browser.js";
 import { deploySource } from "../helpers/sources.js";
-import { call } from "../helpers/server.js";
+import { call, createUser } from "../helpers/server.js";
 
 const ECHO = `module.exports = {
   name: "Echo", version: "0.1.0",
@@ -182,6 +182,27 @@ describe("the console's Sources pages, in a real browser", { timeout: 60_000 }, 
     await Promise.all(Array.from({ length: 60 }, (_, i) => post(`second burst ${i}`)));
     for (let i = 0; i < 60; i++) await page.getByText(`echo second burst ${i}`, { exact: true }).waitFor();
     expect(await rows.count()).toBe(100);
+    expectNoBrowserErrors(page);
+  });
+
+  it("pages the list, 20 at a time, newest first, with Next and Previous", async () => {
+    const user = await createUser(harness.server, "many-sources");
+    const ids: string[] = [];
+    for (let i = 0; i < 21; i++) ids.push((await deploySource(harness.server, user.key, { component_code: ECHO, name: `paged-${String(i).padStart(2, "0")}`, configured_props: { label: "x" } })).id);
+    const page = await harness.newPage();
+    await signIn(page, user.key);
+    await page.goto("/sources");
+    await page.getByText("1–20 of 21").waitFor();
+    expect(await page.getByRole("link", { name: "paged-20" }).isVisible()).toBe(true);
+    expect(await page.getByRole("link", { name: "paged-00" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Previous" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Next" }).click();
+    await page.getByText("21–21 of 21").waitFor();
+    expect(await page.getByRole("link", { name: "paged-00" }).isVisible()).toBe(true);
+    expect(await page.getByRole("button", { name: "Next" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Previous" }).click();
+    await page.getByText("1–20 of 21").waitFor();
+    expect(await page.getByRole("link", { name: "paged-01" }).isVisible()).toBe(true);
     expectNoBrowserErrors(page);
   });
 });
