@@ -136,7 +136,17 @@ describe("the console's Sources pages, in a real browser", { timeout: 60_000 }, 
     await dialog.waitFor({ state: "hidden" });
     expect((await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key })).status).toBe(200);
 
+    // The open dialog, and the configuration tab, pass the accessibility check too.
+    await checkAccessibility(page, async (twin) => {
+      await twin.getByRole("button", { name: "Delete" }).click();
+      await twin.getByRole("dialog", { name: "Delete doomed-echo?" }).waitFor();
+    });
+    await checkAccessibility(page, async (twin) => {
+      await twin.getByRole("tab", { name: "Configuration" }).click();
+      await twin.getByRole("textbox", { name: "The source's code" }).waitFor();
+    });
     await page.getByRole("button", { name: "Delete" }).click();
+    await screenshot(page, "source-delete-dialog");
     await dialog.getByRole("button", { name: "Delete source" }).click();
     await page.getByRole("heading", { name: "Sources" }).waitFor();
     expect((await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key })).status).toBe(404);

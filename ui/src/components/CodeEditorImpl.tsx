@@ -38,6 +38,8 @@ export default function CodeEditorImpl({ value, onChange, ariaLabel, readOnly = 
         ],
       }),
     });
+    // A long line scrolls sideways: the scroller takes keyboard focus so that it can be scrolled without a mouse.
+    editor.scrollDOM.tabIndex = 0;
     view.current = editor;
     return () => {
       editor.destroy();
