@@ -47,7 +47,7 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
       const context = await browser.newContext({ baseURL: server.url, ...options });
       contexts.push(context);
       // Shorter than the test's own timeout, so that a failure names the locator that never appeared.
-      context.setDefaultTimeout(10_000);
+      context.setDefaultTimeout(20_000);
       const page = await context.newPage();
       watchBrowserErrors(page);
       return page;

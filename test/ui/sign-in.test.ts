@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAccessibility, expectNoBrowserErrors, screenshot, signIn, startConsole, type ConsoleHarness } from "../helpers/browser.js";
 import { call } from "../helpers/server.js";
 
-describe("the console's sign-in and sign-out, in a real browser", () => {
+describe("the console's sign-in and sign-out, in a real browser", { timeout: 120_000 }, () => {
   let harness: ConsoleHarness;
 
   beforeAll(async () => {

@@ -12,7 +12,7 @@ const ECHO = `module.exports = {
   },
 };`;
 
-describe("the console's Sources pages, in a real browser", { timeout: 60_000 }, () => {
+describe("the console's Sources pages, in a real browser", { timeout: 120_000 }, () => {
   let harness: ConsoleHarness;
 
   beforeAll(async () => {
