@@ -8,6 +8,7 @@ import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
+import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 await requirePostgres();
@@ -39,6 +40,7 @@ describeWorkflowContract("postgres", postgresBackend);
 describeSendOutboxContract("postgres", postgresBackend);
 describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);
+describeSessionContract("postgres", postgresBackend);
 
 describe("PostgreSQL migrations beside other schemas", () => {
   const admin = async (statement: string) => {

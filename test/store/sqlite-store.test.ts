@@ -7,6 +7,7 @@ import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
+import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 const sqliteBackend = async () => {
@@ -27,3 +28,4 @@ describeWorkflowContract("sqlite", sqliteBackend);
 describeSendOutboxContract("sqlite", sqliteBackend);
 describeRegistryContract("sqlite", sqliteBackend);
 describeOutboxContract("sqlite", sqliteBackend);
+describeSessionContract("sqlite", sqliteBackend);
