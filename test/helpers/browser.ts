@@ -126,7 +126,9 @@ export async function screenshot(page: Page, name: string): Promise<void> {
  */
 export async function checkAccessibility(page: Page, ready?: (twin: Page) => Promise<unknown>): Promise<void> {
   const state = await page.context().storageState();
-  const context = await page.context().browser()!.newContext({ bypassCSP: true, storageState: state, viewport: page.viewportSize() });
+  // The twin sees what the page sees: size and colour scheme.
+  const colorScheme = (await page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")) ? "dark" : "light";
+  const context = await page.context().browser()!.newContext({ bypassCSP: true, storageState: state, viewport: page.viewportSize(), colorScheme });
   try {
     const twin = await context.newPage();
     // Not "networkidle": a page with a live stream never is.

@@ -128,4 +128,15 @@ describe("the console's sign-in and sign-out, in a real browser", { timeout: 120
     expect([...reached]).toEqual(expect.arrayContaining(["Sources", "Settings", "Sign out"]));
     expectNoBrowserErrors(page);
   });
+
+  it("follows the system's dark mode, with enough contrast", async () => {
+    const page = await harness.newPage({ colorScheme: "dark" });
+    await signIn(page, harness.key);
+    await page.getByRole("heading", { name: "Home" }).waitFor();
+    const background = await page.evaluate("getComputedStyle(document.body).backgroundColor");
+    expect(background).toBe("rgb(15, 18, 22)");
+    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Home" }).waitFor());
+    await screenshot(page, "home-dark");
+    expectNoBrowserErrors(page);
+  });
 });
