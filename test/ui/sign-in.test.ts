@@ -139,4 +139,15 @@ describe("the console's sign-in and sign-out, in a real browser", { timeout: 120
     await screenshot(page, "home-dark");
     expectNoBrowserErrors(page);
   });
+
+  it("never sends a signed-in visitor to another site (next=//elsewhere)", async () => {
+    const page = await harness.newPage();
+    await page.goto(`/sign-in?next=${encodeURIComponent("//evil.example/steal")}`);
+    await page.getByLabel("API key").fill(harness.key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Home" }).waitFor();
+    expect(new URL(page.url()).origin).toBe(harness.url);
+    expect(new URL(page.url()).pathname).toBe("/");
+    expectNoBrowserErrors(page);
+  });
 });
