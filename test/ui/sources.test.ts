@@ -39,6 +39,8 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     await page.getByRole("link", { name: "live-echo" }).click();
     await page.getByRole("heading", { name: "live-echo" }).waitFor();
     await page.getByText("Live: new events appear here").waitFor();
+    // The component's own name and version.
+    await page.getByText("Echo 0.1.0").waitFor();
     // A stranger's body: markup in it must stay text.
     const posted = await fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ note: "hello <img src=x onerror=alert(1)>" }) });
     expect(posted.status).toBe(200);

@@ -46,6 +46,11 @@ export function SourceActions({ source }: { source: SourceListItem }) {
           Delete
         </button>
       </div>
+      {ownedBy ? (
+        <p className="muted">
+          This source is the trigger of the workflow {ownedBy.name}: it is activated, changed and deleted with that workflow.
+        </p>
+      ) : null}
       {run.data ? <RunResult result={run.data} /> : null}
       <ErrorMessage error={run.error} title="Run now failed." />
       <ErrorMessage error={toggle.error} />

@@ -6,7 +6,7 @@ import { CopyButton } from "../../components/CopyButton";
 import { ErrorMessage } from "../../components/ErrorMessage";
 import { Loading } from "../../components/Loading";
 import { RelativeTime } from "../../components/RelativeTime";
-import { getSource, sourceKeys } from "./api";
+import { getComponent, getSource, sourceKeys } from "./api";
 import { EventInspector } from "./EventInspector";
 import { SourceActions } from "./SourceActions";
 import { SourceConfiguration } from "./SourceConfiguration";
@@ -19,6 +19,9 @@ type Tab = (typeof TABS)[number];
 export function SourcePage({ id }: { id: string }) {
   const query = useQuery({ queryKey: sourceKeys.one(id), queryFn: ({ signal }) => getSource(id, signal) });
   const [tab, setTab] = useState<Tab>("Events");
+  // The component's own name (and version) says what runs; shared with the configuration tab's query.
+  const componentId = query.data?.component_id;
+  const component = useQuery({ queryKey: ["components", componentId], queryFn: ({ signal }) => getComponent(componentId ?? "", signal), enabled: componentId !== undefined });
 
   if (query.isPending) return <Loading label="Loading the source…" />;
   if (query.isError) {
@@ -44,7 +47,10 @@ export function SourcePage({ id }: { id: string }) {
           <code>{source.id}</code>
         </dd>
         <dt>Component</dt>
-        <dd>{source.component_key ?? "own code"}</dd>
+        <dd>
+          {component.data ? `${component.data.name} ${component.data.version}` : null}
+          {source.component_key ? <code className="component-key">{source.component_key}</code> : <span className="muted"> (own code)</span>}
+        </dd>
         <dt>Active</dt>
         <dd>{source.active ? "yes" : "no"}</dd>
         {source.endpoint_url ? (
