@@ -166,8 +166,14 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     openapi: {
       openapi: "3.1.0",
       info: { title: "Runnel API", version: RUNNEL_VERSION, description: "Sources, workflows and their events and errors." },
-      components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
-      security: [{ bearerAuth: [] }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: "http", scheme: "bearer" },
+          // The web console's session (POST /v1/sessions); unsafe methods also need the server's own Origin.
+          cookieAuth: { type: "apiKey", in: "cookie", name: "runnel_session" },
+        },
+      },
+      security: [{ bearerAuth: [] }, { cookieAuth: [] }],
     },
   });
 

@@ -65,6 +65,8 @@ describe("the web console served at / (built dist/ui)", () => {
     expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     expect(asset.headers.get("content-security-policy")).toBe(CSP);
     expect(asset.headers.get("x-content-type-options")).toBe("nosniff");
+    // React's production build, even when the build ran under the tests (NODE_ENV=test).
+    expect(await asset.text()).not.toContain("Download the React DevTools");
 
     const missing = await fetch(`${server.url}/assets/index-00000000.js`, { headers: HTML });
     expect(missing.status).toBe(404);

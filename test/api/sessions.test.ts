@@ -192,6 +192,9 @@ describe("console sessions (POST /v1/sessions, the session cookie, sign-in links
     expect(document.status).toBe(200);
     expect(Object.keys(document.body.paths)).toEqual(expect.arrayContaining(["/v1/sessions", "/v1/sessions/current", "/v1/sessions/links"]));
     expect(document.body.paths["/v1/sessions"].post.requestBody.content["application/json"].schema.properties).toHaveProperty("sign_in_token");
+    // Signing in needs no key; the cookie is a documented way to authenticate.
+    expect(document.body.paths["/v1/sessions"].post.security).toEqual([]);
+    expect(document.body.components.securitySchemes.cookieAuth).toEqual({ type: "apiKey", in: "cookie", name: "runnel_session" });
   });
 });
 

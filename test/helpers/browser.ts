@@ -46,6 +46,8 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
     async newPage(options = {}) {
       const context = await browser.newContext({ baseURL: server.url, ...options });
       contexts.push(context);
+      // Shorter than the test's own timeout, so that a failure names the locator that never appeared.
+      context.setDefaultTimeout(20_000);
       const page = await context.newPage();
       watchBrowserErrors(page);
       return page;
@@ -120,15 +122,17 @@ export async function screenshot(page: Page, name: string): Promise<void> {
  * violations. axe is injected as a script, which the console's CSP forbids,
  * so it runs in a twin page of a context that bypasses CSP (with the same
  * cookies); the page under test keeps the real policy. `ready` waits for
- * what must be shown before checking (a heading, a table).
+ * what must be shown before checking (a heading, a table): pass it.
  */
 export async function checkAccessibility(page: Page, ready?: (twin: Page) => Promise<unknown>): Promise<void> {
   const state = await page.context().storageState();
-  const context = await page.context().browser()!.newContext({ bypassCSP: true, storageState: state, viewport: page.viewportSize() });
+  // The twin sees what the page sees: size and colour scheme.
+  const colorScheme = (await page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")) ? "dark" : "light";
+  const context = await page.context().browser()!.newContext({ bypassCSP: true, storageState: state, viewport: page.viewportSize(), colorScheme });
   try {
     const twin = await context.newPage();
-    await twin.goto(page.url());
-    await twin.waitForLoadState("networkidle");
+    // Not "networkidle": a page with a live stream never is.
+    await twin.goto(page.url(), { waitUntil: "load" });
     if (ready) await ready(twin);
     await twin.addScriptTag({ path: axePath });
     // A string, evaluated in the page: the tests' TypeScript has no DOM types.

@@ -9,6 +9,7 @@ import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
+import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 await requirePostgres();
@@ -41,6 +42,7 @@ describeSendOutboxContract("postgres", postgresBackend);
 describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);
 describeActivityContract("postgres", postgresBackend);
+describeSessionContract("postgres", postgresBackend);
 
 describe("PostgreSQL migrations beside other schemas", () => {
   const admin = async (statement: string) => {

@@ -8,6 +8,7 @@ import { describeOutboxContract } from "./outbox-contract.js";
 import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
+import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 
 const sqliteBackend = async () => {
@@ -29,3 +30,4 @@ describeSendOutboxContract("sqlite", sqliteBackend);
 describeRegistryContract("sqlite", sqliteBackend);
 describeOutboxContract("sqlite", sqliteBackend);
 describeActivityContract("sqlite", sqliteBackend);
+describeSessionContract("sqlite", sqliteBackend);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAccessibility, expectNoBrowserErrors, screenshot, signIn, startConsole, type ConsoleHarness } from "../helpers/browser.js";
 import { call } from "../helpers/server.js";
 
-describe("the console's sign-in and sign-out, in a real browser", () => {
+describe("the console's sign-in and sign-out, in a real browser", { timeout: 120_000 }, () => {
   let harness: ConsoleHarness;
 
   beforeAll(async () => {
@@ -126,6 +126,28 @@ describe("the console's sign-in and sign-out, in a real browser", () => {
       reached.add(String(await page.evaluate("document.activeElement.textContent")));
     }
     expect([...reached]).toEqual(expect.arrayContaining(["Sources", "Settings", "Sign out"]));
+    expectNoBrowserErrors(page);
+  });
+
+  it("follows the system's dark mode, with enough contrast", async () => {
+    const page = await harness.newPage({ colorScheme: "dark" });
+    await signIn(page, harness.key);
+    await page.getByRole("heading", { name: "Home" }).waitFor();
+    const background = await page.evaluate("getComputedStyle(document.body).backgroundColor");
+    expect(background).toBe("rgb(15, 18, 22)");
+    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Home" }).waitFor());
+    await screenshot(page, "home-dark");
+    expectNoBrowserErrors(page);
+  });
+
+  it("never sends a signed-in visitor to another site (next=//elsewhere)", async () => {
+    const page = await harness.newPage();
+    await page.goto(`/sign-in?next=${encodeURIComponent("//evil.example/steal")}`);
+    await page.getByLabel("API key").fill(harness.key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Home" }).waitFor();
+    expect(new URL(page.url()).origin).toBe(harness.url);
+    expect(new URL(page.url()).pathname).toBe("/");
     expectNoBrowserErrors(page);
   });
 });

@@ -31,13 +31,15 @@ export default function CodeEditorImpl({ value, onChange, ariaLabel, readOnly = 
           EditorView.editable.of(!readOnly),
           EditorState.readOnly.of(readOnly),
           EditorView.contentAttributes.of({ "aria-label": ariaLabel }),
-          EditorView.theme({ "&": { minHeight }, ".cm-scroller": { minHeight } }),
+          EditorView.theme({ ".cm-content, .cm-gutter": { minHeight }, ".cm-scroller": { fontFamily: "var(--mono)" } }),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
           }),
         ],
       }),
     });
+    // A long line scrolls sideways: the scroller takes keyboard focus so that it can be scrolled without a mouse.
+    editor.scrollDOM.tabIndex = 0;
     view.current = editor;
     return () => {
       editor.destroy();

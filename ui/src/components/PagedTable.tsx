@@ -10,6 +10,8 @@ export interface Column<T> {
   cell: (row: T) => ReactNode;
   /** Narrow columns (actions, flags) keep their width. */
   className?: string;
+  /** Shown only when this says so of the page's rows (a field not every server version answers). */
+  showIf?: (rows: T[]) => boolean;
 }
 
 export interface PagedTableProps<T> {
@@ -61,6 +63,7 @@ export function PagedTable<T>({ queryKey, fetchPage, columns, rowKey, caption, e
   }
 
   const page = query.data;
+  const shown = columns.filter((column) => !column.showIf || column.showIf(page.data));
   const { total_count: total, count, start_cursor: start, end_cursor: end } = page.page_info;
   if (total === 0 && position.offset === 0) return <>{empty}</>;
   const hasNext = position.offset + count < total && end !== null;
@@ -73,7 +76,7 @@ export function PagedTable<T>({ queryKey, fetchPage, columns, rowKey, caption, e
           <caption className="visually-hidden">{caption}</caption>
           <thead>
             <tr>
-              {columns.map((column) => (
+              {shown.map((column) => (
                 <th key={column.header} scope="col" className={column.className}>
                   {column.header}
                 </th>
@@ -83,7 +86,7 @@ export function PagedTable<T>({ queryKey, fetchPage, columns, rowKey, caption, e
           <tbody>
             {page.data.map((row) => (
               <tr key={rowKey(row)}>
-                {columns.map((column) => (
+                {shown.map((column) => (
                   <td key={column.header} className={column.className} data-label={column.header}>
                     {column.cell(row)}
                   </td>

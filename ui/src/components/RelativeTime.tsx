@@ -28,17 +28,19 @@ export function relativeText(date: Date, now: number): string {
 
 /** A time shown relative to now (kept current), with the exact time on hover and for machines. */
 export function RelativeTime({ value }: { value: number | string | null | undefined }) {
-  const [now, setNow] = useState(() => Date.now());
+  // Re-rendered every 30 s to stay current; "now" is read at each render, so a time just set never shows in the future.
+  const [, setTick] = useState(0);
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 30_000);
+    const timer = setInterval(() => setTick((tick) => tick + 1), 30_000);
     return () => clearInterval(timer);
   }, []);
+  const now = Date.now();
   if (value === null || value === undefined) return <span className="muted">never</span>;
   const date = toDate(value);
   if (Number.isNaN(date.getTime())) return <span className="muted">unknown</span>;
   return (
     <time dateTime={date.toISOString()} title={date.toLocaleString()}>
-      {relativeText(date, now)}
+      {relativeText(new Date(Math.min(date.getTime(), now)), now)}
     </time>
   );
 }

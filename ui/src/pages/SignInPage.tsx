@@ -7,7 +7,8 @@ import { PendingButton } from "../components/PendingButton";
 
 /** Where to go after signing in: only a path of this console, never another site. */
 export function safeNext(next: string | undefined): string {
-  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/sign-in") ? next : "/";
+  // "//host" and "/\host" are other sites to a browser.
+  return next && next.startsWith("/") && !next.startsWith("//") && !next.includes("\\") && !next.startsWith("/sign-in") ? next : "/";
 }
 
 /**

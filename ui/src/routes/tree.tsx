@@ -3,7 +3,8 @@ import { queryClient } from "../api/query-client";
 import { HomePage } from "../pages/HomePage";
 import { SignInPage } from "../pages/SignInPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
-import { errorsPlaceholder, settingsPlaceholder, sourcesPlaceholder, subscriptionsPlaceholder, workflowsPlaceholder } from "./placeholders";
+import { sourceRoute, sourcesRoute } from "../pages/sources/routes";
+import { deploySourcePlaceholder, errorsPlaceholder, settingsPlaceholder, subscriptionsPlaceholder, workflowsPlaceholder } from "./placeholders";
 import { appRoute, rootRoute } from "./root";
 
 /**
@@ -26,7 +27,7 @@ const homeRoute = createRoute({ getParentRoute: () => appRoute, path: "/", compo
 
 export const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([homeRoute, sourcesPlaceholder, workflowsPlaceholder, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
+  appRoute.addChildren([homeRoute, sourcesRoute, sourceRoute, deploySourcePlaceholder, workflowsPlaceholder, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
 ]);
 
 export const router = createRouter({
