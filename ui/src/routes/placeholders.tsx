@@ -1,9 +1,10 @@
 import { createRoute } from "@tanstack/react-router";
 import { Placeholder } from "../pages/Placeholder";
+import { redirectDeployUrl } from "../pages/deploy/routes";
 import { appRoute } from "./root";
 
 // Sections whose pages are being built: each helper deletes its own placeholder here when adding its routes.
-export const sourcesPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/sources", component: () => <Placeholder title="Sources" /> });
+export const sourcesPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/sources", beforeLoad: redirectDeployUrl, component: () => <Placeholder title="Sources" /> });
 export const workflowsPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/workflows", component: () => <Placeholder title="Workflows" /> });
 export const errorsPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/errors", component: () => <Placeholder title="Errors" /> });
 export const subscriptionsPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/subscriptions", component: () => <Placeholder title="Subscriptions" /> });
