@@ -39,7 +39,7 @@ export function ArrayInput({ id, describedBy, invalid, label, value, onChange, i
           </li>
         ))}
       </ol>
-      <button type="button" onClick={() => onChange([...items, ""])} disabled={disabled}>
+      <button type="button" onClick={() => onChange([...items, ""])} disabled={disabled} aria-label={`Add an item to ${label}`}>
         Add an item
       </button>
     </div>

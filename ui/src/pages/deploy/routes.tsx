@@ -1,5 +1,7 @@
-import { createRoute, lazyRouteComponent, redirect, type ParsedLocation } from "@tanstack/react-router";
+import { createRoute, redirect, type ParsedLocation } from "@tanstack/react-router";
 import { appRoute } from "../../routes/root";
+// Small: the heavy part (CodeMirror) loads on demand inside CodeEditor.
+import { DeployPage } from "./DeployPage";
 
 /** What a deploy URL may carry (the hosted service's patterns). */
 export interface DeploySearch {
@@ -13,8 +15,6 @@ function deploySearch(search: Record<string, unknown>): DeploySearch {
   if (typeof search.url === "string" && search.url !== "") out.url = search.url;
   return out;
 }
-
-const DeployPage = lazyRouteComponent(() => import("./DeployPage"), "DeployPage");
 
 /** `/sources/new[?key=…|?url=…]`: the deploy page, pre-filled by a deploy URL. */
 export const deploySourceRoute = createRoute({
