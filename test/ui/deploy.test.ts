@@ -14,7 +14,7 @@ export default {
   description: "Answers with what it was **configured** with.",
   props: {
     http: { type: "$.interface.http", customResponse: true },
-    token: { type: "string", secret: true, label: "API token", description: "Sent to *the service*. <img src=x onerror=alert(1)>" },
+    token: { type: "string", secret: true, label: "API token", description: "Sent to *the service*. <img src=x><script>document.title = 'owned'</script>" },
     region: { type: "string", label: "Region", options: ["eu", { label: "United States", value: "us" }] },
     limit: { type: "integer", label: "Limit", min: 1, max: 10, optional: true, default: 5 },
     tags: { type: "string[]", label: "Tags", optional: true },
@@ -121,9 +121,11 @@ describe("deploying a source in the console, in a real browser", () => {
     await page.getByRole("heading", { name: "2. Configure and deploy" }).waitFor();
     await page.getByText("Secret echo", { exact: true }).waitFor();
 
-    // The description is the author's Markdown, sanitized: emphasis kept, the image (and its handler) gone.
+    // The description is the author's Markdown, sanitized: emphasis kept, the image and the script gone.
+    // (Not an inline handler here: Chromium reports one as a CSP violation as soon as DOMPurify parses it, blocked but noisy.)
     expect(await page.locator(".field-description em", { hasText: "the service" }).count()).toBe(1);
-    expect(await page.locator("img").count()).toBe(0);
+    expect(await page.locator(".field-description img, .field-description script").count()).toBe(0);
+    expect(await page.title()).not.toBe("owned");
     // The HTTP interface is provided, not asked.
     await page.getByText("an HTTP endpoint, made when the source is deployed.").waitFor();
 
