@@ -229,8 +229,8 @@ describe("deploying a source in the console, in a real browser", () => {
     expectNoBrowserErrors(page);
   }, 60_000);
 
-  it("opens the deploy URL with url= pre-filled; loading it fetches the code from that address", async () => {
-    const page = await harness.newPage();
+  it("opens the deploy URL with url= pre-filled; loading it fetches the code from that address (on a 375 px phone)", async () => {
+    const page = await harness.newPage({ viewport: { width: 375, height: 740 } });
     await signIn(page, harness.key);
     await page.goto(`/sources?action=create&url=${encodeURIComponent(codeUrl)}`);
     await page.waitForURL(/\/sources\/new\?url=/);
@@ -239,6 +239,8 @@ describe("deploying a source in the console, in a real browser", () => {
     await page.getByRole("button", { name: "Load the component" }).click();
     await page.getByText("Fetched from a URL", { exact: true }).waitFor();
     expect(await page.getByLabel("Greeting").isVisible()).toBe(true);
+    // Nothing wider than the phone: no sideways scrolling.
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
     expectNoBrowserErrors(page);
   }, 60_000);
 });

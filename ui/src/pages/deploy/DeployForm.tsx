@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { useCallback, useId, useMemo, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
 import { fieldError } from "../../api/client";
 import type { ComponentView } from "../../api/types";
 import { ErrorMessage } from "../../components/ErrorMessage";
@@ -24,6 +24,9 @@ export function DeployForm({ component }: { component: ComponentView }) {
   const [name, setName] = useState("");
   const [draft, setDraft] = useState<PropsDraft>(() => initialDraft(props));
   const [checkErrors, setCheckErrors] = useState<PropErrors>({});
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A keyboard or screen reader user lands on the step that just appeared, not back at the top.
+  useEffect(() => heading.current?.focus(), []);
 
   const deploy = useMutation({
     mutationFn: (configured: Record<string, unknown>) => deploySource({ component_id: component.id, ...(name.trim() ? { name: name.trim() } : {}), configured_props: configured }),
@@ -60,7 +63,9 @@ export function DeployForm({ component }: { component: ComponentView }) {
   const hasCheckErrors = Object.values(checkErrors).some(Boolean);
   return (
     <form className="card deploy-step" onSubmit={submit} aria-labelledby={titleId} noValidate>
-      <h2 id={titleId}>2. Configure and deploy</h2>
+      <h2 id={titleId} ref={heading} tabIndex={-1}>
+        2. Configure and deploy
+      </h2>
       <div className="component-summary">
         <p>
           <strong>{component.name}</strong> <span className="muted">{`version ${component.version}${component.key ? ` · ${component.key}` : ""}`}</span>
