@@ -119,7 +119,8 @@ export function ComponentPicker({ initialKey, initialUrl, onLoaded }: ComponentP
 
       {method === "code" ? (
         <div className="field">
-          <span className="field-label" id={`${legendId}-code`}>
+          {/* The editor is named by its aria-label; this is the visible caption. */}
+          <span className="field-label" aria-hidden="true">
             Component code
           </span>
           <CodeEditor ariaLabel="Component code" value={code} onChange={setCode} minHeight="14rem" />
