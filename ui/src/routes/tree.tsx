@@ -4,7 +4,8 @@ import { HomePage } from "../pages/HomePage";
 import { SignInPage } from "../pages/SignInPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
 import { sourceRoute, sourcesRoute } from "../pages/sources/routes";
-import { deploySourcePlaceholder, errorsPlaceholder, settingsPlaceholder, subscriptionsPlaceholder, workflowsPlaceholder } from "./placeholders";
+import { deploySourceRoute } from "../pages/deploy/routes";
+import { errorsPlaceholder, settingsPlaceholder, subscriptionsPlaceholder, workflowsPlaceholder } from "./placeholders";
 import { appRoute, rootRoute } from "./root";
 
 /**
@@ -27,7 +28,7 @@ const homeRoute = createRoute({ getParentRoute: () => appRoute, path: "/", compo
 
 export const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([homeRoute, sourcesRoute, sourceRoute, deploySourcePlaceholder, workflowsPlaceholder, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
+  appRoute.addChildren([homeRoute, sourcesRoute, deploySourceRoute, sourceRoute, workflowsPlaceholder, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
 ]);
 
 export const router = createRouter({

@@ -1,9 +1,10 @@
 import { createRoute } from "@tanstack/react-router";
 import { appRoute } from "../../routes/root";
+import { redirectDeployUrl } from "../deploy/routes";
 import { SourcePage } from "./SourcePage";
 import { SourcesPage } from "./SourcesPage";
 
-export const sourcesRoute = createRoute({ getParentRoute: () => appRoute, path: "/sources", component: SourcesPage });
+export const sourcesRoute = createRoute({ getParentRoute: () => appRoute, path: "/sources", beforeLoad: redirectDeployUrl, component: SourcesPage });
 
 export const sourceRoute = createRoute({
   getParentRoute: () => appRoute,

@@ -1,0 +1,48 @@
+import type { TimerDraft } from "./types";
+
+export interface TimerInputProps {
+  id: string;
+  describedBy: string | undefined;
+  invalid: boolean;
+  label: string;
+  value: TimerDraft;
+  onChange: (value: TimerDraft) => void;
+  disabled?: boolean | undefined;
+}
+
+/** A timer's schedule: every N seconds, or a cron expression (SEED: `{ intervalSeconds }` or `{ cron }`). */
+export function TimerInput({ id, describedBy, invalid, label, value, onChange, disabled }: TimerInputProps) {
+  return (
+    <div className="timer-input">
+      <select id={id} aria-describedby={describedBy} value={value.mode} disabled={disabled} onChange={(event) => onChange({ ...value, mode: event.target.value === "cron" ? "cron" : "interval" })}>
+        <option value="interval">Every N seconds</option>
+        <option value="cron">On a cron schedule</option>
+      </select>
+      {value.mode === "interval" ? (
+        <input
+          type="number"
+          min={1}
+          step={1}
+          inputMode="numeric"
+          aria-label={`${label}: interval in seconds`}
+          aria-invalid={invalid}
+          placeholder="60"
+          value={value.interval}
+          disabled={disabled}
+          onChange={(event) => onChange({ ...value, interval: event.target.value })}
+        />
+      ) : (
+        <input
+          type="text"
+          aria-label={`${label}: cron expression`}
+          aria-invalid={invalid}
+          placeholder="0 * * * *"
+          spellCheck={false}
+          value={value.cron}
+          disabled={disabled}
+          onChange={(event) => onChange({ ...value, cron: event.target.value })}
+        />
+      )}
+    </div>
+  );
+}
