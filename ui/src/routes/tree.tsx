@@ -3,7 +3,8 @@ import { queryClient } from "../api/query-client";
 import { HomePage } from "../pages/HomePage";
 import { SignInPage } from "../pages/SignInPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
-import { errorsPlaceholder, settingsPlaceholder, sourcesPlaceholder, subscriptionsPlaceholder, workflowsPlaceholder } from "./placeholders";
+import { workflowsRoutes } from "../pages/workflows/routes";
+import { errorsPlaceholder, settingsPlaceholder, sourcesPlaceholder, subscriptionsPlaceholder } from "./placeholders";
 import { appRoute, rootRoute } from "./root";
 
 /**
@@ -26,7 +27,7 @@ const homeRoute = createRoute({ getParentRoute: () => appRoute, path: "/", compo
 
 export const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([homeRoute, sourcesPlaceholder, workflowsPlaceholder, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
+  appRoute.addChildren([homeRoute, sourcesPlaceholder, ...workflowsRoutes, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
 ]);
 
 export const router = createRouter({
