@@ -1,12 +1,15 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link } from "@tanstack/react-router";
+import { getRouteApi, Link } from "@tanstack/react-router";
 import { ErrorMessage } from "../../components/ErrorMessage";
 import { Loading } from "../../components/Loading";
 import { getRun, workflowKeys } from "./api";
 import { RunDetails } from "./RunDetails";
 
+const runRoute = getRouteApi("/app/runs/$id");
+
 /** /runs/<id>: one run in full. */
-export function RunPage({ id }: { id: string }) {
+export function RunPage() {
+  const { id } = runRoute.useParams();
   const run = useQuery({ queryKey: workflowKeys.run(id), queryFn: ({ signal }) => getRun(id, signal), staleTime: 60_000 });
   if (run.isPending) return <Loading label="Loading the run…" />;
   if (run.isError) {

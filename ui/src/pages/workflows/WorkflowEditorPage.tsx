@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState, type FormEvent } from "react";
 import { queryClient } from "../../api/query-client";
 import { ErrorMessage } from "../../components/ErrorMessage";
@@ -19,8 +19,11 @@ export function NewWorkflowPage() {
   return <WorkflowEditor workflow={null} initial={emptyDraft()} />;
 }
 
+const editRoute = getRouteApi("/app/workflows/$id/edit");
+
 /** /workflows/<id>/edit: the saved workflow, its code steps' code read from their components. */
-export function EditWorkflowPage({ id }: { id: string }) {
+export function EditWorkflowPage() {
+  const { id } = editRoute.useParams();
   const loaded = useQuery({
     queryKey: [...workflowKeys.one(id), "editable"],
     queryFn: async ({ signal }) => {

@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { queryClient } from "../../api/query-client";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
@@ -36,8 +36,11 @@ const logColumns: Array<Column<LogView>> = [
   { header: "Text", cell: (log) => <span className="log-text">{log.text}</span> },
 ];
 
+const workflowRoute = getRouteApi("/app/workflows/$id");
+
 /** /workflows/<id>: the workflow's trigger, its runs and logs; run now, pause or activate, delete. */
-export function WorkflowPage({ id }: { id: string }) {
+export function WorkflowPage() {
+  const { id } = workflowRoute.useParams();
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
   const workflow = useQuery({ queryKey: workflowKeys.one(id), queryFn: ({ signal }) => getWorkflow(id, signal) });

@@ -3,7 +3,12 @@ import { appRoute } from "../../routes/root";
 import { WorkflowsPage } from "./WorkflowsPage";
 import "./workflows.css";
 
-/** The workflows section: list, create, edit (heavy: CodeMirror, loaded on demand), one workflow, one run. */
+/**
+ * The workflows section: list, create, edit, one workflow, one run. All but the
+ * list load on demand (the editor brings CodeMirror); the router preloads a
+ * lazy route component before showing it, so each page is the route's
+ * component itself and reads its `$id` through getRouteApi.
+ */
 export const workflowsRoute = createRoute({ getParentRoute: () => appRoute, path: "/workflows", component: WorkflowsPage });
 
 export const newWorkflowRoute = createRoute({
@@ -12,34 +17,22 @@ export const newWorkflowRoute = createRoute({
   component: lazyRouteComponent(() => import("./WorkflowEditorPage"), "NewWorkflowPage"),
 });
 
-const EditWorkflowPage = lazyRouteComponent(() => import("./WorkflowEditorPage"), "EditWorkflowPage");
 export const editWorkflowRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/workflows/$id/edit",
-  component: function EditWorkflowRoute() {
-    const { id } = editWorkflowRoute.useParams();
-    return <EditWorkflowPage id={id} />;
-  },
+  component: lazyRouteComponent(() => import("./WorkflowEditorPage"), "EditWorkflowPage"),
 });
 
-const WorkflowPage = lazyRouteComponent(() => import("./WorkflowPage"), "WorkflowPage");
 export const workflowRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/workflows/$id",
-  component: function WorkflowRoute() {
-    const { id } = workflowRoute.useParams();
-    return <WorkflowPage key={id} id={id} />;
-  },
+  component: lazyRouteComponent(() => import("./WorkflowPage"), "WorkflowPage"),
 });
 
-const RunPage = lazyRouteComponent(() => import("./RunPage"), "RunPage");
 export const runRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/runs/$id",
-  component: function RunRoute() {
-    const { id } = runRoute.useParams();
-    return <RunPage key={id} id={id} />;
-  },
+  component: lazyRouteComponent(() => import("./RunPage"), "RunPage"),
 });
 
 export const workflowsRoutes = [workflowsRoute, newWorkflowRoute, editWorkflowRoute, workflowRoute, runRoute];

@@ -1,0 +1,143 @@
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkAccessibility, expectNoBrowserErrors, screenshot, signIn, startConsole, type ConsoleHarness } from "../helpers/browser.js";
+import { call } from "../helpers/server.js";
+import { runsOf, waitFor } from "../workflows/helpers.js";
+
+const SHOUT = `export default defineComponent({
+  async run({ steps, $ }) {
+    const name = steps.trigger.event.body.name;
+    $.export("$summary", "Greeted " + name);
+    return { greeting: "HELLO " + name.toUpperCase() };
+  },
+});
+`;
+
+const COUNT = `export default defineComponent({
+  async run({ steps, $ }) {
+    console.log("counting the greeting");
+    return { letters: steps.shout.$return_value.greeting.length };
+  },
+});
+`;
+
+const THROW = `export default defineComponent({
+  async run({ steps, $ }) {
+    throw new Error("count failed on purpose");
+  },
+});
+`;
+
+/**
+ * Replaces the whole text of a CodeMirror editor the way a person does: select
+ * all, paste. (Typing many lines with insertText makes Chromium's own editing
+ * add style attributes, which the console's CSP rightly refuses.)
+ */
+async function replaceCode(page: Page, label: string, code: string): Promise<void> {
+  const editor = page.getByLabel(label, { exact: true });
+  await editor.click();
+  await page.keyboard.press("ControlOrMeta+A");
+  // The tests' TypeScript has no DOM types: the page's globals are reached untyped.
+  await editor.evaluate((element: any, text: string) => {
+    const page: any = globalThis;
+    const data = new page.DataTransfer();
+    data.setData("text/plain", text);
+    element.dispatchEvent(new page.ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, code);
+  await expect.poll(() => editor.textContent()).toContain(code.split("\n")[2]!.trim());
+}
+
+describe("the console's workflows pages, in a real browser", () => {
+  let harness: ConsoleHarness;
+
+  beforeAll(async () => {
+    harness = await startConsole();
+  }, 240_000);
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it("creates a two-step HTTP workflow, shows its run's timeline and results; then a step that throws, and its error with the stack", async () => {
+    const page = await harness.newPage();
+    await signIn(page, harness.key);
+    await page.goto("/workflows");
+    await page.getByRole("heading", { name: "No workflows yet." }).or(page.getByText("No workflows yet.")).first().waitFor();
+
+    // Create: name, HTTP trigger (the default), two code steps.
+    await page.getByRole("link", { name: "Create a workflow" }).first().click();
+    await page.getByRole("heading", { name: "New workflow" }).waitFor();
+    await page.getByRole("textbox", { name: "Name", exact: true }).fill("Greeter");
+    expect(await page.getByRole("radio", { name: /HTTP request/ }).isChecked()).toBe(true);
+    await page.getByLabel("Name of step 1").fill("shout");
+    await replaceCode(page, "Code of step 1", SHOUT);
+    await page.getByRole("button", { name: "Add a code step" }).click();
+    // Named like the first one: the API refuses it, and the form shows why at that step's name.
+    await page.getByLabel("Name of step 2").fill("shout");
+    await replaceCode(page, "Code of step 2", COUNT);
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    const nameError = page.getByText('Two steps are named "shout"').first();
+    await nameError.waitFor();
+    expect(await page.getByLabel("Name of step 2").getAttribute("aria-invalid")).toBe("true");
+
+    await page.getByLabel("Name of step 2").fill("count");
+    await screenshot(page, "workflow-editor");
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    await page.getByRole("heading", { name: "Edit Greeter" }).waitFor();
+    const id = /\/workflows\/([^/]+)\/edit/.exec(page.url())![1]!;
+    // The editor shows the saved steps again, code read back from their components.
+    await expect.poll(() => page.getByLabel("Code of step 2", { exact: true }).textContent()).toContain("steps.shout.$return_value.greeting.length");
+    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Edit Greeter" }).waitFor());
+
+    const workflow = (await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).body.data;
+    expect(workflow.steps.map((step: { name: string }) => step.name)).toEqual(["shout", "count"]);
+    const endpoint: string = workflow.trigger.endpoint_url;
+
+    // The list: name, trigger with its endpoint.
+    await page.goto("/workflows");
+    await page.getByRole("link", { name: "Greeter" }).waitFor();
+    expect(await page.getByText(endpoint).isVisible()).toBe(true);
+    await screenshot(page, "workflows");
+
+    // Call it, and open the run from the workflow's page.
+    expect((await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Ada" }) })).status).toBe(200);
+    const [run] = await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length === 1, "the first run");
+    await page.getByRole("link", { name: "Greeter" }).click();
+    await page.getByRole("heading", { name: "Greeter" }).waitFor();
+    await page.getByRole("link", { name: run.id }).click();
+    await page.getByRole("heading", { name: `Run ${run.id}` }).waitFor();
+    const timeline = page.getByRole("list", { name: "Timeline of the steps" });
+    expect(await timeline.getByRole("listitem").count()).toBe(2);
+    expect(await timeline.textContent()).toMatch(/shout.*count/);
+    const shout = page.getByRole("region", { name: "Step shout" });
+    const count = page.getByRole("region", { name: "Step count" });
+    expect(await shout.textContent()).toContain('"HELLO ADA"');
+    expect(await shout.textContent()).toContain("$summary: Greeted Ada");
+    expect(await count.getByRole("tree", { name: "Return value of count" }).textContent()).toContain("9");
+    expect(await count.textContent()).toContain("counting the greeting");
+    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: `Run ${run.id}` }).waitFor());
+    await screenshot(page, "run");
+
+    // Make the second step throw, call it again, and open the failed run.
+    await page.goto(`/workflows/${id}/edit`);
+    await page.getByRole("heading", { name: "Edit Greeter" }).waitFor();
+    await expect.poll(() => page.getByLabel("Code of step 2", { exact: true }).textContent()).toContain("steps.shout");
+    await replaceCode(page, "Code of step 2", THROW);
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("status").getByText("Saved.").waitFor();
+
+    await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Bob" }) });
+    const runs = await waitFor(() => runsOf(harness.server, harness.key, id), (list) => list.length === 2, "the failed run");
+    const failed = runs.find((item) => item.status === "error");
+    expect(failed).toBeDefined();
+    await page.goto(`/workflows/${id}`);
+    await page.getByRole("link", { name: failed.id }).click();
+    const error = page.getByRole("region", { name: "Error" });
+    await error.waitFor();
+    expect(await error.getByRole("heading").textContent()).toContain("in step count");
+    expect(await error.textContent()).toContain("count failed on purpose");
+    const stack = error.locator("pre.stack");
+    expect(await stack.textContent()).toMatch(/Error: count failed on purpose\n\s+at /);
+    expect(await page.getByRole("region", { name: "Step shout" }).textContent()).toContain('"HELLO BOB"');
+    expectNoBrowserErrors(page);
+  }, 60_000);
+});
