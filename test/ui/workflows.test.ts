@@ -61,7 +61,7 @@ describe("the console's workflows pages, in a real browser", () => {
     const page = await harness.newPage();
     await signIn(page, harness.key);
     await page.goto("/workflows");
-    await page.getByRole("heading", { name: "No workflows yet." }).or(page.getByText("No workflows yet.")).first().waitFor();
+    await page.getByRole("heading", { name: "Workflows" }).waitFor();
 
     // Create: name, HTTP trigger (the default), two code steps.
     await page.getByRole("link", { name: "Create a workflow" }).first().click();
@@ -88,6 +88,18 @@ describe("the console's workflows pages, in a real browser", () => {
     await expect.poll(() => page.getByLabel("Code of step 2", { exact: true }).textContent()).toContain("steps.shout.$return_value.greeting.length");
     await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Edit Greeter" }).waitFor());
 
+    // A test run with the sample event, where the server has POST /v1/workflows/<id>/runs (issue 16's console API).
+    const hasRuns = (await call(harness.url, "POST", `/v1/workflows/${id}/runs?wait=true`, { key: harness.key, json: { event: { body: { name: "Probe" } } } })).status !== 404;
+    await page.getByLabel("Sample event (JSON)").fill('{"body": {"name": "Tess"}}');
+    await page.getByRole("button", { name: "Run with this event" }).click();
+    if (hasRuns) {
+      const result = page.locator(".test-run-result");
+      await result.getByRole("region", { name: "Step shout" }).waitFor();
+      expect(await result.textContent()).toContain('"HELLO TESS"');
+    } else {
+      await page.getByText("This server cannot make test runs yet").waitFor();
+    }
+
     const workflow = (await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).body.data;
     expect(workflow.steps.map((step: { name: string }) => step.name)).toEqual(["shout", "count"]);
     const endpoint: string = workflow.trigger.endpoint_url;
@@ -100,7 +112,8 @@ describe("the console's workflows pages, in a real browser", () => {
 
     // Call it, and open the run from the workflow's page.
     expect((await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Ada" }) })).status).toBe(200);
-    const [run] = await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length === 1, "the first run");
+    const before = hasRuns ? 2 : 0; // the probe's and the test run's
+    const [run] = await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length === before + 1, "the first run");
     await page.getByRole("link", { name: "Greeter" }).click();
     await page.getByRole("heading", { name: "Greeter" }).waitFor();
     await page.getByRole("link", { name: run.id }).click();
@@ -126,8 +139,9 @@ describe("the console's workflows pages, in a real browser", () => {
     await page.getByRole("status").getByText("Saved.").waitFor();
 
     await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Bob" }) });
-    const runs = await waitFor(() => runsOf(harness.server, harness.key, id), (list) => list.length === 2, "the failed run");
-    const failed = runs.find((item) => item.status === "error");
+    const runs = await waitFor(() => runsOf(harness.server, harness.key, id), (list) => list.length === before + 2, "the failed run");
+    const failed = runs[0];
+    expect(failed.status).toBe("error");
     expect(failed).toBeDefined();
     await page.goto(`/workflows/${id}`);
     await page.getByRole("link", { name: failed.id }).click();
@@ -138,6 +152,51 @@ describe("the console's workflows pages, in a real browser", () => {
     const stack = error.locator("pre.stack");
     expect(await stack.textContent()).toMatch(/Error: count failed on purpose\n\s+at /);
     expect(await page.getByRole("region", { name: "Step shout" }).textContent()).toContain('"HELLO BOB"');
+    expectNoBrowserErrors(page);
+  }, 60_000);
+
+  it("pauses and activates a workflow, says why an empty name is refused, and deletes with confirmation", async () => {
+    const created = await call(harness.url, "POST", "/v1/workflows", {
+      key: harness.key,
+      json: { name: "Nightly", trigger: { type: "timer", cron: "0 3 * * *" }, steps: [{ name: "noop", code: "export default defineComponent({ async run() { return 1; } })" }] },
+    });
+    expect(created.status).toBe(200);
+    const id: string = created.body.data.id;
+    const page = await harness.newPage({ viewport: { width: 375, height: 740 } });
+    await signIn(page, harness.key);
+    await page.goto(`/workflows/${id}`);
+    await page.getByRole("heading", { name: "Nightly" }).waitFor();
+    expect(await page.getByText("Timer, cron 0 3 * * *").isVisible()).toBe(true);
+    await page.getByText("No runs yet.").waitFor();
+
+    await page.getByRole("button", { name: "Pause" }).click();
+    await page.getByRole("button", { name: "Activate" }).waitFor();
+    expect((await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).body.data.active).toBe(false);
+    await page.getByRole("button", { name: "Activate" }).click();
+    await page.getByRole("button", { name: "Pause" }).waitFor();
+    expect((await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).body.data.active).toBe(true);
+
+    // The editor reads the timer back, and shows the API's refusal of an empty name at the name.
+    await page.getByRole("link", { name: "Edit" }).click();
+    await page.getByRole("heading", { name: "Edit Nightly" }).waitFor();
+    expect(await page.getByRole("radio", { name: /Timer/ }).isChecked()).toBe(true);
+    expect(await page.getByLabel("Cron expression").inputValue()).toBe("0 3 * * *");
+    await page.getByRole("textbox", { name: "Name", exact: true }).fill("");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("name must be a non-empty string").first().waitFor();
+    expect(await page.getByRole("textbox", { name: "Name", exact: true }).getAttribute("aria-invalid")).toBe("true");
+
+    await page.goto(`/workflows/${id}`);
+    await page.getByRole("button", { name: "Delete" }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete Nightly?" });
+    await dialog.waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    expect((await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).status).toBe(200);
+    await page.getByRole("button", { name: "Delete" }).click();
+    await dialog.getByRole("button", { name: "Delete workflow" }).click();
+    await page.getByRole("heading", { name: "Workflows" }).waitFor();
+    expect((await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).status).toBe(404);
+    expect(await page.getByRole("link", { name: "Nightly" }).count()).toBe(0);
     expectNoBrowserErrors(page);
   }, 60_000);
 });
