@@ -8,6 +8,7 @@ const SHOUT = `export default defineComponent({
   async run({ steps, $ }) {
     const name = steps.trigger.event.body.name;
     $.export("$summary", "Greeted " + name);
+    $.send.emit({ raw_event: { greeted: name } });
     return { greeting: "HELLO " + name.toUpperCase() };
   },
 });
@@ -116,6 +117,8 @@ describe("the console's workflows pages, in a real browser", () => {
     const [run] = await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length === before + 1, "the first run");
     await page.getByRole("link", { name: "Greeter" }).click();
     await page.getByRole("heading", { name: "Greeter" }).waitFor();
+    // What the run emitted, listed with its event.
+    await page.getByRole("tree", { name: /^Emitted event / }).first().waitFor();
     await page.getByRole("link", { name: run.id }).click();
     await page.getByRole("heading", { name: `Run ${run.id}` }).waitFor();
     const timeline = page.getByRole("list", { name: "Timeline of the steps" });
@@ -168,6 +171,7 @@ describe("the console's workflows pages, in a real browser", () => {
     await page.getByRole("heading", { name: "Nightly" }).waitFor();
     expect(await page.getByText("Timer, cron 0 3 * * *").isVisible()).toBe(true);
     await page.getByText("No runs yet.").waitFor();
+    await page.getByText("Nothing emitted yet.").waitFor();
 
     await page.getByRole("button", { name: "Pause" }).click();
     await page.getByRole("button", { name: "Activate" }).waitFor();

@@ -9,11 +9,12 @@ import { Loading } from "../../components/Loading";
 import { PagedTable, type Column } from "../../components/PagedTable";
 import { PendingButton } from "../../components/PendingButton";
 import { RelativeTime } from "../../components/RelativeTime";
-import { deleteWorkflow, getWorkflow, listLogs, listRuns, runWorkflow, updateWorkflow, workflowKeys, type LogView } from "./api";
+import { JsonTree } from "../../components/JsonTree";
+import { deleteWorkflow, getWorkflow, listEmits, listLogs, listRuns, runWorkflow, updateWorkflow, workflowKeys, type LogView } from "./api";
 import { formatDuration } from "./format";
 import { StatusBadge } from "./StatusBadge";
 import { TriggerSummary } from "./TriggerSummary";
-import type { RunView } from "./types";
+import type { RunView, WorkflowEmitSummaryView } from "./types";
 
 const runColumns: Array<Column<RunView>> = [
   {
@@ -37,6 +38,12 @@ const logColumns: Array<Column<LogView>> = [
 ];
 
 const workflowRoute = getRouteApi("/app/workflows/$id");
+
+const emitColumns: Array<Column<WorkflowEmitSummaryView>> = [
+  { header: "When", cell: (emit) => <RelativeTime value={emit.indexed_at_ms} /> },
+  { header: "Channel", cell: (emit) => emit.metadata.name || <span className="muted">default</span>, className: "narrow" },
+  { header: "Event", cell: (emit) => (emit.event ? <JsonTree value={emit.event.raw_event} label={`Emitted event ${emit.id}`} defaultExpandedDepth={0} /> : <span className="muted">–</span>) },
+];
 
 /** /workflows/<id>: the workflow's trigger, its runs and logs; run now, pause or activate, delete. */
 export function WorkflowPage() {
@@ -134,6 +141,16 @@ export function WorkflowPage() {
         caption="Runs"
         refetchInterval={5_000}
         empty={<EmptyState title="No runs yet.">{data.trigger.endpoint_url ? <p>Send a request to the endpoint above, or use Run now.</p> : <p>Runs appear here when the trigger fires, or use Run now.</p>}</EmptyState>}
+      />
+
+      <h2>Emitted events</h2>
+      <PagedTable
+        queryKey={workflowKeys.emits(id)}
+        fetchPage={(params, signal) => listEmits(id, params, signal)}
+        columns={emitColumns}
+        rowKey={(emit) => emit.id}
+        caption="Emitted events"
+        empty={<EmptyState title="Nothing emitted yet.">{<p>Events a step sends with $.send.emit appear here.</p>}</EmptyState>}
       />
 
       <h2>Logs</h2>

@@ -2,7 +2,7 @@ import type { Static } from "@sinclair/typebox";
 import type { LogSchema } from "../../../../src/api/schemas/sources.js";
 import { api, apiData, segment } from "../../api/client";
 import type { Page, PageParams } from "../../api/types";
-import type { PublishedComponentView, RegistryEntryView, RunView, SourceView, ComponentView, WorkflowDetails, WorkflowListItem } from "./types";
+import type { PublishedComponentView, RegistryEntryView, RunView, WorkflowEmitSummaryView, SourceView, ComponentView, WorkflowDetails, WorkflowListItem } from "./types";
 
 /** The workflows pages' calls to /v1, and their query keys (so a save refreshes what shows the workflow). */
 export const workflowKeys = {
@@ -11,6 +11,7 @@ export const workflowKeys = {
   one: (id: string) => ["workflows", "one", id] as const,
   runs: (id: string) => ["workflows", "runs", id] as const,
   logs: (id: string) => ["workflows", "logs", id] as const,
+  emits: (id: string) => ["workflows", "emits", id] as const,
   run: (id: string) => ["runs", id] as const,
 };
 
@@ -48,6 +49,11 @@ export type LogView = Static<typeof LogSchema>;
 
 export function listLogs(workflowId: string, params: PageParams, signal: AbortSignal): Promise<Page<LogView>> {
   return api<Page<LogView>>("GET", `/v1/workflows/${segment(workflowId)}/logs`, { query: { ...params }, signal });
+}
+
+/** What the workflow emitted with $.send.emit, each with its event. */
+export function listEmits(workflowId: string, params: PageParams, signal: AbortSignal): Promise<Page<WorkflowEmitSummaryView>> {
+  return api<Page<WorkflowEmitSummaryView>>("GET", `/v1/workflows/${segment(workflowId)}/event_summaries`, { query: { ...params, expand: "event" }, signal });
 }
 
 export function getRun(id: string, signal?: AbortSignal): Promise<RunView> {

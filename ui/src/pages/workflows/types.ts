@@ -3,7 +3,7 @@
  * (types only: nothing of the server is bundled). Kept beside the pages rather
  * than in api/types.ts so that helpers working in parallel do not collide there.
  */
-export type { WorkflowView, RunView } from "../../../../src/api/schemas/workflows.js";
+export type { WorkflowView, RunView, WorkflowEmitSummaryView } from "../../../../src/api/schemas/workflows.js";
 export type { RegistryEntryView, PublishedComponentView } from "../../../../src/api/schemas/registry.js";
 export type { SourceView, ComponentView } from "../../../../src/api/schemas/sources.js";
 
