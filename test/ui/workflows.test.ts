@@ -81,13 +81,13 @@ describe("the console's workflows pages, in a real browser", () => {
     expect(await page.getByLabel("Name of step 2").getAttribute("aria-invalid")).toBe("true");
 
     await page.getByLabel("Name of step 2").fill("count");
-    await screenshot(page, "workflow-editor");
     await page.getByRole("button", { name: "Create workflow" }).click();
     await page.getByRole("heading", { name: "Edit Greeter" }).waitFor();
     const id = /\/workflows\/([^/]+)\/edit/.exec(page.url())![1]!;
     // The editor shows the saved steps again, code read back from their components.
     await expect.poll(() => page.getByLabel("Code of step 2", { exact: true }).textContent()).toContain("steps.shout.$return_value.greeting.length");
     await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Edit Greeter" }).waitFor());
+    await screenshot(page, "workflow-editor");
 
     // A test run with the sample event, where the server has POST /v1/workflows/<id>/runs (issue 16's console API).
     const hasRuns = (await call(harness.url, "POST", `/v1/workflows/${id}/runs?wait=true`, { key: harness.key, json: { event: { body: { name: "Probe" } } } })).status !== 404;
@@ -201,6 +201,45 @@ describe("the console's workflows pages, in a real browser", () => {
     await page.getByRole("heading", { name: "Workflows" }).waitFor();
     expect((await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).status).toBe(404);
     expect(await page.getByRole("link", { name: "Nightly" }).count()).toBe(0);
+    expectNoBrowserErrors(page);
+  }, 60_000);
+
+  it("makes a manual workflow whose step is a published action, with a {{ }} expression in its props", async () => {
+    const code = `export default defineComponent({
+  key: "ui-shout-twice",
+  name: "Shout twice",
+  version: "1.2.0",
+  type: "action",
+  description: "Says **text** twice.",
+  props: { text: { type: "string", label: "Text" } },
+  async run({ $ }) { return this.text + " " + this.text; },
+});
+`;
+    expect((await call(harness.url, "POST", "/v1/components/registry", { key: harness.key, json: { component_code: code, filename: "shout.mjs" } })).status).toBe(201);
+    const page = await harness.newPage();
+    await signIn(page, harness.key);
+    await page.goto("/workflows/new");
+    await page.getByRole("heading", { name: "New workflow" }).waitFor();
+    await page.getByRole("textbox", { name: "Name", exact: true }).fill("By hand");
+    await page.getByRole("radio", { name: /Manual/ }).check();
+    await page.getByRole("button", { name: "Remove step 1" }).click();
+    await page.getByRole("button", { name: "Add a published action" }).click();
+    await page.getByLabel("Name of step 1").fill("twice");
+    await page.getByLabel("Action of step 1").selectOption("ui-shout-twice");
+    // What the action is and takes, from its published component (description as sanitized Markdown).
+    await page.getByText("Shout twice").waitFor();
+    expect(await page.locator(".action-about strong", { hasText: "text" }).count()).toBe(1);
+    await page.getByText("Props: text (required): string").waitFor();
+    await page.getByLabel("Props of step 1 (JSON)").fill('{"text": "{{steps.trigger.event.word}}"}');
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    await page.getByRole("heading", { name: "Edit By hand" }).waitFor();
+    const id = /\/workflows\/([^/]+)\/edit/.exec(page.url())![1]!;
+    const saved = (await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).body.data;
+    expect(saved.trigger.type).toBe("none");
+    expect(saved.steps).toMatchObject([{ name: "twice", key: "ui-shout-twice", props: { text: "{{steps.trigger.event.word}}" } }]);
+    // Read back into the editor as an action step.
+    expect(await page.getByRole("radio", { name: /Manual/ }).isChecked()).toBe(true);
+    expect(await page.getByLabel("Action of step 1").inputValue()).toBe("ui-shout-twice");
     expectNoBrowserErrors(page);
   }, 60_000);
 });

@@ -142,7 +142,7 @@ function WorkflowEditor({ workflow, initial }: { workflow: WorkflowListItem | nu
             {notice}
           </p>
         ) : null}
-        <div className="form-actions sticky-actions">
+        <div className="form-actions">
           <PendingButton type="submit" className="primary" pending={save.isPending} pendingText="Saving…">
             {current ? "Save changes" : "Create workflow"}
           </PendingButton>
