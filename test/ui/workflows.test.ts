@@ -87,6 +87,9 @@ describe("the console's workflows pages, in a real browser", () => {
     // The editor shows the saved steps again, code read back from their components.
     await expect.poll(() => page.getByLabel("Code of step 2", { exact: true }).textContent()).toContain("steps.shout.$return_value.greeting.length");
     await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Edit Greeter" }).waitFor());
+    // CodeMirror measures its lines once they are in view: scroll by them before the full-page picture.
+    await page.getByLabel("Code of step 2", { exact: true }).scrollIntoViewIfNeeded();
+    await page.getByLabel("Code of step 1", { exact: true }).scrollIntoViewIfNeeded();
     await screenshot(page, "workflow-editor");
 
     // A test run with the sample event, where the server has POST /v1/workflows/<id>/runs (issue 16's console API).
