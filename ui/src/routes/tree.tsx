@@ -5,7 +5,8 @@ import { SignInPage } from "../pages/SignInPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
 import { sourceRoute, sourcesRoute } from "../pages/sources/routes";
 import { deploySourceRoute } from "../pages/deploy/routes";
-import { errorsPlaceholder, settingsPlaceholder, subscriptionsPlaceholder, workflowsPlaceholder } from "./placeholders";
+import { workflowsRoutes } from "../pages/workflows/routes";
+import { errorsPlaceholder, settingsPlaceholder, subscriptionsPlaceholder } from "./placeholders";
 import { appRoute, rootRoute } from "./root";
 
 /**
@@ -28,7 +29,7 @@ const homeRoute = createRoute({ getParentRoute: () => appRoute, path: "/", compo
 
 export const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([homeRoute, sourcesRoute, deploySourceRoute, sourceRoute, workflowsPlaceholder, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
+  appRoute.addChildren([homeRoute, sourcesRoute, deploySourceRoute, sourceRoute, ...workflowsRoutes, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
 ]);
 
 export const router = createRouter({

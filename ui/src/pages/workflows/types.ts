@@ -1,0 +1,31 @@
+/**
+ * The API shapes the workflows pages read, from the server's TypeBox schemas
+ * (types only: nothing of the server is bundled). Kept beside the pages rather
+ * than in api/types.ts so that helpers working in parallel do not collide there.
+ */
+export type { WorkflowView, RunView, WorkflowEmitSummaryView } from "../../../../src/api/schemas/workflows.js";
+export type { RegistryEntryView, PublishedComponentView } from "../../../../src/api/schemas/registry.js";
+export type { SourceView, ComponentView } from "../../../../src/api/schemas/sources.js";
+
+import type { WorkflowView, RunView } from "../../../../src/api/schemas/workflows.js";
+
+/**
+ * What the console shows beside each workflow once the server has it (issue 16:
+ * the list's counts). Optional: an older server leaves them out, and the list
+ * shows a dash instead.
+ */
+export interface WorkflowActivity {
+  /** ISO time of the newest run, or null. */
+  last_run_at?: string | null;
+  runs_24h?: number;
+  errors_24h?: number;
+}
+
+export type WorkflowListItem = WorkflowView & WorkflowActivity;
+
+/** GET /v1/workflows/<id>: `{data}` with the hosted API's triggers beside it (only `data` is read). */
+export interface WorkflowDetails {
+  data: WorkflowListItem;
+}
+
+export type RunStep = RunView["steps"][number];
