@@ -5,6 +5,3 @@ import { appRoute } from "./root";
 // Sections whose pages are being built: each helper deletes its own placeholder here when adding its routes.
 export const sourcesPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/sources", component: () => <Placeholder title="Sources" /> });
 export const workflowsPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/workflows", component: () => <Placeholder title="Workflows" /> });
-export const errorsPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/errors", component: () => <Placeholder title="Errors" /> });
-export const subscriptionsPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/subscriptions", component: () => <Placeholder title="Subscriptions" /> });
-export const settingsPlaceholder = createRoute({ getParentRoute: () => appRoute, path: "/settings", component: () => <Placeholder title="Settings" /> });

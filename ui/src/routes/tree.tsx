@@ -3,7 +3,10 @@ import { queryClient } from "../api/query-client";
 import { HomePage } from "../pages/HomePage";
 import { SignInPage } from "../pages/SignInPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
-import { errorsPlaceholder, settingsPlaceholder, sourcesPlaceholder, subscriptionsPlaceholder, workflowsPlaceholder } from "./placeholders";
+import { errorsRoute, workflowErrorsRoute } from "../pages/errors/routes";
+import { settingsRoute } from "../pages/settings/routes";
+import { subscriptionsRoute } from "../pages/subscriptions/routes";
+import { sourcesPlaceholder, workflowsPlaceholder } from "./placeholders";
 import { appRoute, rootRoute } from "./root";
 
 /**
@@ -26,7 +29,7 @@ const homeRoute = createRoute({ getParentRoute: () => appRoute, path: "/", compo
 
 export const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([homeRoute, sourcesPlaceholder, workflowsPlaceholder, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
+  appRoute.addChildren([homeRoute, sourcesPlaceholder, workflowsPlaceholder, errorsRoute, workflowErrorsRoute, subscriptionsRoute, settingsRoute]),
 ]);
 
 export const router = createRouter({
