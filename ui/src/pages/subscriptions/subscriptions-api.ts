@@ -20,8 +20,9 @@ export function createSubscription(key: SubscriptionKey): Promise<SubscriptionVi
   return apiData<SubscriptionView>("POST", "/v1/subscriptions", { body: key });
 }
 
-export function deleteSubscription(key: SubscriptionKey): Promise<void> {
-  return api<void>("DELETE", "/v1/subscriptions", { query: { ...key } });
+/** The API names a subscription by its three fields (and refuses any other query parameter). */
+export function deleteSubscription({ emitter_id, listener_id, event_name }: SubscriptionKey): Promise<void> {
+  return api<void>("DELETE", "/v1/subscriptions", { query: { emitter_id, listener_id, event_name } });
 }
 
 /** `$errors` subscriptions route errors (the specification shows them apart from a listener's triggers). */
