@@ -170,7 +170,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     }
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
     await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Home" }).waitFor());
-    await screenshot(page, "home");
+    await screenshot(page, "home-375px");
     expectNoBrowserErrors(page);
   });
 });

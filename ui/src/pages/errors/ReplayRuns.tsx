@@ -1,4 +1,5 @@
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { ErrorMessage } from "../../components/ErrorMessage";
 import { Loading } from "../../components/Loading";
 import { RelativeTime } from "../../components/RelativeTime";
@@ -12,6 +13,12 @@ export function ReplayRuns({ workflowId }: { workflowId: string }) {
     // A replay is queued: its run is recorded a moment later.
     refetchInterval: 2_000,
   });
+  // A replay that failed again left a new error: show it in the list above without waiting for its refresh.
+  const queryClient = useQueryClient();
+  const replayCount = runs.data?.data.filter((run) => run.replay_of !== null).length;
+  useEffect(() => {
+    if (replayCount !== undefined) void queryClient.invalidateQueries({ queryKey: errorKeys.errors(workflowId) });
+  }, [replayCount, queryClient, workflowId]);
   return (
     <section aria-labelledby="replays-title" className="replays">
       <h2 id="replays-title">Replays</h2>
