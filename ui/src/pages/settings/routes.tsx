@@ -1,5 +1,4 @@
-import { createRoute } from "@tanstack/react-router";
+import { createRoute, lazyRouteComponent } from "@tanstack/react-router";
 import { appRoute } from "../../routes/root";
-import { SettingsPage } from "./SettingsPage";
 
-export const settingsRoute = createRoute({ getParentRoute: () => appRoute, path: "/settings", component: SettingsPage });
+export const settingsRoute = createRoute({ getParentRoute: () => appRoute, path: "/settings", component: lazyRouteComponent(() => import("./SettingsPage"), "SettingsPage") });

@@ -1,5 +1,8 @@
-import { createRoute } from "@tanstack/react-router";
+import { createRoute, lazyRouteComponent } from "@tanstack/react-router";
 import { appRoute } from "../../routes/root";
-import { SubscriptionsPage } from "./SubscriptionsPage";
 
-export const subscriptionsRoute = createRoute({ getParentRoute: () => appRoute, path: "/subscriptions", component: SubscriptionsPage });
+export const subscriptionsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/subscriptions",
+  component: lazyRouteComponent(() => import("./SubscriptionsPage"), "SubscriptionsPage"),
+});
