@@ -40,6 +40,11 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     await routing.getByRole("link", { name: "Global error workflow" }).waitFor();
     await routing.getByText("Errors of Every workflow (p_*) go to Global error workflow").waitFor();
     await checkAccessibility(page, (twin) => twin.getByRole("link", { name: "Broken checkout" }).waitFor());
+    // Where the error notices go: the account's address (PATCH /v1/users/me).
+    await routing.getByLabel("Send error notices to").fill("ops@example.com");
+    await routing.getByRole("button", { name: "Save address" }).click();
+    await routing.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    expect((await call(harness.url, "GET", "/v1/users/me", { key: harness.key })).body.data.email).toBe("ops@example.com");
 
     await page.getByRole("link", { name: "Broken checkout" }).click();
     await page.getByRole("heading", { name: "Errors of Broken checkout" }).waitFor();
@@ -79,6 +84,14 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     await dialog.getByRole("button", { name: "Replay all" }).click();
     await page.getByText(`${listedBefore} replays started: their runs appear under Replays below.`).waitFor();
     await waitFor(() => runsOf(harness.server, harness.key, broken.id), (all) => all.filter((run) => run.replay_of !== null).length === 2 + listedBefore, "every replay run");
+
+    // The workflow's own switch: its errors stay listed but no longer reach the global error workflow.
+    const settings = page.getByRole("region", { name: "Error settings" });
+    await settings.getByLabel("Send this workflow's errors to the global error workflow").uncheck();
+    await settings.getByRole("button", { name: "Save settings" }).click();
+    await settings.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const saved = await call(harness.url, "GET", `/v1/workflows/${broken.id}`, { key: harness.key });
+    expect(saved.body.data.settings).toEqual({ error_notifications: false, error_retention: 100 });
     expectNoBrowserErrors(page);
   });
 
@@ -151,6 +164,20 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     expect(await page.content()).not.toContain(secret);
     expect(await page.getByRole("region", { name: "New API key ci-runner" }).count()).toBe(0);
     expect(await page.evaluate("localStorage.length + sessionStorage.length")).toBe(0);
+
+    // Revoke it: the key stops working.
+    await page.getByRole("button", { name: "Revoke key ci-runner" }).click();
+    const revoke = page.getByRole("dialog", { name: "Revoke this API key?" });
+    await revoke.getByRole("button", { name: "Revoke" }).click();
+    await page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: "ci-runner" }).getByText("Revoked").waitFor();
+    expect((await call(harness.url, "GET", "/v1/users/me", { key: secret })).status).toBe(401);
+
+    // Delete the variable, after a confirmation.
+    await page.getByRole("button", { name: "Delete PAYMENT_TOKEN" }).click();
+    await page.getByRole("dialog", { name: "Delete PAYMENT_TOKEN?" }).getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("table", { name: "Environment variables" }).waitFor({ state: "detached" });
+    await page.getByText("No environment variables.").waitFor();
+    expect((await call(harness.url, "GET", "/v1/env", { key: harness.key })).body.data).toEqual([]);
     expectNoBrowserErrors(page);
   });
 
