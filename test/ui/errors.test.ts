@@ -93,7 +93,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     const saved = await call(harness.url, "GET", `/v1/workflows/${broken.id}`, { key: harness.key });
     expect(saved.body.data.settings).toEqual({ error_notifications: false, error_retention: 100 });
     expectNoBrowserErrors(page);
-  });
+  }, 45_000);
 
   it("creates and deletes a subscription; $errors ones are listed under error routing", async () => {
     const page = await opened();

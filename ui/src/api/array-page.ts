@@ -1,4 +1,5 @@
-import type { Page, PageParams } from "./types";
+// ".js": also compiled by the project's own tsc, for its unit test (test/ui/array-page.test.ts).
+import type { Page, PageParams } from "./types.js";
 
 /**
  * One page of a list the API answers whole (subscriptions, env, registry),
