@@ -118,6 +118,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     expect(listed.body.data).toContainEqual(expect.objectContaining({ emitter_id: broken.id, listener_id: listener.id, event_name: "audit" }));
 
     await checkAccessibility(page, (twin) => twin.getByRole("table", { name: "Error routing subscriptions" }).getByText("Every workflow (p_*)").waitFor());
+    await screenshot(page, "subscriptions");
 
     await row.getByRole("button", { name: "Delete subscription of Audit listener to Broken checkout" }).click();
     const dialog = page.getByRole("dialog", { name: "Delete this subscription?" });
@@ -163,6 +164,8 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     await page.getByRole("table", { name: "API keys" }).getByText("ci-runner").waitFor();
     expect(await page.content()).not.toContain(secret);
     expect(await page.getByRole("region", { name: "New API key ci-runner" }).count()).toBe(0);
+    // Only now, with no secret on the page, a picture of it.
+    await screenshot(page, "settings");
     expect(await page.evaluate("localStorage.length + sessionStorage.length")).toBe(0);
 
     // Revoke it: the key stops working.

@@ -39,7 +39,7 @@ export function RegistrySection() {
         fetchPage={async (params, signal) => pageOfArray(byKey(await apiData<RegistryEntryView[]>("GET", "/v1/components/registry", { signal })), params)}
         caption="Published components"
         rowKey={(entry) => entry.key}
-        empty={<EmptyState title="Nothing published yet.">Publish an action or source with the CLI (runnel publish) to use it by key.</EmptyState>}
+        empty={<EmptyState title="Nothing published yet.">Publish an action or source with the CLI (<code>runnel publish {"<file>"}</code>) to use it by key.</EmptyState>}
         columns={[
           { header: "Key", cell: (entry) => <code>{entry.key}</code> },
           { header: "Kind", cell: (entry) => entry.kind },

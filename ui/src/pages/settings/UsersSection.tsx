@@ -77,7 +77,7 @@ function UserList() {
   if (probe.isPending) return <Loading label="Loading users…" />;
   if (probe.isError) {
     if (probe.error instanceof ApiError && (probe.error.status === 404 || probe.error.status === 405)) {
-      return <p className="muted">This server's API does not list users yet: new users appear here once it does. You can create users below.</p>;
+      return <p className="muted">This server's API cannot list users yet (GET /v1/users): users you create below still work, each with the key shown once.</p>;
     }
     return <ErrorMessage error={probe.error} title="Could not load users." />;
   }
