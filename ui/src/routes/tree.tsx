@@ -6,7 +6,9 @@ import { NotFoundPage } from "../pages/NotFoundPage";
 import { sourceRoute, sourcesRoute } from "../pages/sources/routes";
 import { deploySourceRoute } from "../pages/deploy/routes";
 import { workflowsRoutes } from "../pages/workflows/routes";
-import { errorsPlaceholder, settingsPlaceholder, subscriptionsPlaceholder } from "./placeholders";
+import { errorsRoute, workflowErrorsRoute } from "../pages/errors/routes";
+import { settingsRoute } from "../pages/settings/routes";
+import { subscriptionsRoute } from "../pages/subscriptions/routes";
 import { appRoute, rootRoute } from "./root";
 
 /**
@@ -29,7 +31,7 @@ const homeRoute = createRoute({ getParentRoute: () => appRoute, path: "/", compo
 
 export const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([homeRoute, sourcesRoute, deploySourceRoute, sourceRoute, ...workflowsRoutes, errorsPlaceholder, subscriptionsPlaceholder, settingsPlaceholder]),
+  appRoute.addChildren([homeRoute, sourcesRoute, deploySourceRoute, sourceRoute, ...workflowsRoutes, errorsRoute, workflowErrorsRoute, subscriptionsRoute, settingsRoute]),
 ]);
 
 export const router = createRouter({
