@@ -15,6 +15,8 @@ export const ID_PREFIX = {
   run: "run_",
   mail: "mail_",
   dataStore: "ds_",
+  /** A connected account of an app ("auth provision" in the hosted API's payloads). */
+  appAccount: "apn_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -34,6 +34,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function buildAppInstance(app: PropDeclaration, configured: unknown): Instance {
   const instance: Instance = { ...(isRecord(configured) ? configured : {}) };
+  if (typeof instance.$authError === "string") {
+    // The host could not give this run the account (revoked, deleted): the run fails saying so, before user code reads an empty $auth.
+    const error = new Error(instance.$authError);
+    error.name = "AuthError";
+    throw error;
+  }
   if (!isRecord(instance.$auth)) instance.$auth = {};
   const methods = isRecord(app.methods) ? app.methods : {};
   for (const [name, method] of Object.entries(methods)) {

@@ -13,6 +13,7 @@ import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
 import { sendOutboxQueries } from "./send-outbox-queries.js";
 import { envVarQueries } from "./env-var-queries.js";
+import { appQueries } from "./app-queries.js";
 import { webhookQueries } from "./webhook-queries.js";
 import { dataStoreQueries } from "./data-store-queries.js";
 import { stepStoreQueries } from "./step-store-queries.js";
@@ -58,5 +59,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...dataStoreQueries(options),
     ...stepStoreQueries(options),
     ...envVarQueries(options),
+    ...appQueries(options),
   };
 }

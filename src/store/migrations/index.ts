@@ -15,6 +15,7 @@ import { dataStoresMigration } from "./0013-data-stores.js";
 import { sendOutboxMigration } from "./0014-send-outbox.js";
 import { userEnvVarsMigration } from "./0015-user-env-vars.js";
 import { bundleSourceMapsMigration } from "./0016-bundle-source-maps.js";
+import { appsAndAccountsMigration } from "./0019-apps-and-accounts.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0014-send-outbox": sendOutboxMigration,
   "0015-user-env-vars": userEnvVarsMigration,
   "0016-bundle-source-maps": bundleSourceMapsMigration,
+  "0019-apps-and-accounts": appsAndAccountsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
