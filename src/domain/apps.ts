@@ -111,6 +111,10 @@ function checkOAuthInput(slug: string, name: string, auth: Record<string, unknow
   if (typeof pkce !== "boolean") throw new ValidationError("auth.pkce", `auth.pkce must be true or false; got ${describeValue(pkce)}.`);
   const clientAuth = auth.client_auth ?? "body";
   if (clientAuth !== "body" && clientAuth !== "basic") throw new ValidationError("auth.client_auth", `auth.client_auth must be "body" or "basic"; got ${describeValue(clientAuth)}.`);
+  const authorizeParams = auth.authorize_params ?? {};
+  if (!isRecord(authorizeParams) || !Object.values(authorizeParams).every((value) => typeof value === "string")) {
+    throw new ValidationError("auth.authorize_params", `auth.authorize_params must be an object of text values (like { "prompt": "consent" }); got ${describeValue(authorizeParams)}.`);
+  }
   const definition: AppDefinition = {
     slug,
     name,
@@ -124,7 +128,7 @@ function checkOAuthInput(slug: string, name: string, auth: Record<string, unknow
       pkce,
       clientAuth,
       tokenPlacement: "header",
-      authorizeParams: {},
+      authorizeParams: authorizeParams as Record<string, string>,
     },
   };
   const hasClient = auth.client_id !== undefined || auth.client_secret !== undefined;

@@ -235,6 +235,7 @@ const SANDBOX_ERROR_CODES = new Set([
   "RunnerCrashed",
   "InvalidComponent",
   "ConfigurationError",
+  "AuthError",
 ]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {

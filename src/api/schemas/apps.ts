@@ -34,7 +34,7 @@ export const AppBodySchema = Type.Object(
   {
     app: Type.String(),
     name: Type.String(),
-    auth: Type.Object({}, { additionalProperties: true, description: "{ type: \"oauth\", authorize_url, token_url, scopes, pkce, client_auth, client_id, client_secret } or { type: \"keys\", fields: [{ name, label, secret, optional }] }" }),
+    auth: Type.Object({}, { additionalProperties: true, description: "{ type: \"oauth\", authorize_url, token_url, scopes, pkce, client_auth, authorize_params, client_id, client_secret } or { type: \"keys\", fields: [{ name, label, secret, optional }] }" }),
   },
   { additionalProperties: false },
 );
@@ -81,7 +81,8 @@ export const AccountBodySchema = Type.Object(
 );
 
 export const AccountRenameSchema = Type.Object({ name: Type.String() }, { additionalProperties: false });
-export const AccountReconnectSchema = Type.Object({ fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }, { additionalProperties: false });
+/** Optional: an OAuth account is reconnected with no body at all. */
+export const AccountReconnectSchema = Type.Optional(Type.Object({ fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }, { additionalProperties: false }));
 export const OAuthStartSchema = Type.Object({ app: Type.String(), name: Type.String() }, { additionalProperties: false });
 export const OAuthStartAnswerSchema = Type.Object({
   authorization_url: Type.String({ description: "Open it in a browser; the provider sends it back to /oauth/callback, which stores the account." }),

@@ -12,6 +12,11 @@ import { resolveProp } from "./prop-definition.js";
 
 export type Instance = Record<string, unknown>;
 
+/** A call's account could not be given to it (the host's message says why); reported with the code AuthError. Not reachable from user code. */
+export class AccountAuthError extends Error {
+  override name = "AuthError";
+}
+
 export interface InstanceContext {
   /** Configured values by prop name. An app prop's value holds its `$auth`. */
   props: Record<string, unknown>;
@@ -36,9 +41,7 @@ export function buildAppInstance(app: PropDeclaration, configured: unknown): Ins
   const instance: Instance = { ...(isRecord(configured) ? configured : {}) };
   if (typeof instance.$authError === "string") {
     // The host could not give this run the account (revoked, deleted): the run fails saying so, before user code reads an empty $auth.
-    const error = new Error(instance.$authError);
-    error.name = "AuthError";
-    throw error;
+    throw new AccountAuthError(instance.$authError);
   }
   if (!isRecord(instance.$auth)) instance.$auth = {};
   const methods = isRecord(app.methods) ? app.methods : {};
