@@ -9,6 +9,7 @@ import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeStoreContract } from "./store-contract.js";
+import { describeAppAccountsContract } from "./app-accounts-contract.js";
 
 await requirePostgres();
 
@@ -36,6 +37,7 @@ const postgresBackend = async () => {
 describeStoreContract("postgres", postgresBackend);
 describeSourceContract("postgres", postgresBackend);
 describeWorkflowContract("postgres", postgresBackend);
+describeAppAccountsContract("postgres", postgresBackend);
 describeSendOutboxContract("postgres", postgresBackend);
 describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);

@@ -8,6 +8,7 @@ import { describeSourceContract } from "./source-contract.js";
 import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeStoreContract } from "./store-contract.js";
+import { describeAppAccountsContract } from "./app-accounts-contract.js";
 
 const sqliteBackend = async () => {
   const dir = await mkdtemp(join(tmpdir(), "runnel-store-"));
@@ -24,6 +25,7 @@ const sqliteBackend = async () => {
 describeStoreContract("sqlite", sqliteBackend);
 describeSourceContract("sqlite", sqliteBackend);
 describeWorkflowContract("sqlite", sqliteBackend);
+describeAppAccountsContract("sqlite", sqliteBackend);
 describeSendOutboxContract("sqlite", sqliteBackend);
 describeRegistryContract("sqlite", sqliteBackend);
 describeOutboxContract("sqlite", sqliteBackend);
