@@ -64,14 +64,21 @@ const appProp = () => `{ type: "app", app: "${APP}", methods: {
     const answer = await fetch("${provider.issuer}/api/me", { headers: { authorization: "Bearer " + this.$auth.oauth_access_token } });
     return { status: answer.status, body: await answer.json(), keys: Object.keys(this.$auth).sort() };
   },
+  async meOrRefresh() {
+    const first = await this.me();
+    if (first.status !== 401) return { ...first, refreshed: false };
+    // The API refused the token before its expiry: ask Runnel for a fresh one, once.
+    await this.$auth.refresh();
+    return { ...(await this.me()), refreshed: true };
+  },
 } }`;
 
 const SOURCE = () => `export default defineComponent({
   name: "Who am I",
   version: "0.0.1",
   props: { idp: ${appProp()}, http: { type: "$.interface.http", customResponse: true } },
-  async run() {
-    const me = await this.idp.me();
+  async run(event) {
+    const me = event.query.retry ? await this.idp.meOrRefresh() : await this.idp.me();
     this.http.respond({ status: 200, body: me });
   },
 })`;
@@ -183,6 +190,18 @@ describe("an OAuth account", () => {
     const refreshed = (await call(server.url, "GET", `/v1/accounts/${accountId}`, { key: alice.key })).body.data;
     expect(refreshed.expires_at).toBeGreaterThan(Date.now() / 1000 + 3000);
     expect(refreshed.health).toBe("ok");
+  });
+
+  it("is refreshed on demand when app code gets a 401 and calls $auth.refresh(), once for many runs", async () => {
+    await provider.revokeAccessTokens();
+    const before = { ...provider.refreshes };
+    const answers = await Promise.all(Array.from({ length: 5 }, () => fetch(`${sourceEndpoint}?retry=1`, { method: "POST", body: "{}" }).then((response) => response.json())));
+    for (const answer of answers) expect(answer).toMatchObject({ status: 200, body: { sub: "user-1" } });
+    expect(answers.some((answer: any) => answer.refreshed === true)).toBe(true);
+    expect(provider.refreshes.ok - before.ok).toBe(1);
+    // Without a 401, no refresh.
+    expect(await (await fetch(`${sourceEndpoint}?retry=1`, { method: "POST", body: "{}" })).json()).toMatchObject({ status: 200, refreshed: false });
+    expect(provider.refreshes.ok - before.ok).toBe(1);
   });
 
   it("is marked as needing reconnection when the provider refuses its refresh, and runs fail with an AuthError naming it", async () => {

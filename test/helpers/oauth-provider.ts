@@ -22,6 +22,8 @@ export interface TestOAuthProvider {
   setAccessTokenSeconds(seconds: number): void;
   /** Every access and refresh token the token endpoint gave out. */
   issuedTokens(): string[];
+  /** Revokes every access token given out (the grants and refresh tokens stay): the API answers 401 until a refresh. */
+  revokeAccessTokens(): Promise<void>;
   /** Revokes every grant made so far, as a user removing the app at the provider: their refresh tokens stop working. */
   revokeAll(): Promise<void>;
   close(): Promise<void>;
@@ -140,6 +142,9 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
     issuedTokens: () => [...issued],
     setAccessTokenSeconds(seconds) {
       accessTokenSeconds = seconds;
+    },
+    async revokeAccessTokens() {
+      for (const token of issued) await (await provider.AccessToken.find(token))?.destroy();
     },
     async revokeAll() {
       for (const id of grantIds) await (await provider.Grant.find(id))?.destroy();

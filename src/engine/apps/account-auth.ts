@@ -25,7 +25,7 @@ export interface AccountAuthOptions {
 }
 
 /** An app prop's value as the runner takes it: the account's fields, or why the run cannot have them. */
-export type AppPropValue = { $auth: Record<string, string> } | { $auth: Record<string, never>; $authError: string };
+export type AppPropValue = { $auth: Record<string, string>; $account: string } | { $auth: Record<string, never>; $authError: string };
 
 export class AccountAuth {
   private readonly now: () => number;
@@ -56,7 +56,8 @@ export class AccountAuth {
   /** What the runner gets for an app prop configured with this account: the fields, or the AuthError's message for the run to fail with. */
   async propValue(ownerId: string, accountId: string): Promise<AppPropValue> {
     try {
-      return { $auth: await this.fieldsOf(ownerId, accountId) };
+      // $account: kept by the runner for $auth.refresh(), never shown to user code.
+      return { $auth: await this.fieldsOf(ownerId, accountId), $account: accountId };
     } catch (error) {
       if (error instanceof AuthError) return { $auth: {}, $authError: error.message };
       throw error;
@@ -77,6 +78,45 @@ export class AccountAuth {
       out[prop.name] = accountId === null ? { $auth: {} } : await this.propValue(ownerId, accountId);
     }
     return out;
+  }
+
+  /** The accounts a run's app props are configured with: the only ones its `$auth.refresh()` may reach. */
+  accountIdsOf(component: ValidatedComponent, props: Record<string, unknown>): string[] {
+    const ids: string[] = [];
+    for (const prop of component.props) {
+      const id = prop.baseType === "app" ? configuredAccountId(props[prop.name]) : null;
+      if (id !== null) ids.push(id);
+    }
+    return ids;
+  }
+
+  /** `$auth.refresh()` for a call of `ownerId` given these accounts: any other account is refused. */
+  refreshHandler(ownerId: string, allowed: readonly string[]): (account: string, stale: string | null) => Promise<Record<string, string>> {
+    const ids = new Set(allowed);
+    return async (account, stale) => {
+      if (!ids.has(account)) throw new AuthError("$auth.refresh(): this call was not given that account.");
+      return this.refreshOnDemand(ownerId, account, stale);
+    };
+  }
+
+  /**
+   * The provider answered 401 to the token `stale`: refresh now, whatever
+   * the expiry says, unless the token changed meanwhile (another run
+   * refreshed it: its new fields are the answer). Joins a refresh in flight.
+   */
+  async refreshOnDemand(ownerId: string, accountId: string, stale: string | null): Promise<Record<string, string>> {
+    const account = await this.options.store.findAppAccount(ownerId, accountId);
+    if (!account) throw new AuthError(`The connected account ${accountId} no longer exists (it was deleted).`, { account: accountId });
+    const app = await this.options.catalog.definition(account.app);
+    if (account.health === "needs_reconnect") throw this.reconnectError(app, account, account.healthMessage);
+    const fields = this.open(account);
+    if (app.auth.type !== "oauth" || (stale !== null && fields.oauth_access_token !== stale)) return fields;
+    let pending = this.refreshing.get(account.id);
+    if (!pending) {
+      pending = this.refresh(app as AppDefinition & { auth: OAuthAppAuth }, ownerId, accountId, stale ?? fields.oauth_access_token ?? null).finally(() => this.refreshing.delete(account.id));
+      this.refreshing.set(account.id, pending);
+    }
+    return pending;
   }
 
   /**
@@ -114,16 +154,19 @@ export class AccountAuth {
     );
   }
 
-  private async refresh(app: AppDefinition & { auth: OAuthAppAuth }, ownerId: string, accountId: string): Promise<Record<string, string>> {
+  /** `refused`: the access token the provider answered 401 to (an on-demand refresh), refreshed whatever its expiry says unless it changed. */
+  private async refresh(app: AppDefinition & { auth: OAuthAppAuth }, ownerId: string, accountId: string, refused: string | null = null): Promise<Record<string, string>> {
     const { store, secrets, catalog } = this.options;
     // Read again: a refresh that ended a moment ago left a fresh token.
     const account = await store.findAppAccount(ownerId, accountId);
     if (!account) throw new AuthError(`The connected account ${accountId} no longer exists (it was deleted).`, { account: accountId });
     if (account.health === "needs_reconnect") throw this.reconnectError(app, account, account.healthMessage);
     const fields = this.open(account);
-    if (!this.isLapsing(account)) return fields;
+    const forced = refused !== null && fields.oauth_access_token === refused;
+    if (!forced && !this.isLapsing(account)) return fields;
     const refreshToken = fields.oauth_refresh_token;
     if (!refreshToken) {
+      if (forced) throw new AuthError(`${capitalized(describeAccount(app.name, account.name))} was refused by ${app.name} and has no refresh token: reconnect it (runnel accounts reconnect ${account.id}).`, { app: app.slug, account: account.id });
       if ((account.expiresAt ?? 0) > this.now()) return fields;
       throw await this.markNeedsReconnect(app, account, "its access token expired and the provider gave no refresh token");
     }
@@ -137,7 +180,7 @@ export class AccountAuth {
     } catch (error) {
       if (error instanceof TokenRequestError && error.grantRevoked) throw await this.markNeedsReconnect(app, account, `the provider refused to refresh its token (${error.message})`);
       // Not the grant's fault (the provider unreachable, a 5xx): a token with time left still serves this run.
-      if ((account.expiresAt ?? 0) > this.now()) return fields;
+      if (!forced && (account.expiresAt ?? 0) > this.now()) return fields;
       throw new AuthError(`${capitalized(describeAccount(app.name, account.name))} could not be refreshed: ${(error as Error).message}. Runs try again; if this lasts, check that the provider can be reached.`, { app: app.slug, account: account.id });
     }
   }

@@ -70,13 +70,17 @@ export async function runCalls(
   // Read at the start of each batch: a token refreshed or an account reconnected since the last one is seen.
   const props = options.accountAuth ? await options.accountAuth.resolveProps(source.ownerId, component.validated, runtime.props) : withoutAccounts(component, runtime.props);
   const onDataStore = dataStores.length > 0 ? options.dataStores?.handlerFor(source.ownerId, dataStores) : undefined;
+  const accounts = options.accountAuth?.accountIdsOf(component.validated, runtime.props) ?? [];
+  const onAuth = accounts.length > 0 ? options.accountAuth?.refreshHandler(source.ownerId, accounts) : undefined;
   const bundle = await options.loader.runnerBundle(component.saved);
   options.lateFaults?.remember(source.ownerId, bundle.id, source.id);
   const limitsFor = limitsByTrigger(options.limits ?? DEFAULT_RUN_LIMITS, source.limits);
   const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
   const results = await options.sandbox.invokeBatch(
     toSandbox.map((pending) => ({ bundle, call: pending.call, props, dbProps, db, limits: limitsFor(pending.trigger) })),
-    toSandbox.map((pending) => (pending.onRespond || onDataStore ? { ...(pending.onRespond ? { onRespond: pending.onRespond } : {}), ...(onDataStore ? { onDataStore } : {}) } : undefined)),
+    toSandbox.map((pending) =>
+      pending.onRespond || onDataStore || onAuth ? { ...(pending.onRespond ? { onRespond: pending.onRespond } : {}), ...(onDataStore ? { onDataStore } : {}), ...(onAuth ? { onAuth } : {}) } : undefined,
+    ),
   );
   let next = 0;
   return calls.map((pending): CallOutcome => {

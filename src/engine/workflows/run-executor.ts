@@ -235,13 +235,22 @@ export class RunExecutor {
       limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
     }));
     const onDataStore = prepared.dataStores.length > 0 ? this.options.dataStores?.handlerFor(workflow.ownerId, prepared.dataStores) : undefined;
-    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response), ...(onDataStore ? { onDataStore } : {}) }));
+    const accounts = this.accountsOf(prepared.appSteps.slice(from, to), withStores);
+    const onAuth = accounts.length > 0 ? this.options.accountAuth?.refreshHandler(workflow.ownerId, accounts) : undefined;
+    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response), ...(onDataStore ? { onDataStore } : {}), ...(onAuth ? { onAuth } : {}) }));
     const chunks: Array<Promise<InvokeResult[]>> = [];
     for (let first = 0; first < requests.length; first += STEP_CALLS_PER_RUNNER) {
       chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER), { concurrent: true }));
     }
     const results = (await Promise.all(chunks)).flat();
     results.forEach((result, position) => this.applySegment(workflow, workflow.steps.slice(from, to), runs[position]!, result, startedAt, stores));
+  }
+
+  /** The accounts the steps' app props are configured with. */
+  private accountsOf(components: Array<ValidatedComponent | null>, steps: ChainStep[]): string[] {
+    const auth = this.options.accountAuth;
+    if (!auth) return [];
+    return steps.flatMap((step, position) => (components[position] ? auth.accountIdsOf(components[position]!, step.props) : []));
   }
 
   /** The steps with each app prop's configured account swapped for its `$auth` (or the AuthError the step fails with). */
