@@ -9,7 +9,7 @@ import { configuredAccountId, describeAccount, REFRESH_MARGIN_MS, type AppAccoun
 import type { AppDefinition, OAuthAppAuth } from "../../domain/apps.js";
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import type { EgressPolicy } from "../../domain/egress-policy.js";
-import { AuthError, ValidationError } from "../../domain/errors.js";
+import { AuthError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { Store } from "../../store/store.js";
 import type { SecretBox } from "../secrets.js";
 import type { AppCatalog } from "./app-catalog.js";
@@ -60,6 +60,8 @@ export class AccountAuth {
       return { $auth: await this.fieldsOf(ownerId, accountId), $account: accountId };
     } catch (error) {
       if (error instanceof AuthError) return { $auth: {}, $authError: error.message };
+      // The account's app is gone from the server (an admin's app removed): the run fails saying so, not the batch.
+      if (error instanceof NotFoundError) return { $auth: {}, $authError: `The connected account ${accountId} cannot be used: ${error.message}` };
       throw error;
     }
   }

@@ -88,6 +88,8 @@ export function appQueries({ db, isUniqueViolation }: QueryContext): AppQueries 
     },
 
     async createOAuthFlow(flow) {
+      // Connections never finished go when a new one starts: the table holds only the last ten minutes' worth.
+      await db.deleteFrom("oauth_flows").where("expires_at", "<", flow.createdAt).execute();
       await db
         .insertInto("oauth_flows")
         .values({
