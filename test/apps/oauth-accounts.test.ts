@@ -181,6 +181,8 @@ describe("an OAuth account", () => {
     const account = (await call(server.url, "GET", `/v1/accounts/${accountId}`, { key: alice.key })).body.data;
     expect(account.expires_at).toBeLessThan(Date.now() / 1000 + 120);
     expect((await call(server.url, "GET", "/v1/accounts", { key: alice.key })).body.data).toHaveLength(1);
+    expect((await call(server.url, "GET", `/v1/accounts?app=${APP}`, { key: alice.key })).body.data).toHaveLength(1);
+    expect((await call(server.url, "GET", "/v1/accounts?app=github", { key: alice.key })).body.data).toEqual([]);
 
     const before = { ...provider.refreshes };
     const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(sourceEndpoint, { method: "POST", body: "{}" }).then(async (response) => ({ status: response.status, body: await response.json() }))));

@@ -15,9 +15,17 @@ const ReconnectAnswerSchema = Type.Union([AccountSchema, OAuthStartAnswerSchema]
 export const appAccountsRoutes: FastifyPluginAsyncTypebox<{ appAccounts: AppAccountsService }> = async (app, { appAccounts }) => {
   app.get(
     "/accounts",
-    { schema: { tags: ["accounts"], summary: "Your connected accounts: app, name, created, health (never a secret)", response: { 200: PageSchema(AccountSchema), ...errorResponses } } },
+    {
+      schema: {
+        tags: ["accounts"],
+        summary: "Your connected accounts: app, name, created, health (never a secret); ?app=<slug> for one app's (an account picker)",
+        querystring: Type.Object({ app: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false }),
+        response: { 200: PageSchema(AccountSchema), ...errorResponses },
+      },
+    },
     async (request) => {
-      const all = (await appAccounts.list(principalOf(request).user.id)).map(toAccountView);
+      const app = request.query.app;
+      const all = (await appAccounts.list(principalOf(request).user.id)).filter((entry) => app === undefined || entry.account.app === app).map(toAccountView);
       return { page_info: { total_count: all.length, count: all.length, start_cursor: all[0]?.id ?? null, end_cursor: all.at(-1)?.id ?? null }, data: all };
     },
   );
