@@ -237,6 +237,23 @@ describe("an OAuth account", () => {
   });
 });
 
+describe("the callback page", () => {
+  it("says what failed, as text: a refusal at the provider, an unknown state", async () => {
+    const started = await call(server.url, "POST", "/v1/accounts/oauth/start", { key: bob.key, json: { app: APP, name: "denied" } });
+    const state = new URL(started.body.data.authorization_url).searchParams.get("state")!;
+    const denied = await fetch(`${server.url}/oauth/callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=${encodeURIComponent("<script>alert(1)</script>")}`);
+    expect(denied.status).toBe(400);
+    const page = await denied.text();
+    expect(page).toContain("Test IdP did not grant access (access_denied: &#60;script&#62;alert(1)&#60;/script&#62;)");
+    expect(page).not.toContain("<script>");
+    expect(denied.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const unknown = await fetch(`${server.url}/oauth/callback?state=not-a-state&code=x`);
+    expect(unknown.status).toBe(400);
+    expect(await unknown.text()).toContain("This connection link was used already or has expired");
+    expect((await call(server.url, "GET", "/v1/accounts", { key: bob.key })).body.data).toEqual([]);
+  });
+});
+
 describe("another user", () => {
   it("cannot see, rename, delete or use the account", async () => {
     expect((await call(server.url, "GET", "/v1/accounts", { key: bob.key })).body.data).toEqual([]);
