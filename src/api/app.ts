@@ -25,6 +25,9 @@ import { subscriptionsRoutes } from "./routes/subscriptions.js";
 import { webhooksRoutes } from "./routes/webhooks.js";
 import { dataStoresRoutes } from "./routes/data-stores.js";
 import { envVarsRoutes } from "./routes/env-vars.js";
+import { appsRoutes } from "./routes/apps.js";
+import { appAccountsRoutes } from "./routes/app-accounts.js";
+import { oauthCallbackRoutes } from "./routes/oauth-callback.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
@@ -209,9 +212,14 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(dataStoresRoutes, { dataStores: options.engine.dataStores });
       await v1.register(envVarsRoutes, { envVars: options.engine.envVars });
       await v1.register(activityRoutes, { store: options.store });
+      await v1.register(appsRoutes, { apps: options.engine.apps });
+      await v1.register(appAccountsRoutes, { appAccounts: options.engine.appAccounts });
     },
     { prefix: "/v1" },
   );
+
+  // The provider redirects the browser here: no key, the one-time state says whose connection it is.
+  await app.register(oauthCallbackRoutes, { appAccounts: options.engine.appAccounts });
 
   // The hosted service's stream addresses, outside /v1 as it has them; the same Bearer key as the /v1 streams.
   await app.register(

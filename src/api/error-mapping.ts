@@ -17,6 +17,8 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   InternalError: 500,
   Unavailable: 503,
   RegistryUnavailable: 502,
+  /** A connected account the provider no longer accepts: reconnect it. */
+  AuthError: 409,
 };
 
 export interface ErrorBody {

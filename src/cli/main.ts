@@ -7,6 +7,7 @@ import { registerDeploy } from "./commands/deploy.js";
 import { registerDescribe } from "./commands/describe.js";
 import { registerDev } from "./commands/dev.js";
 import { registerEnv } from "./commands/env.js";
+import { registerAccounts } from "./commands/accounts.js";
 import { registerErrors } from "./commands/errors.js";
 import { registerEvents } from "./commands/events.js";
 import { registerInit } from "./commands/init.js";
@@ -68,6 +69,7 @@ export function buildProgram(context: CommandContext): Command {
   registerSubscriptions(program, context);
   registerWebhooks(program, context);
   registerEnv(program, context);
+  registerAccounts(program, context);
 
   return program;
 }

@@ -43,6 +43,8 @@ export function parsePropFlags(flags: string[], props: ConfigurableProp[]): Reco
 export function parsePropValue(raw: string, prop: ConfigurableProp | undefined): unknown {
   const type = prop?.type;
   if (type === "string" || type === "data_store") return raw;
+  // An app prop takes a connected account: `--prop github=apn_…` (runnel accounts list shows yours).
+  if (type === "app" && /^apn_[0-9a-z]+$/.test(raw.trim())) return { authProvisionId: raw.trim() };
   if (type === "$.interface.timer") {
     if (/^\s*\d+\s*$/.test(raw)) return { intervalSeconds: Number(raw) };
     const json = parseJson(raw);

@@ -4,6 +4,7 @@ import type { ErrorBody } from "../api/error-mapping.js";
 import type { ApiKeyView, CreatedUserView, IssuedApiKeyView, UserView } from "../api/schemas/accounts.js";
 import type { EnvVarSchema } from "../api/schemas/env-vars.js";
 import type { SignInLinkView } from "../api/schemas/sessions.js";
+import type { AccountSchema, AppSchema } from "../api/schemas/apps.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
 import type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 import type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
@@ -28,6 +29,13 @@ export type { SignInLinkView } from "../api/schemas/sessions.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
 export type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 export type EnvVarView = Static<typeof EnvVarSchema>;
+export type AccountView = Static<typeof AccountSchema>;
+export type AppView = Static<typeof AppSchema>;
+/** Where to send the browser to connect (or reconnect) an OAuth account. */
+export interface AuthorizationView {
+  authorization_url: string;
+  expires_at: number;
+}
 export type { ErrorSummaryView, RunView, WorkflowView } from "../api/schemas/workflows.js";
 export type { CreatedWebhookView, WebhookDeliveryView, WebhookView } from "../api/schemas/webhooks.js";
 export type WorkflowBody = Static<typeof WorkflowBodySchema>;
@@ -156,6 +164,46 @@ export class ApiClient {
 
   async unsetEnvVar(name: string): Promise<void> {
     await this.request("DELETE", `/v1/env/${encodeURIComponent(name)}`);
+  }
+
+  /** The apps this server knows, and how accounts of each connect. */
+  listApps(): Promise<Page<AppView>> {
+    return this.request("GET", "/v1/apps");
+  }
+
+  getApp(slug: string): Promise<AppView> {
+    return this.data<AppView>("GET", `/v1/apps/${encodeURIComponent(slug)}`);
+  }
+
+  /** Your connected accounts (never a secret). */
+  listAccounts(): Promise<Page<AccountView>> {
+    return this.request("GET", "/v1/accounts");
+  }
+
+  getAccount(id: string): Promise<AccountView> {
+    return this.data<AccountView>("GET", `/v1/accounts/${encodeURIComponent(id)}`);
+  }
+
+  /** A key-based app's account, from its fields. */
+  createAccount(input: { app: string; name: string; fields: Record<string, string> }): Promise<AccountView> {
+    return this.data<AccountView>("POST", "/v1/accounts", input);
+  }
+
+  startOAuth(input: { app: string; name: string }): Promise<AuthorizationView> {
+    return this.data<AuthorizationView>("POST", "/v1/accounts/oauth/start", input);
+  }
+
+  /** A key-based account takes new fields at once (an account back); an OAuth one answers where to send the browser. */
+  reconnectAccount(id: string, fields?: Record<string, string>): Promise<AccountView | AuthorizationView> {
+    return this.data<AccountView | AuthorizationView>("POST", `/v1/accounts/${encodeURIComponent(id)}/reconnect`, fields ? { fields } : {});
+  }
+
+  renameAccount(id: string, name: string): Promise<AccountView> {
+    return this.data<AccountView>("PATCH", `/v1/accounts/${encodeURIComponent(id)}`, { name });
+  }
+
+  async deleteAccount(id: string): Promise<void> {
+    await this.request("DELETE", `/v1/accounts/${encodeURIComponent(id)}`);
   }
 
   /** Your mails, newest first, with their delivery status. */

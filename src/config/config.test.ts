@@ -32,6 +32,7 @@ describe("loadConfig", () => {
       maxRunInterruptions: 3,
       pendingRequests: { total: 8_192, perOwner: 2_048 },
       masterKeyFile: null,
+      oauthClients: {},
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -53,6 +54,12 @@ describe("loadConfig", () => {
       logLevel: "debug",
       logFormat: "pretty",
     });
+  });
+
+  it("reads OAuth clients by app slug, and names the half of a pair that is missing", () => {
+    const config = loadConfig({ RUNNEL_OAUTH_GITHUB_CLIENT_ID: "Iv1.abc", RUNNEL_OAUTH_GITHUB_CLIENT_SECRET: "s3cret", RUNNEL_OAUTH_MY_CRM_CLIENT_ID: "crm", RUNNEL_OAUTH_MY_CRM_CLIENT_SECRET: "x" }, {}, context);
+    expect(config.oauthClients).toEqual({ GITHUB: { clientId: "Iv1.abc", clientSecret: "s3cret" }, MY_CRM: { clientId: "crm", clientSecret: "x" } });
+    expect(() => loadConfig({ RUNNEL_OAUTH_SLACK_CLIENT_ID: "only-id" }, {}, context)).toThrow(/^RUNNEL_OAUTH_SLACK_CLIENT_SECRET: is not set, but its pair is/);
   });
 
   it("reads a master key as hex or base64", () => {

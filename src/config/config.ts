@@ -65,6 +65,12 @@ export interface RunnelConfig {
   readonly sendRetry: { readonly maxAttempts: number; readonly baseDelayMs: number };
   /** RUNNEL_SANDBOX_BUBBLEWRAP: "auto" runs runners under bubblewrap where it works; "off" never (the permission model alone). */
   readonly sandboxBubblewrap: "auto" | "off";
+  /**
+   * RUNNEL_OAUTH_<SLUG>_CLIENT_ID and RUNNEL_OAUTH_<SLUG>_CLIENT_SECRET: OAuth
+   * clients for unattended set-ups, by app slug (`<SLUG>` is the slug upper-cased,
+   * `-` as `_`: RUNNEL_OAUTH_GITHUB_CLIENT_ID). One set through the API wins.
+   */
+  readonly oauthClients: Readonly<Record<string, { readonly clientId: string; readonly clientSecret: string }>>;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -142,6 +148,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
       maxAttempts: parseInteger(raw("RUNNEL_SEND_MAX_ATTEMPTS"), 8, 1, 100),
       baseDelayMs: parseInteger(raw("RUNNEL_SEND_RETRY_BASE_MS"), 10_000, 10, 3_600_000),
     }),
+    oauthClients: parseOAuthClients(env, raw),
   };
   return Object.freeze(config);
 }
@@ -312,4 +319,29 @@ function parseKeyFile(key: RawValue, file: RawValue, cwd: string): string | null
   if (file.value === undefined) return null;
   if (key.value !== undefined) throw new ConfigError(file.variable, "RUNNEL_MASTER_KEY is set too; set one of the two.");
   return resolveDir(file.value, cwd);
+}
+
+const OAUTH_CLIENT_ID = /^RUNNEL_OAUTH_([A-Z0-9_]+)_CLIENT_ID$/;
+
+/** Every RUNNEL_OAUTH_<SLUG>_CLIENT_ID with its _CLIENT_SECRET, keyed by <SLUG>; one without the other stops the start. */
+function parseOAuthClients(env: Env, raw: (variable: string) => RawValue): RunnelConfig["oauthClients"] {
+  const clients: Record<string, { clientId: string; clientSecret: string }> = {};
+  const prefixes = new Set<string>();
+  for (const name of Object.keys(env)) {
+    const id = OAUTH_CLIENT_ID.exec(name);
+    if (id) prefixes.add(id[1]!);
+    const secret = /^RUNNEL_OAUTH_([A-Z0-9_]+)_CLIENT_SECRET$/.exec(name);
+    if (secret) prefixes.add(secret[1]!);
+  }
+  for (const slug of prefixes) {
+    const clientId = raw(`RUNNEL_OAUTH_${slug}_CLIENT_ID`).value;
+    const clientSecret = raw(`RUNNEL_OAUTH_${slug}_CLIENT_SECRET`).value;
+    if (clientId === undefined && clientSecret === undefined) continue;
+    if (clientId === undefined || clientSecret === undefined) {
+      const missing = clientId === undefined ? `RUNNEL_OAUTH_${slug}_CLIENT_ID` : `RUNNEL_OAUTH_${slug}_CLIENT_SECRET`;
+      throw new ConfigError(missing, `is not set, but its pair is: set both the client id and the client secret of the ${slug.toLowerCase()} OAuth app, or neither.`);
+    }
+    clients[slug] = Object.freeze({ clientId, clientSecret });
+  }
+  return Object.freeze(clients);
 }

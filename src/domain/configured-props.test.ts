@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PropManifest } from "./component-manifest.js";
 import { validateComponent, type ValidatedComponent } from "./component-rules.js";
 import { MAX_PROP_VALUE_BYTES, validateConfiguredProps } from "./configured-props.js";
+import { newId } from "./ids.js";
 import { validationFieldOf as fieldOf } from "../../test/helpers/validation.js";
 
 function component(props: Record<string, PropManifest>, over: { type?: string; hasAdditionalProps?: boolean } = {}): ValidatedComponent {
@@ -119,6 +120,14 @@ describe("validateConfiguredProps", () => {
   ])("says what is wrong and what to do (%#)", (target, configured, message) => {
     expect(() => validateConfiguredProps(target, configured)).toThrow(message);
   });
+
+  it("takes an app prop's connected account as { authProvisionId }, the form deploy payloads use, and keeps nothing else of the value", () => {
+    const target = component({ github: { type: "app", app: "github" } });
+    const id = newId("appAccount");
+    expect(validateConfiguredProps(target, { github: { authProvisionId: id, extra: 1 } })).toEqual({ github: { authProvisionId: id } });
+    expect(validateConfiguredProps(target, {})).toEqual({});
+    expect(() => validateConfiguredProps(target, { github: { authProvisionId: "apn_nope" } })).toThrow(/takes a connected account as \{ "authProvisionId": "apn_…" \}; got authProvisionId a string/);
+  });
 });
 
 describe("validateConfiguredProps for a workflow step's props", () => {
@@ -148,7 +157,7 @@ describe("validateConfiguredProps for a workflow step's props", () => {
     ["a wrong array item", component({ l: { type: "string[]" } }), { l: ["a", 2] }, /^Step "fetch": prop "l" item 1 must be a string; got 2\.$/],
     ["a list item outside the options, beside an expression", component({ l: { ...abc, type: "string[]" } }), { l: ["{{steps.a.s}}", "z"] }, /"z" is not one of its options/],
     ["text with an expression for an integer", component({ n: { type: "integer" } }), { n: "n={{steps.a.n}}" }, /^Step "fetch": prop "n" must be a whole number, but text with a \{\{ \}\} expression inside always makes a string/],
-    ["a value for an app prop", component({ gh: { type: "app", app: "github" } }), { gh: "x" }, /^Step "fetch": prop "gh" \(app\) takes no value: the platform provides it\. Leave it out of steps\[1\]\.props\.$/],
+    ["an app prop given something else than an account", component({ gh: { type: "app", app: "github" } }), { gh: "x" }, /^Step "fetch": prop "gh" \(app "github"\) takes a connected account as \{ "authProvisionId": "apn_…" \}/],
     ["a secret's wrong value, not shown", component({ k: { type: "string", secret: true, options: ["a"] } }), { k: "hunter2" }, /^Step "fetch": prop "k": the value given is not one of its options \(it is secret, so neither is shown\)\.$/],
   ])("refuses %s, naming the step and the prop", (_rule, target, props, message) => {
     expect(() => check(target, props)).toThrow(message);

@@ -1,5 +1,6 @@
 import { Buffer } from "node:buffer";
 import type { ValidatedComponent } from "./component-rules.js";
+import { appPropValueProblem, configuredAccountId } from "./app-accounts.js";
 import { describeValue } from "./describe-value.js";
 import { ValidationError } from "./errors.js";
 import { expressionShape, hasExpressions } from "./expressions.js";
@@ -72,6 +73,13 @@ function configuredValue(prop: ValidatedProp, given: unknown, place: PropValuesP
     const timer = normalizeTimer(value);
     if ("error" in timer) throw propError(prop.name, place, `${place.step === undefined ? "Timer" : ownerOf(place) + "timer"} "${prop.name}" ${timer.error}`);
     return timer.value;
+  }
+  if (prop.baseType === "app") {
+    // A connected account, or none (an app that needs no account, or one configured later); whose it is, the engine checks.
+    if (given === undefined) return undefined;
+    const problem = appPropValueProblem(given);
+    if (problem !== null) throw propError(prop.name, place, `${subject} (app "${prop.app ?? "?"}") ${problem}`);
+    return { authProvisionId: configuredAccountId(given) };
   }
   if (prop.kind !== "input" && prop.baseType !== "data_store") {
     if (given !== undefined) {

@@ -18,6 +18,7 @@ export type ErrorCode =
   | "RateLimited"
   | "Unavailable"
   | "RegistryUnavailable"
+  | "AuthError"
   | "InternalError";
 
 export type ErrorDetails = Record<string, unknown>;
@@ -117,6 +118,17 @@ export class UnavailableError extends RunnelError {
 export class RegistryUnavailableError extends RunnelError {
   constructor(message: string, details?: ErrorDetails) {
     super("RegistryUnavailable", message, details);
+  }
+}
+
+/**
+ * A connected account cannot be used: the provider refused its refresh (the
+ * grant was revoked), or it is marked as needing reconnection. Runs that need
+ * it fail with this, naming the app and the account.
+ */
+export class AuthError extends RunnelError {
+  constructor(message: string, details?: ErrorDetails) {
+    super("AuthError", message, details);
   }
 }
 

@@ -16,6 +16,8 @@ export const ID_PREFIX = {
   mail: "mail_",
   dataStore: "ds_",
   session: "ses_",
+  /** A connected account of an app ("auth provision" in the hosted API's payloads). */
+  appAccount: "apn_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

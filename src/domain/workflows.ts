@@ -115,6 +115,8 @@ export const RUN_ERROR_CODES = {
   InvalidComponent: "A step's code could not be loaded.",
   /** A prop's expression could not be evaluated, or a step's configuration is wrong. */
   ConfigurationError: "A step's props could not be evaluated.",
+  /** An app prop's connected account could not be used: it must be reconnected (or was deleted). */
+  AuthError: "A step's connected account must be reconnected.",
   /** A `$.send.*` call could not be carried out after the run. */
   DestinationFailed: "A $.send destination could not be reached.",
   /** The runner process died for another reason, or Runnel itself failed. */

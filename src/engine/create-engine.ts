@@ -38,6 +38,9 @@ import { SourceListener } from "./listeners/source-listener.js";
 import { WebhookSender } from "./webhooks/webhook-sender.js";
 import { WebhooksService } from "./webhooks/webhooks-service.js";
 import { EnvVarsService } from "./env-vars.js";
+import { AccountAuth } from "./apps/account-auth.js";
+import { AppAccountsService } from "./apps/app-accounts-service.js";
+import { AppCatalog, type OAuthClient } from "./apps/app-catalog.js";
 import { DEFAULT_WEBHOOK_RETRY, type WebhookRetryPolicy } from "../domain/webhooks.js";
 
 export interface EngineOptions {
@@ -65,6 +68,8 @@ export interface EngineOptions {
   webhookRetry?: WebhookRetryPolicy;
   /** Attempts per `$.send.*` call and the first backoff (RUNNEL_SEND_MAX_ATTEMPTS, RUNNEL_SEND_RETRY_BASE_MS). */
   sendRetry?: SendRetryPolicy;
+  /** OAuth clients from the environment (RUNNEL_OAUTH_<SLUG>_CLIENT_ID / _CLIENT_SECRET), by <SLUG>. */
+  oauthClients?: Readonly<Record<string, OAuthClient>>;
 }
 
 export interface Engine {
@@ -83,6 +88,10 @@ export interface Engine {
   dataStores: DataStoresService;
   /** Each user's environment variables, which steps receive as `{{process.env.NAME}}`. */
   envVars: EnvVarsService;
+  /** The apps this server knows (shipped and added) and their OAuth clients. */
+  apps: AppCatalog;
+  /** Each user's connected accounts of apps, and the OAuth connection flow. */
+  appAccounts: AppAccountsService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
   /** Carries out the `$.send.*` calls of recorded runs from the send outbox; started by the server. */
@@ -106,6 +115,10 @@ export function createEngine(options: EngineOptions): Engine {
 
   const hub = new EventHub();
   const secrets = new SecretBox(options.masterKey);
+  const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
+  const apps = new AppCatalog({ store, secrets, ...(options.oauthClients ? { environmentClients: options.oauthClients } : {}) });
+  const accountAuth = new AccountAuth({ store, secrets, catalog: apps, egressPolicy, logger });
+  const appAccounts = new AppAccountsService({ store, secrets, catalog: apps, egressPolicy, callbackUrl: () => `${baseUrl}/oauth/callback` });
   const registry = new RegistryClient({ registryUrl: registryLocator({ configured: options.npmRegistry ?? null }) });
   const cache = new PackageCache({ root: join(options.dataDir, "packages"), download: (key, tarball, integrity) => registry.tarball(key, tarball, integrity) });
   const bundler = new ComponentBundler({ cache, registry });
@@ -120,9 +133,9 @@ export function createEngine(options: EngineOptions): Engine {
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
   const dataStores = new DataStoresService({ store, logger });
-  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults, dataStores });
+  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults, dataStores, accountAuth });
   const scheduler = new TimerScheduler({ store, invoker, logger });
-  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake() });
+  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake(), accountAuth });
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
   const admission = new EndpointAdmission(options.pendingRequests);
@@ -138,11 +151,10 @@ export function createEngine(options: EngineOptions): Engine {
     baseUrl: () => baseUrl,
     findWorkflow: (ownerId, workflowId) => store.findWorkflow(ownerId, workflowId),
   });
-  const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId });
   const listeners = {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
@@ -159,6 +171,7 @@ export function createEngine(options: EngineOptions): Engine {
     loader,
     hub,
     secrets,
+    accountAuth,
     resolveAction: (ownerId, key) => componentRegistry.resolve(ownerId, key),
     onChanged: changed,
     onEnqueued: () => worker?.wake(),
@@ -178,6 +191,8 @@ export function createEngine(options: EngineOptions): Engine {
     webhooks,
     dataStores,
     envVars,
+    apps,
+    appAccounts,
     worker,
     sender,
     mailer,

@@ -36,6 +36,9 @@ export interface CallOutcome {
 
 export type CallEnding = Pick<CallOutcome, "ok" | "value" | "error" | "db" | "step" | "ms">;
 
+/** Refreshes an account the call was given (`$auth.refresh()`), answering its fields; refuses any other account. */
+export type AuthRefreshHandler = (account: string, stale: string | null) => Promise<Record<string, string>>;
+
 /** Carries out a call's data store request (the engine's, bound to the call's owner and the stores its props name). */
 export type DataStoreHandler = (store: string, request: DataStoreRequest) => Promise<unknown>;
 
@@ -65,9 +68,13 @@ export class CallCollector {
   private storeQueue: Promise<void> = Promise.resolve();
   private storeWaiting = 0;
 
-  constructor(id: number, limits: Limits, onRespond: ((response: HttpResponse) => void) | undefined, logger: Logger | undefined, onStore?: DataStoreHandler) {
+  private readonly onAuth: AuthRefreshHandler | undefined;
+  private authWaiting = 0;
+
+  constructor(id: number, limits: Limits, onRespond: ((response: HttpResponse) => void) | undefined, logger: Logger | undefined, onStore?: DataStoreHandler, onAuth?: AuthRefreshHandler) {
     this.id = id;
     this.onStore = onStore;
+    this.onAuth = onAuth;
     this.limits = limits;
     this.onRespond = onRespond;
     this.logger = logger;
@@ -132,6 +139,26 @@ export class CallCollector {
       this.storeWaiting -= 1;
       if (!this.finished) answer(reply);
     });
+  }
+
+  /** Carries out `$auth.refresh()`; `answer` gets the account's fields or why not (unless the call ended meanwhile). */
+  authRequest(account: string, stale: string | null, answer: (reply: DataStoreAnswer) => void): void {
+    const handler = this.onAuth;
+    if (!handler) return answer({ ok: false, error: { name: "AuthError", message: "This call has no connected account to refresh." } });
+    // A few at a time are plenty (one per app prop); more is a loop gone wrong.
+    if (this.authWaiting >= 8) return answer({ ok: false, error: { name: "RangeError", message: "Too many $auth.refresh() calls are waiting; await each one." } });
+    this.authWaiting += 1;
+    void handler(account, stale).then(
+      (fields) => {
+        this.authWaiting -= 1;
+        if (!this.finished) answer({ ok: true, value: fields });
+      },
+      (error: unknown) => {
+        this.authWaiting -= 1;
+        const failure = error instanceof Error ? error : new Error(String(error));
+        if (!this.finished) answer({ ok: false, error: { name: failure.name, message: failure.message } });
+      },
+    );
   }
 
   addStepDone(done: StepDone): void {

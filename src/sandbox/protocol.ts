@@ -219,6 +219,12 @@ export type CallMessage<R = HttpResponse> =
   | { type: "step-done"; id: number; done: StepDone }
   /** A call to the data store `store` (a `data_store` prop's); the host answers with a store-reply of the same `req`. */
   | { type: "store"; id: number; req: number; store: string; request: DataStoreRequest }
+  /**
+   * `this.<app>.$auth.refresh()`: the provider refused the account's token (a 401); the host
+   * refreshes it (once, however many calls ask) unless it changed since `stale`, and answers
+   * the account's fields with a store-reply of the same `req`.
+   */
+  | { type: "auth"; id: number; req: number; account: string; stale: string | null }
   /** `step` only for a step call; also on its error, with what the step recorded before it failed. */
   /** `ms`: how long the call ran, as the runner measured it (its ending may have waited after, see holdEnd). */
   | { type: "result"; id: number; value: unknown; db: DbSnapshot | null; retire: boolean; step?: StepOutcome; ms?: number }
@@ -235,6 +241,7 @@ const SANDBOX_ERROR_CODES = new Set([
   "RunnerCrashed",
   "InvalidComponent",
   "ConfigurationError",
+  "AuthError",
 ]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -352,6 +359,11 @@ function readCallMessage(raw: unknown): CallMessage | undefined {
       const request = readStoreRequest(raw.request);
       if (!isCallId(raw.id) || !isCallId(raw.req) || typeof raw.store !== "string" || !request) return undefined;
       return { type: "store", id: raw.id, req: raw.req, store: raw.store, request };
+    }
+    case "auth": {
+      if (!isCallId(raw.id) || !isCallId(raw.req) || typeof raw.account !== "string" || raw.account.length > 64) return undefined;
+      const stale = typeof raw.stale === "string" && raw.stale.length <= 16_384 ? raw.stale : null;
+      return { type: "auth", id: raw.id, req: raw.req, account: raw.account, stale };
     }
     case "step-done": {
       const done = readStepDone(raw.done);

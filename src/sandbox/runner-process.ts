@@ -14,7 +14,7 @@ import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import { placeBundle } from "./bundle-placement.js";
-import { CallCollector, type CallEnding, type CallOutcome, type DataStoreHandler } from "./call-collector.js";
+import { CallCollector, type AuthRefreshHandler, type CallEnding, type CallOutcome, type DataStoreHandler } from "./call-collector.js";
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
@@ -74,6 +74,8 @@ export interface CallRequest {
   onRespond: ((response: HttpResponse) => void) | undefined;
   /** Carries out the call's data store requests; without one, they fail. */
   onStore?: DataStoreHandler | undefined;
+  /** Carries out the call's `$auth.refresh()`; without one, it fails. */
+  onAuth?: AuthRefreshHandler | undefined;
 }
 
 const STDERR_TAIL_CHARS = 8192;
@@ -208,7 +210,7 @@ export class RunnerProcess {
     const answers: Array<Promise<CallAnswer>> = [];
     for (let index = 0; index < requests.length; index++) {
       const request = requests[index]!;
-      const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger, request.onStore);
+      const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger, request.onStore, request.onAuth);
       const lane: HostLane = concurrent ? { calls: [], concurrent: true, holding: false, timer: undefined } : shared;
       this.lanes.add(lane);
       if (concurrent) sentLanes.push(lane);
@@ -363,6 +365,12 @@ export class RunnerProcess {
       case "store": {
         const { id, req } = message;
         return collector.storeRequest(message.store, message.request, (answer) => {
+          if (this.alive) this.post({ type: "store-reply", id, req, ...answer });
+        });
+      }
+      case "auth": {
+        const { id, req } = message;
+        return collector.authRequest(message.account, message.stale, (answer) => {
           if (this.alive) this.post({ type: "store-reply", id, req, ...answer });
         });
       }

@@ -20,7 +20,9 @@ export type SandboxErrorCode =
   /** The module did not load, or did not export a component of the expected shape. */
   | "InvalidComponent"
   /** A workflow step's props could not be evaluated (an expression). */
-  | "ConfigurationError";
+  | "ConfigurationError"
+  /** An app prop's connected account cannot be used (revoked, deleted): the host said so, the runner failed the call before user code ran. */
+  | "AuthError";
 
 export interface SandboxError {
   code: SandboxErrorCode;

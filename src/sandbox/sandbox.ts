@@ -43,7 +43,7 @@ import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-fl
 import { RunnerPool, type RunnerHooks } from "./pool.js";
 import type { ComponentCall, DbSnapshot, RunnerCall, StepDone, StepOutcome } from "./protocol.js";
 import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
-import type { CallOutcome, DataStoreHandler, EmittedEvent, LogEntry } from "./call-collector.js";
+import type { AuthRefreshHandler, CallOutcome, DataStoreHandler, EmittedEvent, LogEntry } from "./call-collector.js";
 import { CUT_SHORT, RunnerProcess, type CallAnswer, type SpawnCommand } from "./runner-process.js";
 import type { SandboxError } from "./sandbox-error.js";
 import { mapSandboxError, mapStackText, type BundleSourceMaps, type MappedBundle } from "./stack-mapping.js";
@@ -116,6 +116,8 @@ export interface InvokeCallbacks {
    * stores the call's props name; without it, data store calls fail.
    */
   onDataStore?: DataStoreHandler;
+  /** Refreshes a connected account the call's app props were given (`$auth.refresh()`); without it, refresh() fails. */
+  onAuth?: AuthRefreshHandler;
 }
 
 export interface InvokeResult {
@@ -393,6 +395,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         limits: resolvedOf(request.limits),
         onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
         onStore: callbacks[index]?.onDataStore,
+        onAuth: callbacks[index]?.onAuth,
       }));
       answers = await Promise.all(
         runner.callEach(calls, { bundleFile, concurrent: options.concurrent === true, holdEnds: held }).map((promise) =>

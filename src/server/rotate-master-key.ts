@@ -28,7 +28,7 @@ export async function rotateConfiguredMasterKey(config: RunnelConfig): Promise<R
     const loaded = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     const current = fromEnvironment ? loaded : await settlePendingRotation(path, loaded, store);
     const { key, counts } = await rotateMasterKey({ store, current, path });
-    const what = `${counted(counts.values, "secret")} of ${counted(counts.sources, "source")}, ${counted(counts.workflows, "workflow")}, ${counted(counts.envVars, "environment variable")} and ${counted(counts.webhooks, "webhook")}`;
+    const what = `${counted(counts.values, "secret")} of ${counted(counts.sources, "source")}, ${counted(counts.workflows, "workflow")}, ${counted(counts.envVars, "environment variable")}, ${counted(counts.webhooks, "webhook")}, ${counted(counts.appAccounts, "connected account")} and ${counted(counts.oauthClients, "OAuth client")}`;
     if (fromEnvironment) {
       return {
         summary: `Re-sealed ${what} with a new master key, saved in ${path}. Set RUNNEL_MASTER_KEY to it (printed above) on every server of this database before you start them: the old key no longer opens anything.`,

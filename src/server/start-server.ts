@@ -61,7 +61,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const loadedKey = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     // A rotation stopped half-way leaves the new key beside the old: the one that opens the store wins.
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, instanceId: await loadOrCreateInstanceId(config.dataDir) });
+    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId: await loadOrCreateInstanceId(config.dataDir) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
     if (sealedNow > 0) {

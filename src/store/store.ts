@@ -10,6 +10,8 @@ import type { Delivery, DeliveryKey, Subscription } from "../domain/subscription
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
 import type { NewOutboxSend, OutboxSend, SendSettlement } from "../domain/durable-sends.js";
 import type { EnvVar } from "../domain/env-vars.js";
+import type { AppAccount, OAuthFlow } from "../domain/app-accounts.js";
+import type { AppDefinition } from "../domain/apps.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 
 /**
@@ -18,12 +20,23 @@ import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js
  * the owner's id, so one user can never reach another's rows.
  */
 /** What a master key rotation re-sealed: rows of each kind that held a sealed value, and the values. */
+/** An app's OAuth client as stored: the secret sealed. */
+export interface StoredOAuthClient {
+  app: string;
+  clientId: string;
+  sealedSecret: string;
+  updatedAt: number;
+}
+
 export interface ResealCounts {
   sources: number;
   workflows: number;
   /** Secret environment variables. */
   envVars: number;
   webhooks: number;
+  /** Connected accounts of apps (their fields), OAuth clients' secrets and connections in progress. */
+  appAccounts: number;
+  oauthClients: number;
   values: number;
 }
 
@@ -292,6 +305,26 @@ export interface Store {
   runStats(ownerId: string, workflowIds: string[], since: number): Promise<Map<string, WorkflowRunStats>>;
   /** The owner's runs, failed runs and sources' events per minute since `since`, and the workflows with the most failed runs. */
   activity(ownerId: string, since: number): Promise<ActivityWindow>;
+  /** Apps an admin added (the shipped ones are not stored). */
+  listStoredApps(): Promise<AppDefinition[]>;
+  /** False when an app of that slug is stored already. */
+  createApp(app: AppDefinition, createdBy: string, at: number): Promise<boolean>;
+  /** Creates or replaces an app's OAuth client; the secret comes sealed. */
+  putOAuthClient(client: StoredOAuthClient): Promise<void>;
+  findOAuthClient(app: string): Promise<StoredOAuthClient | null>;
+  listOAuthClients(): Promise<StoredOAuthClient[]>;
+
+  createAppAccount(account: AppAccount): Promise<void>;
+  /** The owner's account, or null (another user's is null too). */
+  findAppAccount(ownerId: string, accountId: string): Promise<AppAccount | null>;
+  /** The owner's accounts, oldest first (a user keeps a few dozen at most). */
+  listAppAccounts(ownerId: string): Promise<AppAccount[]>;
+  /** Replaces the account's name, fields, expiry and health; false when the owner has none such. */
+  updateAppAccount(account: AppAccount): Promise<boolean>;
+  deleteAppAccount(ownerId: string, accountId: string): Promise<boolean>;
+  createOAuthFlow(flow: OAuthFlow): Promise<void>;
+  /** Removes and returns the flow of that state hash, once; null when there is none or it expired before `now` (expired ones are removed too). */
+  takeOAuthFlow(stateHash: string, now: number): Promise<OAuthFlow | null>;
 
   appendLogs(ownerId: string, emitterId: string, entries: Array<Pick<LogEntry, "stream" | "text" | "ts">>): Promise<LogEntry[]>;
   listLogs(ownerId: string, emitterId: string, page: PageRequest): Promise<PageSlice<LogEntry>>;

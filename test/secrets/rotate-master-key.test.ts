@@ -109,7 +109,7 @@ describe("rotating the master key", () => {
     const oldKey = Buffer.from((await readFile(join(dataDir, "master-key"), "utf8")).trim(), "hex");
     const result = await runCli(["admin", "rotate-master-key", "--data-dir", dataDir], { env: {} });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain("Re-sealed 4 secrets of 1 source, 1 workflow, 1 environment variable and 1 webhook with a new master key, written to");
+    expect(result.stderr).toContain("Re-sealed 4 secrets of 1 source, 1 workflow, 1 environment variable, 1 webhook, 0 connected accounts and 0 OAuth clients with a new master key, written to");
     expect(result.stdout).toBe("");
     const newKey = Buffer.from((await readFile(join(dataDir, "master-key"), "utf8")).trim(), "hex");
     expect(newKey.equals(oldKey)).toBe(false);

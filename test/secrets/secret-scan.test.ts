@@ -9,7 +9,8 @@ import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
 
 /**
  * After a server has been given secrets (source and step secret props, a
- * secret environment variable that a step reads) and
+ * secret environment variable that a step reads, a connected account's key
+ * and an OAuth client's secret) and
  * used API keys, nothing of them is in what the store keeps: the SQLite
  * file with its WAL and shared memory, or every row of every table of the
  * PostgreSQL schema.
@@ -42,7 +43,19 @@ async function exercise(server: TestServer, values: ReturnType<typeof secretValu
   await fetch(workflow.trigger.endpoint_url, { method: "POST", body: "x" });
   const runs = await waitFor(() => runsOf(server, user.key, workflow.id), (listed) => listed.length === 1 && listed[0].status !== "running", "the run that used the secrets");
   expect(runs[0].steps.map((step: { $return_value: unknown }) => step.$return_value)).toEqual([values.step.length, values.env.length]);
-  return [values.source, values.step, values.env, server.adminKey, user.key, extraKey.body.data.key];
+  // A connected account's key and an OAuth client's secret (issue 17), used by a source through $auth.
+  const accountKey = `scan-account-key-${values.env}`;
+  const clientSecret = `scan-client-secret-${values.env}`;
+  expect((await call(server.url, "PUT", "/v1/apps/github/oauth_client", { key: server.adminKey, json: { client_id: "scan-client", client_secret: clientSecret } })).status).toBe(200);
+  const account = await call(server.url, "POST", "/v1/accounts", { key: user.key, json: { app: "anthropic", name: "scan", fields: { api_key: accountKey } } });
+  expect(account.status).toBe(201);
+  const keyed = await deploySource(server, user.key, {
+    component_code: `export default defineComponent({ name: "keyed", version: "0.1.0", props: { anthropic: { type: "app", app: "anthropic" }, http: { type: "$.interface.http", customResponse: true } }, run() { this.http.respond({ status: 200, body: this.anthropic.$auth.api_key.length }); } })`,
+    filename: "keyed.mjs",
+    configured_props: { anthropic: { authProvisionId: account.body.data.id } },
+  });
+  expect(await (await fetch(keyed.endpoint_url, { method: "POST", body: "x" })).json()).toBe(accountKey.length);
+  return [values.source, values.step, values.env, server.adminKey, user.key, extraKey.body.data.key, accountKey, clientSecret];
 }
 
 function expectNone(haystack: Buffer, needles: string[]): void {

@@ -11,6 +11,7 @@ import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
+import { describeAppAccountsContract } from "./app-accounts-contract.js";
 
 await requirePostgres();
 
@@ -38,6 +39,7 @@ const postgresBackend = async () => {
 describeStoreContract("postgres", postgresBackend);
 describeSourceContract("postgres", postgresBackend);
 describeWorkflowContract("postgres", postgresBackend);
+describeAppAccountsContract("postgres", postgresBackend);
 describeSendOutboxContract("postgres", postgresBackend);
 describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);

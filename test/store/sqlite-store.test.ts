@@ -10,6 +10,7 @@ import { describeWorkflowContract } from "./workflow-contract.js";
 import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
+import { describeAppAccountsContract } from "./app-accounts-contract.js";
 
 const sqliteBackend = async () => {
   const dir = await mkdtemp(join(tmpdir(), "runnel-store-"));
@@ -26,6 +27,7 @@ const sqliteBackend = async () => {
 describeStoreContract("sqlite", sqliteBackend);
 describeSourceContract("sqlite", sqliteBackend);
 describeWorkflowContract("sqlite", sqliteBackend);
+describeAppAccountsContract("sqlite", sqliteBackend);
 describeSendOutboxContract("sqlite", sqliteBackend);
 describeRegistryContract("sqlite", sqliteBackend);
 describeOutboxContract("sqlite", sqliteBackend);

@@ -241,11 +241,11 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect(await store.anySealedValue(isSealed)).toMatch(/^enc:v1:(mine|theirs)$/);
 
       const counts = await store.resealSecrets((value) => (isSealed(value) ? `${value}-next` : null));
-      expect(counts).toEqual({ sources: 0, workflows: 0, webhooks: 2, envVars: 0, values: 2 });
+      expect(counts).toEqual({ sources: 0, workflows: 0, webhooks: 2, envVars: 0, appAccounts: 0, oauthClients: 0, values: 2 });
       expect((await store.findWebhook(ownerId, mine.id))?.secret).toBe("enc:v1:mine-next");
       expect((await store.findWebhook(otherId, theirs.id))?.secret).toBe("enc:v1:theirs-next");
       // A value the callback leaves alone (not sealed) is not counted or written.
-      expect(await store.resealSecrets(() => null)).toEqual({ sources: 0, workflows: 0, webhooks: 0, envVars: 0, values: 0 });
+      expect(await store.resealSecrets(() => null)).toEqual({ sources: 0, workflows: 0, webhooks: 0, envVars: 0, appAccounts: 0, oauthClients: 0, values: 0 });
       expect((await store.findWebhook(ownerId, mine.id))?.secret).toBe("enc:v1:mine-next");
     });
 

@@ -19,12 +19,16 @@ export interface EgressRequest {
   timeoutMs: number;
   /** null: no policy (RUNNEL_SANDBOX_NETWORK=unrestricted). */
   policy: EgressPolicy | null;
+  /** Keep the final answer's body (up to 1 MB) instead of dropping it: an OAuth token endpoint's answer is what is asked for. */
+  keepBody?: boolean;
 }
 
 export interface EgressResponse {
   status: number;
   /** The URL that answered, after redirects. */
   url: URL;
+  /** The final answer's body, when `keepBody` asked for it (cut at 1 MB). */
+  body?: string;
 }
 
 /** Redirects followed at most, as browsers and fetch do (20 there; a webhook needs far fewer). */
@@ -83,16 +87,20 @@ function once(request: EgressRequest, url: URL): Promise<IncomingMessage> {
   });
 }
 
-function drain(response: IncomingMessage): Promise<void> {
+/** Reads the answer to its end (dropped, or kept when `keep`), up to MAX_DRAINED_BYTES. */
+function drain(response: IncomingMessage, keep = false): Promise<string> {
   return new Promise((resolve) => {
     let read = 0;
+    const chunks: Buffer[] = [];
+    const done = () => resolve(keep ? Buffer.concat(chunks).toString("utf8") : "");
     response.on("data", (chunk: Buffer) => {
       read += chunk.length;
+      if (keep && read <= MAX_DRAINED_BYTES) chunks.push(chunk);
       if (read > MAX_DRAINED_BYTES) response.destroy();
     });
-    response.on("end", resolve);
-    response.on("close", resolve);
-    response.on("error", () => resolve());
+    response.on("end", done);
+    response.on("close", done);
+    response.on("error", done);
   });
 }
 
@@ -104,10 +112,10 @@ export async function egressRequest(request: EgressRequest): Promise<EgressRespo
   let body = request.body;
   for (let hop = 0; ; hop++) {
     const response = await once({ ...request, method, body, timeoutMs: Math.max(1, deadline - Date.now()) }, url);
-    await drain(response);
+    const text = await drain(response, request.keepBody === true);
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
-    if (![301, 302, 303, 307, 308].includes(status) || !location || hop >= MAX_REDIRECTS) return { status, url };
+    if (![301, 302, 303, 307, 308].includes(status) || !location || hop >= MAX_REDIRECTS) return request.keepBody ? { status, url, body: text } : { status, url };
     url = new URL(location, url);
     if (url.protocol !== "http:" && url.protocol !== "https:") return { status, url };
     // 303, and 301/302 after a POST, become a GET without a body, as browsers and fetch do.

@@ -11,6 +11,7 @@ import type { EventHub } from "../event-hub.js";
 import { storeUnderFreeSlug } from "../free-slug.js";
 import type { SecretBox } from "../secrets.js";
 import { DEFAULT_RUN_LIMITS, describeError, type CallOutcome, type RunLimits, type SourceInvoker } from "./invoker.js";
+import type { AccountAuth } from "../apps/account-auth.js";
 import { openSecrets, sealSecrets, withKeptSecrets } from "./props.js";
 import { assertValidCron, firstTick, toTimerSchedule } from "./timer-schedule.js";
 
@@ -70,6 +71,8 @@ export interface SourceLifecycleOptions {
   onTimersChanged?: () => void;
   /** The admin's ceilings on a source's own limits; default DEFAULT_RUN_LIMITS'. */
   ceilings?: Pick<RunLimits, "maxMemoryMb" | "maxTimeoutMs">;
+  /** Checks that app props' accounts are the owner's and of the right app. */
+  accountAuth?: AccountAuth;
 }
 
 /**
@@ -104,6 +107,7 @@ export class SourceLifecycle {
       createdAt: at,
       updatedAt: at,
     });
+    await this.options.accountAuth?.checkConfigured(ownerId, component.validated, draft.configuredProps, "configured_props");
     return this.options.invoker.exclusive(draft.id, async () => {
       const hooks = await this.runHooks(draft, component, ["deploy", "activate"], {});
       const source = await storeUnderFreeSlug(draft, (row) => this.options.store.createSource(row, hooks.db), () => this.freeSlug(ownerId, draft.name, null));
@@ -136,6 +140,7 @@ export class SourceLifecycle {
         updatedAt: this.now(),
       };
       next = configured ? this.build(after, configured, next) : this.withTimer(next, after.validated, current.configuredProps, current);
+      if (configured) await this.options.accountAuth?.checkConfigured(ownerId, after.validated, next.configuredProps, "configured_props");
 
       const db = await this.options.store.readSourceDb(ownerId, current.id);
       const onlyActivation = !changesCode && input.configured_props === undefined && input.name === undefined;

@@ -81,8 +81,8 @@ export function runtimeProps(component: ValidatedComponent, source: DeployedSour
         props[prop.name] = { endpoint: endpointUrl };
         break;
       case "app":
-        // Managed auth is not built yet: apps that need no account get an empty $auth.
-        props[prop.name] = { $auth: {} };
+        // The configured account ({ authProvisionId }) stays until the run's caller swaps it for its $auth (AccountAuth.resolveProps).
+        props[prop.name] = configured[prop.name] ?? { $auth: {} };
         break;
       default:
         if (configured[prop.name] !== undefined) props[prop.name] = configured[prop.name];

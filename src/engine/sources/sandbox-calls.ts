@@ -13,6 +13,7 @@ import { addParsedBody } from "../../sandbox/runner/http-body.js";
 import type { InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
 import type { ComponentLoader } from "../component-loader.js";
 import type { DataStoresService } from "../data-stores/data-stores-service.js";
+import type { AccountAuth } from "../apps/account-auth.js";
 import type { LateFaults } from "../late-faults.js";
 import type { SecretBox } from "../secrets.js";
 import { runtimeProps } from "./props.js";
@@ -52,6 +53,8 @@ export interface SandboxCallsOptions {
   limits?: RunLimits;
   /** Carries out `data_store` props' calls; without it they fail. */
   dataStores?: DataStoresService;
+  /** Gives app props their account's `$auth`; without it they get an empty one. */
+  accountAuth?: AccountAuth;
 }
 
 /**
@@ -66,15 +69,22 @@ export async function runCalls(
   db: Record<string, unknown>,
 ): Promise<CallOutcome[]> {
   const plainSchedule = (call: ComponentCall) => call.kind === "run" && !component.validated.hasRun;
-  const { props, dbProps, dataStores } = runtimeProps(component.validated, source, options.secrets, options.endpointUrl(source));
+  const runtime = runtimeProps(component.validated, source, options.secrets, options.endpointUrl(source));
+  const { dbProps, dataStores } = runtime;
+  // Read at the start of each batch: a token refreshed or an account reconnected since the last one is seen.
+  const props = options.accountAuth ? await options.accountAuth.resolveProps(source.ownerId, component.validated, runtime.props) : withoutAccounts(component, runtime.props);
   const onDataStore = dataStores.length > 0 ? options.dataStores?.handlerFor(source.ownerId, dataStores) : undefined;
+  const accounts = options.accountAuth?.accountIdsOf(component.validated, runtime.props) ?? [];
+  const onAuth = accounts.length > 0 ? options.accountAuth?.refreshHandler(source.ownerId, accounts) : undefined;
   const bundle = await options.loader.runnerBundle(component.saved);
   options.lateFaults?.remember(source.ownerId, bundle.id, source.id);
   const limitsFor = limitsByTrigger(options.limits ?? DEFAULT_RUN_LIMITS, source.limits);
   const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
   const results = await options.sandbox.invokeBatch(
     toSandbox.map((pending) => ({ bundle, call: pending.call, props, dbProps, db, limits: limitsFor(pending.trigger) })),
-    toSandbox.map((pending) => (pending.onRespond || onDataStore ? { ...(pending.onRespond ? { onRespond: pending.onRespond } : {}), ...(onDataStore ? { onDataStore } : {}) } : undefined)),
+    toSandbox.map((pending) =>
+      pending.onRespond || onDataStore || onAuth ? { ...(pending.onRespond ? { onRespond: pending.onRespond } : {}), ...(onDataStore ? { onDataStore } : {}), ...(onAuth ? { onAuth } : {}) } : undefined,
+    ),
   );
   let next = 0;
   return calls.map((pending): CallOutcome => {
@@ -110,4 +120,11 @@ function checkEmits(result: InvokeResult): CallOutcome {
     else checked.push(pendingEmit(emit));
   }
   return { result, emits: orderEmits(checked), problems };
+}
+
+/** Without accounts to read, app props get an empty `$auth` (never the account's id). */
+function withoutAccounts(component: SourceComponent, props: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...props };
+  for (const prop of component.validated.props) if (prop.baseType === "app") out[prop.name] = { $auth: {} };
+  return out;
 }

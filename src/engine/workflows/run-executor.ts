@@ -22,6 +22,8 @@ import type { DbSnapshot } from "../../sandbox/protocol.js";
 import type { RunLimits } from "../sources/invoker.js";
 import type { BuiltinActions } from "./builtin-actions.js";
 import { emitAppend, errorAppend, failRun, logsAppend, finishedRun, fromSandboxError, recordStep, skipRest, startRun, type RunState } from "./run-state.js";
+import type { AccountAuth } from "../apps/account-auth.js";
+import type { ValidatedComponent } from "../../domain/component-rules.js";
 import { workflowBundle } from "./workflow-bundle.js";
 import type { WorkflowResponses } from "./workflow-responses.js";
 
@@ -49,6 +51,8 @@ export interface RunExecutorOptions {
   dataStores?: DataStoresService;
   /** This process's instance id: the lease of a delivery recorded while its run goes on (see secureHeldAnswer). */
   claimer?: string | undefined;
+  /** Gives steps' app props their account's `$auth`, read for each batch of runs; without it they get an empty one. */
+  accountAuth?: AccountAuth;
   now?: () => number;
 }
 
@@ -66,6 +70,8 @@ interface PreparedWorkflow {
   dbStepIds: string[];
   /** The data stores the steps' `data_store` props name: the only ones the runs may reach. */
   dataStores: string[];
+  /** For each step with app props, its component (whose app props get their accounts' `$auth` before each batch); null for the others. */
+  appSteps: Array<ValidatedComponent | null>;
 }
 
 const MAX_LOG_ENTRIES_PER_STEP = 200;
@@ -172,9 +178,11 @@ export class RunExecutor {
     const dbStepIds: string[] = [];
     const dataStores = new Set<string>();
     const envNames: string[][] = [];
+    const appSteps: Array<ValidatedComponent | null> = [];
     for (const [index, step] of workflow.steps.entries()) {
       if (step.componentId === null) {
         chainSteps.push(null);
+        appSteps.push(null);
         envNames.push(envNamesIn(step.props));
         continue;
       }
@@ -190,10 +198,11 @@ export class RunExecutor {
       for (const name of dataStoreNames(validated, opened)) dataStores.add(name);
       chainSteps.push({ index: sandboxed.length, id: step.id, name: step.name, props: opened, field: `steps[${index}]`, checks: stepPropChecks(validated, opened), ...(dbProps.length > 0 ? { dbProps } : {}) });
       envNames.push(envNamesIn(opened));
+      appSteps.push(validated.props.some((prop) => prop.baseType === "app") ? validated : null);
       sandboxed.push(saved);
     }
     const bundle = sandboxed.length > 0 ? await workflowBundle(this.options.bundleFiles, workflow.ownerId, sandboxed) : null;
-    return { chainSteps, bundle, dbStepIds, dataStores: [...dataStores], envNames };
+    return { chainSteps, bundle, dbStepIds, dataStores: [...dataStores], envNames, appSteps };
   }
 
   /**
@@ -205,7 +214,9 @@ export class RunExecutor {
    */
   private async runSegment(workflow: Workflow, prepared: PreparedWorkflow, from: number, to: number, runs: RunState[], timeoutMs: number, stores: Record<string, DbSnapshot>): Promise<void> {
     const startedAt = this.now();
-    const steps = (prepared.chainSteps.slice(from, to) as ChainStep[]).map((step) => (step.dbProps ? { ...step, db: stores[step.id] ?? {} } : step));
+    const withStores = (prepared.chainSteps.slice(from, to) as ChainStep[]).map((step) => (step.dbProps ? { ...step, db: stores[step.id] ?? {} } : step));
+    // Accounts read now, for this batch: a token refreshed or an account reconnected since the last one is seen.
+    const steps = await this.withAccounts(workflow.ownerId, prepared.appSteps.slice(from, to), withStores);
     this.options.lateFaults?.remember(workflow.ownerId, prepared.bundle!.id, workflow.id);
     // Read now, for this batch: a variable changed since the last one is seen; one not set is left out, and the step that reads it fails naming it.
     const env = await this.options.envVars.resolve(workflow.ownerId, [...new Set(prepared.envNames.slice(from, to).flat())]);
@@ -226,13 +237,37 @@ export class RunExecutor {
       limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
     }));
     const onDataStore = prepared.dataStores.length > 0 ? this.options.dataStores?.handlerFor(workflow.ownerId, prepared.dataStores) : undefined;
-    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response), ...(onDataStore ? { onDataStore } : {}) }));
+    const accounts = this.accountsOf(prepared.appSteps.slice(from, to), withStores);
+    const onAuth = accounts.length > 0 ? this.options.accountAuth?.refreshHandler(workflow.ownerId, accounts) : undefined;
+    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response), ...(onDataStore ? { onDataStore } : {}), ...(onAuth ? { onAuth } : {}) }));
     const chunks: Array<Promise<InvokeResult[]>> = [];
     for (let first = 0; first < requests.length; first += STEP_CALLS_PER_RUNNER) {
       chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER), { concurrent: true }));
     }
     const results = (await Promise.all(chunks)).flat();
     results.forEach((result, position) => this.applySegment(workflow, workflow.steps.slice(from, to), runs[position]!, result, startedAt, stores));
+  }
+
+  /** The accounts the steps' app props are configured with. */
+  private accountsOf(components: Array<ValidatedComponent | null>, steps: ChainStep[]): string[] {
+    const auth = this.options.accountAuth;
+    if (!auth) return [];
+    return steps.flatMap((step, position) => (components[position] ? auth.accountIdsOf(components[position]!, step.props) : []));
+  }
+
+  /** The steps with each app prop's configured account swapped for its `$auth` (or the AuthError the step fails with). */
+  private async withAccounts(ownerId: string, components: Array<ValidatedComponent | null>, steps: ChainStep[]): Promise<ChainStep[]> {
+    const auth = this.options.accountAuth;
+    return Promise.all(
+      steps.map(async (step, position) => {
+        const component = components[position];
+        if (!component) return step;
+        if (auth) return { ...step, props: await auth.resolveProps(ownerId, component, step.props) };
+        const props = { ...step.props };
+        for (const prop of component.props) if (prop.baseType === "app") props[prop.name] = { $auth: {} };
+        return { ...step, props };
+      }),
+    );
   }
 
   /** What the runner reported of each step, in order; a step it died in (or never reported) fails with the call's error. */

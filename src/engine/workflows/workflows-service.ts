@@ -7,6 +7,7 @@ import type { StoredEvent } from "../../domain/sources.js";
 import { validateWorkflowInput, type StepInput, type WorkflowInput } from "../../domain/workflow-rules.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
 import type { Store } from "../../store/store.js";
+import type { AccountAuth } from "../apps/account-auth.js";
 import type { ComponentLoader, LoadedComponent } from "../component-loader.js";
 import type { EventHub, HubMessage } from "../event-hub.js";
 import { storeUnderFreeSlug } from "../free-slug.js";
@@ -25,6 +26,8 @@ export interface WorkflowsServiceOptions {
   hub: EventHub;
   /** Seals secret step props at rest. */
   secrets: SecretBox;
+  /** Checks that app props' accounts are the owner's and of the right app. */
+  accountAuth?: AccountAuth;
   /** A published action by key (the user's registry). */
   resolveAction(ownerId: string, key: string): Promise<LoadedComponent>;
   /** Something about a workflow changed here: caches of it go. */
@@ -292,9 +295,10 @@ export class WorkflowsService {
     const idsByName = new Map(current.map((step) => [step.name, step.id]));
     const storedByName = new Map(current.map((step) => [step.name, step.props]));
     // Secrets sealed (kept ones included), then every value checked against its prop, as a source's are on deploy.
-    const sealed = (loaded: LoadedComponent, input: StepInput, index: number) => {
+    const sealed = async (loaded: LoadedComponent, input: StepInput, index: number) => {
       const props = sealStepSecrets(loaded.validated, input.props, storedByName.get(input.name) ?? {}, this.options.secrets);
       validateConfiguredProps(loaded.validated, openSecrets(props, this.options.secrets), { field: `steps[${index}].props`, step: input.name });
+      await this.options.accountAuth?.checkConfigured(ownerId, loaded.validated, props, `steps[${index}].props`);
       return props;
     };
     const at = this.now();
@@ -307,11 +311,11 @@ export class WorkflowsService {
           continue;
         }
         const action = await this.resolveKey(ownerId, input.key, index);
-        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: sealed(action, input, index) });
+        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: await sealed(action, input, index) });
         continue;
       }
       const loaded = await this.options.loader.save(ownerId, { component_code: input.code, filename: input.filename }, { asStep: true, field: `steps[${index}].code` });
-      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: sealed(loaded, input, index) });
+      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: await sealed(loaded, input, index) });
     }
     return steps;
   }

@@ -196,6 +196,16 @@ export class ActiveCall {
     return answered;
   }
 
+  /** Asks the host for the account's fields after a refresh (`$auth.refresh()`); answered like a data store request. */
+  authRequest(account: string, stale: string | null): Promise<unknown> {
+    this.assertOpen("$auth.refresh()");
+    const req = this.nextStoreRequest++;
+    const answered = new Promise<unknown>((resolve, reject) => this.storeRequests.set(req, { resolve, reject }));
+    this.queue({ type: "auth", id: this.id, req, account, stale }, 0);
+    this.flush();
+    return answered;
+  }
+
   /** The host answered a data store request; an answer to none (or after the call ended) is dropped. */
   storeReply(req: number, answer: DataStoreAnswer): void {
     const waiting = this.storeRequests.get(req);

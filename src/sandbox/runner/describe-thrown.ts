@@ -1,6 +1,7 @@
 /** Turns whatever user code threw into a SandboxError. */
 import { inspect } from "node:util";
 import type { SandboxError, SandboxErrorCode } from "../sandbox-error.js";
+import { AccountAuthError } from "./instance.js";
 
 const PREVIEW_CHARS = 500;
 
@@ -47,7 +48,8 @@ export interface DescribeOptions {
 export function describeThrown(thrown: unknown, options: DescribeOptions): SandboxError {
   const prefix = options.prefix ?? "";
   if (isErrorLike(thrown)) {
-    const error: SandboxError = { code: options.code ?? "UserError", name: String(thrown.name), message: `${prefix}${String(thrown.message)}` };
+    const code = thrown instanceof AccountAuthError ? "AuthError" : (options.code ?? "UserError");
+    const error: SandboxError = { code, name: String(thrown.name), message: `${prefix}${String(thrown.message)}` };
     const stack = trimStack(typeof thrown.stack === "string" ? thrown.stack : undefined, options.runnerFile);
     if (stack !== undefined) error.stack = stack;
     return error;

@@ -128,6 +128,7 @@ export class Runner {
           emit: (event, meta) => call.emit(event, meta),
           respond: (response, what, options) => call.respond(response, what, options),
           storeRequest: (store, request) => call.storeRequest(store, request),
+          authRequest: (account, stale) => call.authRequest(account, stale),
           step: call.step,
         });
         // One turn of the event loop, so that a promise the call left rejected fails this call.

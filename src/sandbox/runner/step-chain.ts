@@ -84,6 +84,7 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
           },
           respond: (response, what, options) => call.respond(response, what, options),
           storeRequest: (store, request) => call.storeRequest(store, request),
+          authRequest: (account, stale) => call.authRequest(account, stale),
         });
         const context = { ...chain.context, stepId: step.id };
         value = await runStep(target.component, instance, { steps: scope, context }, { recorder, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });

@@ -15,6 +15,7 @@ import { deliveryQueries } from "./delivery-queries.js";
 import { sendOutboxQueries } from "./send-outbox-queries.js";
 import { envVarQueries } from "./env-var-queries.js";
 import { sessionQueries } from "./session-queries.js";
+import { appQueries } from "./app-queries.js";
 import { webhookQueries } from "./webhook-queries.js";
 import { dataStoreQueries } from "./data-store-queries.js";
 import { stepStoreQueries } from "./step-store-queries.js";
@@ -62,5 +63,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...stepStoreQueries(options),
     ...envVarQueries(options),
     ...sessionQueries(options),
+    ...appQueries(options),
   };
 }

@@ -26,6 +26,10 @@ export interface Database {
   send_outbox: SendOutboxRow;
   env_vars: EnvVarRow;
   sessions: SessionRow;
+  apps: AppRow;
+  oauth_clients: OAuthClientRow;
+  app_accounts: AppAccountRow;
+  oauth_flows: OAuthFlowRow;
 }
 
 export interface UserRow {
@@ -318,4 +322,48 @@ export interface EnvVarRow {
   secret: number;
   created_at: number;
   updated_at: number;
+}
+
+export interface AppRow {
+  slug: string;
+  name: string;
+  /** JSON: the AppAuth. */
+  auth: string;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OAuthClientRow {
+  app: string;
+  client_id: string;
+  /** Sealed (`enc:v1:…`). */
+  client_secret: string;
+  updated_at: number;
+}
+
+export interface AppAccountRow {
+  id: string;
+  owner_id: string;
+  app: string;
+  name: string;
+  /** Sealed JSON object of the account's `$auth` fields. */
+  fields: string;
+  expires_at: number | null;
+  health: string;
+  health_message: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OAuthFlowRow {
+  state_hash: string;
+  owner_id: string;
+  app: string;
+  name: string;
+  account_id: string | null;
+  /** Sealed PKCE verifier. */
+  verifier: string;
+  expires_at: number;
+  created_at: number;
 }

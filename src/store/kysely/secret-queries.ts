@@ -20,7 +20,8 @@ function resealProps(props: Record<string, unknown>, reseal: (value: string) => 
 
 /**
  * Sealed values wherever they are kept (sources' configured props, workflow
- * steps' props, secret environment variables, webhooks' signing secrets), for the master key's rotation:
+ * steps' props, secret environment variables, webhooks' signing secrets,
+ * connected accounts' fields, OAuth clients' secrets and PKCE verifiers), for the master key's rotation:
  * all re-sealed in one transaction, so no value is ever left under a key
  * that is gone. A table that holds sealed values and is missing here would
  * be unreadable after a rotation (a webhook could no longer sign).
@@ -29,7 +30,7 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
   return {
     resealSecrets(reseal) {
       return db.transaction().execute(async (trx) => {
-        const counts: ResealCounts = { sources: 0, workflows: 0, envVars: 0, webhooks: 0, values: 0 };
+        const counts: ResealCounts = { sources: 0, workflows: 0, envVars: 0, webhooks: 0, appAccounts: 0, oauthClients: 0, values: 0 };
         for (const row of await trx.selectFrom("sources").select(["id", "configured_props"]).execute()) {
           const props = fromJson<Record<string, unknown>>(row.configured_props) ?? {};
           const resealed = resealProps(props, reseal);
@@ -61,6 +62,27 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
           counts.webhooks += 1;
           counts.values += 1;
         }
+        for (const row of await trx.selectFrom("app_accounts").select(["id", "fields"]).execute()) {
+          const resealed = reseal(row.fields);
+          if (resealed === null) continue;
+          await trx.updateTable("app_accounts").set({ fields: resealed }).where("id", "=", row.id).execute();
+          counts.appAccounts += 1;
+          counts.values += 1;
+        }
+        for (const row of await trx.selectFrom("oauth_clients").select(["app", "client_secret"]).execute()) {
+          const resealed = reseal(row.client_secret);
+          if (resealed === null) continue;
+          await trx.updateTable("oauth_clients").set({ client_secret: resealed }).where("app", "=", row.app).execute();
+          counts.oauthClients += 1;
+          counts.values += 1;
+        }
+        // Connections in progress hold a sealed PKCE verifier: re-sealed too, or a callback during the rotation's window would fail.
+        for (const row of await trx.selectFrom("oauth_flows").select(["state_hash", "verifier"]).execute()) {
+          const resealed = reseal(row.verifier);
+          if (resealed === null) continue;
+          await trx.updateTable("oauth_flows").set({ verifier: resealed }).where("state_hash", "=", row.state_hash).execute();
+          counts.values += 1;
+        }
         return counts;
       });
     },
@@ -86,6 +108,10 @@ export function secretQueries({ db }: QueryContext): SecretQueries {
       if (envVar && isSealed(envVar.value)) return envVar.value;
       const webhook = await db.selectFrom("webhooks").select("secret").limit(1).executeTakeFirst();
       if (webhook && isSealed(webhook.secret)) return webhook.secret;
+      const account = await db.selectFrom("app_accounts").select("fields").limit(1).executeTakeFirst();
+      if (account && isSealed(account.fields)) return account.fields;
+      const client = await db.selectFrom("oauth_clients").select("client_secret").limit(1).executeTakeFirst();
+      if (client && isSealed(client.client_secret)) return client.client_secret;
       return null;
     },
   };

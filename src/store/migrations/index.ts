@@ -16,6 +16,7 @@ import { sendOutboxMigration } from "./0014-send-outbox.js";
 import { userEnvVarsMigration } from "./0015-user-env-vars.js";
 import { bundleSourceMapsMigration } from "./0016-bundle-source-maps.js";
 import { consoleSessionsMigration } from "./0017-console-sessions.js";
+import { appsAndAccountsMigration } from "./0019-apps-and-accounts.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0015-user-env-vars": userEnvVarsMigration,
   "0016-bundle-source-maps": bundleSourceMapsMigration,
   "0017-console-sessions": consoleSessionsMigration,
+  "0019-apps-and-accounts": appsAndAccountsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
