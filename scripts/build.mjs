@@ -52,7 +52,11 @@ const uiStamp = fingerprint([
 const [nodeMajor, nodeMinor] = process.versions.node.split(".").map(Number);
 // Vite 8 runs on Node.js 20.19 and later; package.json's engines allow 20.6: the server still builds and runs there.
 const canBuildConsole = nodeMajor > 20 || (nodeMajor === 20 && nodeMinor >= 19);
-if (!canBuildConsole) {
+// A tree without ui/ (the build script's own tests use one) has no console to build.
+const hasConsole = existsSync(join(root, "ui", "vite.config.ts"));
+if (!hasConsole) {
+  // Nothing to do.
+} else if (!canBuildConsole) {
   console.warn(`The web console was not built: its build (Vite) needs Node.js 20.19 or later, this is ${process.versions.node}. The server runs; / says how to build the console.`);
 } else if (force || !existsSync(join(root, "dist", "ui", "index.html")) || readStamp(uiStampFile) !== uiStamp) {
   rmSync(uiStampFile, { force: true });

@@ -1,4 +1,5 @@
 import { benchApi, benchCliStart } from "./api-bench.js";
+import { benchConsoleInspector } from "./console-bench.js";
 import { benchManyComponents } from "./many-bench.js";
 import { benchPackageDeploys } from "./package-bench.js";
 import { benchDeployToFirstEvent, benchHttpSource, benchWarmInvocation } from "./source-bench.js";
@@ -9,7 +10,7 @@ import { benchWorkflows } from "./workflow-bench.js";
 /**
  * `npm run bench`: one table of the figures the issues ask for. Run it on an
  * otherwise idle machine; RUNNEL_BENCH_SECONDS sets the length of each load run.
- * `npm run bench -- <suite>` runs one suite; `npm run bench -- --peers` runs
+ * `npm run bench -- <suite>` runs one suite (api, sources, packages, workflows, many, console); `npm run bench -- --peers` runs
  * only the comparison with Fastify and Node-RED, which is never part of the
  * full run (it installs Node-RED on first use, and takes its own minutes).
  */
@@ -20,6 +21,7 @@ const suites: Record<string, () => Promise<BenchRow[]>> = {
   packages: benchPackageDeploys,
   workflows: benchWorkflows,
   many: benchManyComponents,
+  console: benchConsoleInspector,
 };
 /** Suites run only when named. */
 const onRequest: Record<string, () => Promise<BenchRow[]>> = { peers: benchPeers };
