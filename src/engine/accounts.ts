@@ -112,6 +112,12 @@ export class Accounts {
     return { user, issued };
   }
 
+  /** Every user of the server, newest first (admins only). */
+  async listUsers(actor: Principal, page: PageRequest): Promise<PageSlice<User>> {
+    if (!actor.user.isAdmin) throw new ForbiddenError("Only an admin can list the users of this server. Ask an admin.");
+    return this.store.listUsers(page);
+  }
+
   /** Sets or (null) clears the caller's own e-mail address: where error notices and `$.send.email` go. */
   async updateOwnEmail(actor: Principal, email: string | null): Promise<User> {
     const updated = await this.store.updateUserEmail(actor.user.id, email === null ? null : checkedEmail(email, "email"));

@@ -60,6 +60,8 @@ export interface Store {
   updateUserEmail(userId: string, email: string | null): Promise<User | null>;
   /** How many users exist (a server that cannot isolate user code's network serves one). */
   countUsers(): Promise<number>;
+  /** Every user, newest first, by page (an admin's list). */
+  listUsers(page: PageRequest): Promise<PageSlice<User>>;
 
   /**
    * Every sealed value kept (sources' configured props, workflow steps'

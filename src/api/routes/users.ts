@@ -3,7 +3,8 @@ import { Type } from "@sinclair/typebox";
 import type { Accounts } from "../../engine/accounts.js";
 import { principalOf } from "../request-context.js";
 import { CreateUserBodySchema, CreatedUserSchema, UpdateUserBodySchema, toApiKeyView, toUserView, toWorkspaceView, UserSchema, WorkspaceSchema } from "../schemas/accounts.js";
-import { DataSchema, errorResponses, ErrorBodySchema } from "../schemas/common.js";
+import { DataSchema, errorResponses, ErrorBodySchema, PageQuerySchema, PageSchema } from "../schemas/common.js";
+import { parsePageRequest, toPage } from "../../domain/paging.js";
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = async (app, { accounts }) => {
   app.get(
@@ -41,6 +42,22 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = as
       },
     },
     async (request) => ({ data: [toWorkspaceView(principalOf(request).user)] }),
+  );
+
+  app.get(
+    "/users",
+    {
+      schema: {
+        tags: ["users"],
+        summary: "Every user of the server, newest first (admins only)",
+        querystring: PageQuerySchema,
+        response: { 200: PageSchema(UserSchema), 403: ErrorBodySchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const slice = await accounts.listUsers(principalOf(request), parsePageRequest(request.query));
+      return toPage({ items: slice.items.map(toUserView), totalCount: slice.totalCount }, (user) => user.id);
+    },
   );
 
   app.post(

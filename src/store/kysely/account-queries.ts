@@ -9,7 +9,7 @@ import { readIdPage } from "./id-paging.js";
 
 type AccountQueries = Pick<
   Store,
-  "createUser" | "bootstrapAdmin" | "findUser" | "findUserByUsername" | "updateUserEmail" | "countUsers" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey"
+  "createUser" | "bootstrapAdmin" | "findUser" | "findUserByUsername" | "updateUserEmail" | "countUsers" | "listUsers" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey"
 >;
 
 /** Users and API keys. */
@@ -98,6 +98,18 @@ export function accountQueries({ db, isUniqueViolation }: QueryContext): Account
     async countUsers() {
       const row = await db.selectFrom("users").select((eb) => eb.fn.countAll<number | string>().as("count")).executeTakeFirstOrThrow();
       return Number(row.count);
+    },
+
+    listUsers(page) {
+      return readIdPage(
+        page,
+        async ({ cursor, order, limit }) => {
+          let query = db.selectFrom("users").selectAll();
+          if (cursor) query = query.where("id", cursor.op, cursor.id);
+          return (await query.orderBy("id", order).limit(limit).execute()).map(toUser);
+        },
+        async () => Number((await db.selectFrom("users").select((eb) => eb.fn.countAll<number | string>().as("count")).executeTakeFirstOrThrow()).count),
+      );
     },
 
     createApiKey: (input) => insertApiKey(db, input),
