@@ -33,6 +33,8 @@ const SOURCE = (issuer: string) => `export default defineComponent({
 describe("connected accounts in the console, in a real browser", { timeout: 120_000 }, () => {
   let harness: ConsoleHarness;
   let provider: TestOAuthProvider;
+  /** The endpoint of the source deployed with both accounts. */
+  let endpoint = "";
 
   beforeAll(async () => {
     // The provider and its API are on loopback: allowed, as an admin allows an internal host.
@@ -154,11 +156,47 @@ describe("connected accounts in the console, in a real browser", { timeout: 120_
       keys: { authProvisionId: accounts.find((account) => account.app === KEYS_APP)!.id },
     });
 
-    const response = await fetch(source.body.data.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    endpoint = source.body.data.endpoint_url;
+    const response = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     const body = (await response.json()) as any;
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body).toMatchObject({ status: 200, me: { sub: "user-1" }, key_fields: ["api_key", "region"], key_ends: KEY_SECRET.slice(-4) });
     expect(provider.apiCalls.ok).toBeGreaterThanOrEqual(1);
+    expectNoBrowserErrors(page);
+  });
+
+  /** Reconnects through the Accounts page and the provider's pages in a new tab. */
+  async function reconnectInConsole(page: Page, label: string): Promise<void> {
+    await page.getByRole("button", { name: `Reconnect ${label}` }).click();
+    await page.getByRole("button", { name: "Reconnect with UI IdP" }).click();
+    const [providerTab] = await Promise.all([page.context().waitForEvent("page"), page.getByRole("link", { name: "Continue to UI IdP to allow access" }).click()]);
+    await providerTab.getByRole("heading", { name: "Account connected" }).waitFor();
+    await providerTab.close();
+    await page.getByText("Your UI IdP account work is connected.").waitFor();
+    await page.getByRole("button", { name: "Done" }).click();
+  }
+
+  it("reconnects an OAuth account, and makes one the provider stopped refreshing stand out until it is reconnected", async () => {
+    const page = await openAccounts();
+    const row = page.getByRole("row").filter({ hasText: "UI IdP" });
+    // Short-lived tokens are refreshed at the next run; the provider will refuse once the grant is revoked.
+    provider.setAccessTokenSeconds(60);
+    await reconnectInConsole(page, "UI IdP account work");
+    provider.setAccessTokenSeconds(3600);
+    await provider.revokeAll();
+    const failed = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+
+    await page.reload();
+    await row.getByText("Must be reconnected").waitFor();
+    await row.getByText(/the provider refused to refresh its token/).waitFor();
+    expect(await row.getByRole("button", { name: "Reconnect UI IdP account work" }).getAttribute("class")).toContain("primary");
+    await checkAccessibility(page, (twin) => twin.getByText("Must be reconnected").waitFor());
+
+    await reconnectInConsole(page, "UI IdP account work");
+    await row.getByText("Connected", { exact: true }).waitFor();
+    const answered = await fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(await answered.json()).toMatchObject({ status: 200, me: { sub: "user-1" } });
     expectNoBrowserErrors(page);
   });
 
