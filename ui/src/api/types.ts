@@ -24,3 +24,7 @@ export interface PageParams {
   before?: string;
   after?: string;
 }
+
+export type AppView = Static<typeof import("../../../src/api/schemas/apps.js").AppSchema>;
+export type AccountView = Static<typeof import("../../../src/api/schemas/apps.js").AccountSchema>;
+export type OAuthStartView = Static<typeof import("../../../src/api/schemas/apps.js").OAuthStartAnswerSchema>;

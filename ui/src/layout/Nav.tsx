@@ -7,6 +7,7 @@ const SECTIONS = [
   { to: "/workflows", label: "Workflows", exact: false },
   { to: "/errors", label: "Errors", exact: false },
   { to: "/subscriptions", label: "Subscriptions", exact: false },
+  { to: "/accounts", label: "Accounts", exact: false },
   { to: "/settings", label: "Settings", exact: false },
 ] as const;
 

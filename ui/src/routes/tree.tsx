@@ -9,6 +9,7 @@ import { workflowsRoutes } from "../pages/workflows/routes";
 import { errorsRoute, workflowErrorsRoute } from "../pages/errors/routes";
 import { settingsRoute } from "../pages/settings/routes";
 import { subscriptionsRoute } from "../pages/subscriptions/routes";
+import { accountsRoute } from "../pages/accounts/routes";
 import { appRoute, rootRoute } from "./root";
 
 /**
@@ -31,7 +32,7 @@ const homeRoute = createRoute({ getParentRoute: () => appRoute, path: "/", compo
 
 export const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([homeRoute, sourcesRoute, deploySourceRoute, sourceRoute, ...workflowsRoutes, errorsRoute, workflowErrorsRoute, subscriptionsRoute, settingsRoute]),
+  appRoute.addChildren([homeRoute, sourcesRoute, deploySourceRoute, sourceRoute, ...workflowsRoutes, errorsRoute, workflowErrorsRoute, subscriptionsRoute, accountsRoute, settingsRoute]),
 ]);
 
 export const router = createRouter({

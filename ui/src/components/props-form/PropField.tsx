@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { FormField } from "../FormField";
 import { Markdown } from "../Markdown";
+import { AppAccountField } from "./AppAccountField";
 import { ArrayInput } from "./ArrayInput";
 import { AsyncOptionsSelect } from "./AsyncOptionsSelect";
 import { encodeOption, optionLabel, optionValue } from "./draft-values";
@@ -31,6 +32,19 @@ export function PropField({ prop, value, onChange, error, loadOptions, optionsKe
     <FormField label={label} required={required} error={error} description={description}>
       {(ids) => {
         const common = { id: ids.id, "aria-describedby": ids.describedBy, "aria-invalid": ids.invalid, disabled: isDisabled };
+        if (shape.kind === "app") {
+          return (
+            <AppAccountField
+              id={ids.id}
+              describedBy={ids.describedBy}
+              invalid={ids.invalid}
+              app={prop.app ?? ""}
+              value={typeof value === "string" ? value : undefined}
+              onChange={onChange}
+              disabled={isDisabled}
+            />
+          );
+        }
         if (prop.remoteOptions) {
           if (!loadOptions) return <p className="muted">This prop's options come from its code; they can be loaded once the component is saved.</p>;
           return (
@@ -137,7 +151,7 @@ function textOf(value: DraftValue | undefined): string {
 /** The author's description (sanitized Markdown), and the limits the form checks, said up front. */
 function describe(prop: ConfigurableProp): ReactNode {
   const limits = [prop.min !== undefined ? `at least ${prop.min}` : null, prop.max !== undefined ? `at most ${prop.max}` : null].filter(Boolean).join(", ");
-  const notes = [limits ? `A whole number, ${limits}.` : null, prop.secret ? "Secret: stored encrypted, never shown again." : null, prop.optional ? "Optional." : null].filter(Boolean).join(" ");
+  const notes = [limits ? `A whole number, ${limits}.` : null, prop.secret ? "Secret: stored encrypted, never shown again." : null, prop.type === "app" ? `One of your connected ${prop.app ?? ""} accounts.` : null, prop.optional ? "Optional." : null].filter(Boolean).join(" ");
   if (!prop.description && !notes) return null;
   return (
     <>

@@ -23,7 +23,8 @@ export interface PropsFormProps {
 /**
  * The inputs of a component's props, generated from its `configurable_props`:
  * one field per prop the user fills in, in declaration order; the props the
- * platform provides (HTTP endpoint, db, apps) are listed, not asked. It is
+ * platform provides (HTTP endpoint, db) are listed, not asked; an app prop
+ * picks one of the user's connected accounts. It is
  * controlled and renders no <form>: the page around it owns submitting.
  *
  * @example
@@ -75,6 +76,5 @@ export function PropsForm({ props, draft, onChange, errors = {}, loadOptions, op
 function providedText(prop: ConfigurableProp): string {
   if (prop.type === "$.interface.http") return "an HTTP endpoint, made when the source is deployed.";
   if (prop.type === "$.service.db") return "a key-value store kept across runs.";
-  if (prop.type === "app") return `the ${prop.app ?? "app"} account.`;
   return `(${prop.type}).`;
 }

@@ -35,11 +35,19 @@ export function initialDraft(props: ConfigurableProp[], given: Record<string, un
 export function toDraft(prop: ConfigurableProp, value: unknown): DraftValue | undefined {
   const shape = shapeOf(prop);
   if (shape.kind === "timer") return timerDraft(value);
+  if (shape.kind === "app") return accountIdOf(value);
   if (value === undefined || value === null) return shape.kind === "boolean" && !shape.isArray && !shape.hasOptions ? false : undefined;
   if (shape.hasOptions) return shape.isArray && Array.isArray(value) ? value.map(encodeOption) : encodeOption(value);
   if (shape.isArray) return Array.isArray(value) ? value.map((item) => itemText(shape.kind, item)) : undefined;
   if (shape.kind === "boolean") return value === true;
   return itemText(shape.kind, value);
+}
+
+/** An app prop's configured value, `{ authProvisionId: "apn_…" }`, as the picked account's id. */
+function accountIdOf(value: unknown): string | undefined {
+  if (typeof value === "string" && value !== "") return value;
+  const id = typeof value === "object" && value !== null ? (value as { authProvisionId?: unknown }).authProvisionId : undefined;
+  return typeof id === "string" && id !== "" ? id : undefined;
 }
 
 function itemText(kind: string, value: unknown): string {
@@ -88,9 +96,11 @@ export function checkOne(prop: ConfigurableProp, draft: DraftValue | undefined):
   if (empty && shape.kind !== "timer") {
     // Left empty: the API applies the default of a prop that has one.
     if (prop.optional || prop.default !== undefined) return { value: undefined };
+    if (shape.kind === "app") return { error: `Choose a ${prop.app ?? "connected"} account, or connect a new one.` };
     return { error: shape.isArray ? "Add at least one value: this prop is required." : "This prop is required." };
   }
   if (shape.kind === "timer") return checkTimer(prop, draft as TimerDraft | undefined);
+  if (shape.kind === "app") return { value: { authProvisionId: String(draft) } };
   if (shape.hasOptions) {
     if (Array.isArray(draft)) return { value: draft.map(decodeOption) };
     return { value: decodeOption(String(draft)) };

@@ -2,7 +2,8 @@ import type { ConfigurableProp } from "./types";
 
 /**
  * How the form shows a prop, from its declared type. The platform provides
- * HTTP interfaces, db services and apps, so they take no input here.
+ * HTTP interfaces and db services, so they take no input here; an app prop
+ * takes one of the user's connected accounts.
  */
 export type InputKind =
   | "string"
@@ -11,7 +12,8 @@ export type InputKind =
   | "json" // object, any, http_request: JSON text
   | "timer"
   | "data_store"
-  | "provided"; // $.interface.http, $.service.db, app
+  | "app" // a connected account of the prop's app, picked from the user's accounts
+  | "provided"; // $.interface.http, $.service.db
 
 export interface PropShape {
   kind: InputKind;
@@ -43,6 +45,8 @@ function kindOf(base: string): InputKind {
       return "timer";
     case "data_store":
       return "data_store";
+    case "app":
+      return "app";
     default:
       return "provided";
   }
