@@ -10,14 +10,14 @@ import { draftPropOptions } from "../deploy/api";
 import { getComponent, sourceKeys, updateSource, type SourceListItem } from "./api";
 
 /**
- * The props as the form edits them here: a secret prop that has a value
- * already may be left empty (the API keeps a secret an update leaves out),
- * so it is optional for the form's own check, and says so.
+ * The props as the form edits them here: the API never shows a secret's
+ * value and keeps the stored one when an update leaves it out, so a secret
+ * may be left empty (optional for the form's own check), and says so.
  */
-function editableProps(props: ConfigurableProp[], configured: Record<string, unknown>): ConfigurableProp[] {
+function editableProps(props: ConfigurableProp[]): ConfigurableProp[] {
   return props.map((prop) => {
-    if (!prop.secret || !Object.hasOwn(configured, prop.name)) return prop;
-    const keep = "Saved and hidden: leave empty to keep the current value, or type a new one.";
+    if (!prop.secret) return prop;
+    const keep = "Hidden once saved: leave empty to keep the current value, or type a new one.";
     return { ...prop, optional: true, description: prop.description ? `${prop.description}\n\n${keep}` : keep };
   });
 }
@@ -57,7 +57,7 @@ export function SourceConfiguration({ source }: { source: SourceListItem }) {
 
 function PropsEditor({ source, componentId, declared }: { source: SourceListItem; componentId: string; declared: ConfigurableProp[] }) {
   const queryClient = useQueryClient();
-  const props = useMemo(() => editableProps(declared, source.configured_props), [declared, source.configured_props]);
+  const props = useMemo(() => editableProps(declared), [declared]);
   const [draft, setDraft] = useState<PropsDraft>(() => initialDraft(declared, shownValues(declared, source.configured_props)));
   const [checkErrors, setCheckErrors] = useState<PropErrors>({});
   const save = useMutation({
