@@ -141,6 +141,12 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     const editor = page.getByRole("textbox", { name: "The source's code" });
     await editor.waitFor();
     expect(await editor.textContent()).toContain('name: "Timed echo"');
+    // The editor follows the system's light/dark as it changes, with colours of its own in dark mode.
+    const editorBackground = () => page.locator(".cm-editor").first().evaluate((element: any) => (globalThis as any).getComputedStyle(element).backgroundColor as string);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await expect.poll(editorBackground).toBe("rgb(23, 27, 33)");
+    await page.emulateMedia({ colorScheme: "light" });
+    await expect.poll(editorBackground).not.toBe("rgb(23, 27, 33)");
     await editor.click();
     await page.keyboard.press("ControlOrMeta+End");
     await page.keyboard.type("\n// edited in the console\n");
