@@ -244,6 +244,14 @@ describe("the console's workflows pages, in a real browser", () => {
     expect(await timesField.locator(".field-error").textContent()).toContain("Enter 5 or less.");
     // ...and an expression where a whole number goes is sent as typed: the API checks the value it gives.
     await times.fill("{{ steps.trigger.event.body.n }}");
+    // An expression reading a step that does not run before: the API refuses it, and says so at that prop's field.
+    await text.fill("{{ steps.nowhere.x }}");
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    const textField = page.locator(".field", { has: text });
+    await textField.locator(".field-error").waitFor();
+    expect(await textField.locator(".field-error").textContent()).toContain('reads step "nowhere"');
+    expect(await text.getAttribute("aria-invalid")).toBe("true");
+    await text.fill("{{ steps.trigger.event.body.x }}");
     await page.getByRole("button", { name: "Create workflow" }).click();
     await page.getByRole("heading", { name: "Edit By action" }).waitFor();
     const id = /\/workflows\/([^/]+)\/edit/.exec(page.url())![1]!;
