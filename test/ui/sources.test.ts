@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAccessibility, expectNoBrowserErrors, screenshot, signIn, startConsole, type ConsoleHarness } from "../helpers/browser.js";
-import { deploySource } from "../helpers/sources.js";
+import { deploySource, eventsOf, eventually } from "../helpers/sources.js";
 import { call, createUser } from "../helpers/server.js";
 
 const ECHO = `module.exports = {
@@ -9,6 +9,15 @@ const ECHO = `module.exports = {
   async run(event) {
     console.log("echo got", event?.method ?? "a manual run");
     this.$emit({ body: event?.body ?? null, label: this.label }, { summary: "echo " + (event?.body?.note ?? "manual") });
+  },
+};`;
+
+/** A timer source with a secret: its events tell the secret's length (never the secret itself, which its code must not hold either: the page shows the code). */
+const TIMED_ECHO = `module.exports = {
+  name: "Timed echo", version: "0.1.0",
+  props: { timer: { type: "$.interface.timer", default: { intervalSeconds: 3600 } }, label: { type: "string" }, token: { type: "string", secret: true, optional: true } },
+  async run() {
+    this.$emit({ label: this.label, token_length: this.token?.length ?? 0 }, { summary: "timed echo" });
   },
 };`;
 
@@ -84,33 +93,60 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     expectNoBrowserErrors(page);
   });
 
-  it("changes props (the API's error at the field) and code (CodeMirror under the CSP)", async () => {
-    const source = await deploySource(harness.server, harness.key, { component_code: ECHO, name: "config-echo", configured_props: { label: "before", token: "keep-this-secret" } });
+  it("changes props through the form (the API's error at the field; a secret left empty kept) and code (CodeMirror under the CSP)", async () => {
+    const source = await deploySource(harness.server, harness.key, { component_code: TIMED_ECHO, name: "config-echo", configured_props: { label: "before", token: "keep-this-secret" } });
     const page = await harness.newPage();
     await signIn(page, harness.key);
     await page.goto(`/sources/${source.id}`);
     await page.getByRole("tab", { name: "Configuration" }).click();
-    const props = page.getByLabel("Configured props (JSON)");
-    await props.waitFor();
-    expect(await props.inputValue()).not.toContain("keep-this-secret");
-    await props.fill('{ "label": 42 }');
+    const label = page.getByRole("textbox", { name: "label", exact: true });
+    const token = page.getByLabel("token", { exact: true });
+    await label.waitFor();
+    // Pre-filled with the current values; the secret one is not, and its field is a password field.
+    expect(await label.inputValue()).toBe("before");
+    expect(await token.inputValue()).toBe("");
+    expect(await token.getAttribute("type")).toBe("password");
+    expect(await page.content()).not.toContain("keep-this-secret");
+
+    // The form's own checks pass a cron of two fields; the API refuses it, and its message shows at the timer's field.
+    await page.getByLabel("timer", { exact: true }).selectOption("cron");
+    await page.getByLabel("timer: cron expression").fill("every hour");
     await page.getByRole("button", { name: "Save props" }).click();
-    const refusal = page.locator(".field-error, .error-message").first();
-    await refusal.waitFor();
-    expect(await refusal.textContent()).toMatch(/label/);
-    await props.fill('{ "label": "after", "token": "new-secret-typed-here" }');
+    const timerField = page.locator(".field", { has: page.getByLabel("timer", { exact: true }) });
+    await timerField.locator(".field-error").waitFor();
+    expect(await timerField.locator(".field-error").textContent()).toMatch(/cron must have 5 or 6/);
+
+    await page.getByLabel("timer", { exact: true }).selectOption("interval");
+    await label.fill("after");
     await page.getByRole("button", { name: "Save props" }).click();
     await page.getByText("Saved: the source was restarted with these props.").waitFor();
-    // The secret just saved is gone from the page; the field shows what the API shows.
-    expect(await props.inputValue()).not.toContain("new-secret-typed-here");
-    expect(await page.content()).not.toContain("new-secret-typed-here");
-    expect(JSON.parse(await props.inputValue())).toEqual({ label: "after" });
     const saved = await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key });
     expect(saved.body.data.configured_props.label).toBe("after");
+    expect(await label.inputValue()).toBe("after");
+    // The secret left empty kept its value: the source still runs with it.
+    const kept = await call(harness.url, "POST", `/v1/sources/${source.id}/run`, { key: harness.key, json: {} });
+    expect(kept.body.data.ok).toBe(true);
+    expect((await eventsOf(harness.server, harness.key, source.id))[0].event).toMatchObject({ label: "after", token_length: "keep-this-secret".length });
+
+    // A new secret typed in is saved, and gone from the page once saved.
+    await token.fill("new-secret-typed-here");
+    await page.getByRole("button", { name: "Save props" }).click();
+    await page.getByText("Saved: the source was restarted with these props.").waitFor();
+    await eventually(async () => ((await token.inputValue()) === "" ? true : undefined), 5_000, "the secret field to be emptied");
+    expect(await page.content()).not.toContain("new-secret-typed-here");
+    const replaced = await call(harness.url, "POST", `/v1/sources/${source.id}/run`, { key: harness.key, json: {} });
+    expect(replaced.body.data.ok).toBe(true);
+    expect((await eventsOf(harness.server, harness.key, source.id))[0].event).toMatchObject({ label: "after", token_length: "new-secret-typed-here".length });
 
     const editor = page.getByRole("textbox", { name: "The source's code" });
     await editor.waitFor();
-    expect(await editor.textContent()).toContain('name: "Echo"');
+    expect(await editor.textContent()).toContain('name: "Timed echo"');
+    // The editor follows the system's light/dark as it changes, with colours of its own in dark mode.
+    const editorBackground = () => page.locator(".cm-editor").first().evaluate((element: any) => (globalThis as any).getComputedStyle(element).backgroundColor as string);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await expect.poll(editorBackground).toBe("rgb(23, 27, 33)");
+    await page.emulateMedia({ colorScheme: "light" });
+    await expect.poll(editorBackground).not.toBe("rgb(23, 27, 33)");
     await editor.click();
     await page.keyboard.press("ControlOrMeta+End");
     await page.keyboard.type("\n// edited in the console\n");
@@ -119,9 +155,10 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     const after = await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key });
     const component = await call(harness.url, "GET", `/v1/components/${after.body.data.component_id}`, { key: harness.key });
     expect(component.body.data.code).toContain("// edited in the console");
-    // The secret prop survived both saves: the source still runs with it.
+    // The new code keeps the props, the secret among them.
     const run = await call(harness.url, "POST", `/v1/sources/${source.id}/run`, { key: harness.key, json: {} });
     expect(run.body.data.ok).toBe(true);
+    expect((await eventsOf(harness.server, harness.key, source.id))[0].event).toMatchObject({ label: "after", token_length: "new-secret-typed-here".length });
     await screenshot(page, "source-configuration");
     expectNoBrowserErrors(page);
   });

@@ -207,15 +207,15 @@ describe("the console's workflows pages, in a real browser", () => {
     expectNoBrowserErrors(page);
   }, 60_000);
 
-  it("makes a manual workflow whose step is a published action, with a {{ }} expression in its props", async () => {
+  it("makes an HTTP workflow whose step is a published action, its props filled through the form with a {{ }} expression", async () => {
     const code = `export default defineComponent({
   key: "ui-shout-twice",
   name: "Shout twice",
   version: "1.2.0",
   type: "action",
-  description: "Says **text** twice.",
-  props: { text: { type: "string", label: "Text" } },
-  async run({ $ }) { return this.text + " " + this.text; },
+  description: "Says **text** a few times.",
+  props: { text: { type: "string", label: "Text" }, times: { type: "integer", label: "Times", min: 1, max: 5 } },
+  async run({ $ }) { return Array(this.times).fill(this.text).join(" "); },
 });
 `;
     expect((await call(harness.url, "POST", "/v1/components/registry", { key: harness.key, json: { component_code: code, filename: "shout.mjs" } })).status).toBe(201);
@@ -223,8 +223,8 @@ describe("the console's workflows pages, in a real browser", () => {
     await signIn(page, harness.key);
     await page.goto("/workflows/new");
     await page.getByRole("heading", { name: "New workflow" }).waitFor();
-    await page.getByRole("textbox", { name: "Name", exact: true }).fill("By hand");
-    await page.getByRole("radio", { name: /Manual/ }).check();
+    await page.getByRole("textbox", { name: "Name", exact: true }).fill("By action");
+    expect(await page.getByRole("radio", { name: /HTTP request/ }).isChecked()).toBe(true);
     await page.getByRole("button", { name: "Remove step 1" }).click();
     await page.getByRole("button", { name: "Add a published action" }).click();
     await page.getByLabel("Name of step 1").fill("twice");
@@ -232,17 +232,46 @@ describe("the console's workflows pages, in a real browser", () => {
     // What the action is and takes, from its published component (description as sanitized Markdown).
     await page.getByText("Shout twice").waitFor();
     expect(await page.locator(".action-about strong", { hasText: "text" }).count()).toBe(1);
-    await page.getByText("Props: text (required): string").waitFor();
-    await page.getByLabel("Props of step 1 (JSON)").fill('{"text": "{{steps.trigger.event.word}}"}');
+
+    // The props form, generated from the action's props: a whole number checked before sending...
+    const text = page.getByRole("textbox", { name: "Text", exact: true });
+    const times = page.getByRole("textbox", { name: "Times", exact: true });
+    await text.fill("{{ steps.trigger.event.body.x }}");
+    await times.fill("9");
     await page.getByRole("button", { name: "Create workflow" }).click();
-    await page.getByRole("heading", { name: "Edit By hand" }).waitFor();
+    const timesField = page.locator(".field", { has: times });
+    await timesField.locator(".field-error").waitFor();
+    expect(await timesField.locator(".field-error").textContent()).toContain("Enter 5 or less.");
+    // ...and an expression where a whole number goes is sent as typed: the API checks the value it gives.
+    await times.fill("{{ steps.trigger.event.body.n }}");
+    // An expression reading a step that does not run before: the API refuses it, and says so at that prop's field.
+    await text.fill("{{ steps.nowhere.x }}");
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    const textField = page.locator(".field", { has: text });
+    await textField.locator(".field-error").waitFor();
+    expect(await textField.locator(".field-error").textContent()).toContain('reads step "nowhere"');
+    expect(await text.getAttribute("aria-invalid")).toBe("true");
+    await text.fill("{{ steps.trigger.event.body.x }}");
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    await page.getByRole("heading", { name: "Edit By action" }).waitFor();
     const id = /\/workflows\/([^/]+)\/edit/.exec(page.url())![1]!;
     const saved = (await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).body.data;
-    expect(saved.trigger.type).toBe("none");
-    expect(saved.steps).toMatchObject([{ name: "twice", key: "ui-shout-twice", props: { text: "{{steps.trigger.event.word}}" } }]);
-    // Read back into the editor as an action step.
-    expect(await page.getByRole("radio", { name: /Manual/ }).isChecked()).toBe(true);
+    expect(saved.steps).toMatchObject([{ name: "twice", key: "ui-shout-twice", props: { text: "{{ steps.trigger.event.body.x }}", times: "{{ steps.trigger.event.body.n }}" } }]);
+    // Read back into the editor as an action step, its props in the form.
     expect(await page.getByLabel("Action of step 1").inputValue()).toBe("ui-shout-twice");
+    await expect.poll(() => text.inputValue()).toBe("{{ steps.trigger.event.body.x }}");
+
+    // A plain number this time, saved as a number; then call the endpoint and see the value in the run.
+    await times.fill("2");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("status").getByText("Saved.").waitFor();
+    const workflow = (await call(harness.url, "GET", `/v1/workflows/${id}`, { key: harness.key })).body.data;
+    expect(workflow.steps[0].props).toEqual({ text: "{{ steps.trigger.event.body.x }}", times: 2 });
+    expect((await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ x: "hey" }) })).status).toBe(200);
+    const [run] = await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length >= 1 && runs[0].status !== "running", "the run");
+    await page.goto(`/runs/${run.id}`);
+    await page.getByRole("heading", { name: `Run ${run.id}` }).waitFor();
+    expect(await page.getByRole("region", { name: "Step twice" }).textContent()).toContain('"hey hey"');
     expectNoBrowserErrors(page);
   }, 60_000);
 });

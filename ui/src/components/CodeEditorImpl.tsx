@@ -6,6 +6,7 @@ import { basicSetup } from "codemirror";
 import { useEffect, useRef } from "react";
 import { cspNonce } from "../csp";
 import type { CodeEditorProps } from "./CodeEditor";
+import { systemTheme } from "./code-editor-theme";
 
 /** The CodeMirror view behind CodeEditor; default export for React.lazy. */
 export default function CodeEditorImpl({ value, onChange, ariaLabel, readOnly = false, completions = [], minHeight = "12rem" }: CodeEditorProps) {
@@ -16,6 +17,7 @@ export default function CodeEditorImpl({ value, onChange, ariaLabel, readOnly = 
 
   useEffect(() => {
     if (!host.current) return;
+    const theme = systemTheme();
     const extra: Completion[] = completions.map((item) => ({ label: item.label, detail: item.detail, type: item.type ?? "variable" }));
     const editor = new EditorView({
       parent: host.current,
@@ -31,6 +33,7 @@ export default function CodeEditorImpl({ value, onChange, ariaLabel, readOnly = 
           EditorView.editable.of(!readOnly),
           EditorState.readOnly.of(readOnly),
           EditorView.contentAttributes.of({ "aria-label": ariaLabel }),
+          theme.extension,
           EditorView.theme({ ".cm-content, .cm-gutter": { minHeight }, ".cm-scroller": { fontFamily: "var(--mono)" } }),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
@@ -41,7 +44,9 @@ export default function CodeEditorImpl({ value, onChange, ariaLabel, readOnly = 
     // A long line scrolls sideways: the scroller takes keyboard focus so that it can be scrolled without a mouse.
     editor.scrollDOM.tabIndex = 0;
     view.current = editor;
+    const stopWatching = theme.watch(editor);
     return () => {
+      stopWatching();
       editor.destroy();
       view.current = null;
     };

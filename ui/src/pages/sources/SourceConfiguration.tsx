@@ -1,20 +1,34 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import { useState, type FormEvent } from "react";
-import { fieldError } from "../../api/client";
+import { useCallback, useMemo, useState, type FormEvent } from "react";
 import { CodeEditor } from "../../components/CodeEditor";
 import { ErrorMessage } from "../../components/ErrorMessage";
-import { FormField } from "../../components/FormField";
+import { checkDraft, errorsFromApi, initialDraft, PropsForm, type ConfigurableProp, type LoadOptions, type PropErrors, type PropsDraft } from "../../components/props-form";
 import { Loading } from "../../components/Loading";
 import { PendingButton } from "../../components/PendingButton";
+import { draftPropOptions } from "../deploy/api";
 import { getComponent, sourceKeys, updateSource, type SourceListItem } from "./api";
 
-/** Props whose value the API shows but the user does not set here: the endpoint, the timer's schedule comes from its own prop. */
-function editableProps(source: SourceListItem, interfaceNames: Set<string>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(source.configured_props).filter(([name]) => !interfaceNames.has(name)));
+/**
+ * The props as the form edits them here: the API never shows a secret's
+ * value and keeps the stored one when an update leaves it out, so a secret
+ * may be left empty (optional for the form's own check), and says so.
+ */
+function editableProps(props: ConfigurableProp[]): ConfigurableProp[] {
+  return props.map((prop) => {
+    if (!prop.secret) return prop;
+    const keep = "Hidden once saved: leave empty to keep the current value, or type a new one.";
+    return { ...prop, optional: true, description: prop.description ? `${prop.description}\n\n${keep}` : keep };
+  });
 }
 
-/** Change the source's props and its code. Secret props are never shown: leave them out to keep them. */
+/** The current values to start from; secret ones never (the API does not show them, and the field starts empty). */
+function shownValues(props: ConfigurableProp[], configured: Record<string, unknown>): Record<string, unknown> {
+  const secret = new Set(props.filter((prop) => prop.secret).map((prop) => prop.name));
+  return Object.fromEntries(Object.entries(configured).filter(([name]) => !secret.has(name)));
+}
+
+/** Change the source's props (through the props form) and its code. Secret props are never shown: left empty, they keep their values. */
 export function SourceConfiguration({ source }: { source: SourceListItem }) {
   // New code is a new component (another id): the editor stays as it is while that one loads, instead of starting over.
   const component = useQuery({ queryKey: ["components", source.component_id], queryFn: ({ signal }) => getComponent(source.component_id, signal), placeholderData: keepPreviousData });
@@ -27,57 +41,58 @@ export function SourceConfiguration({ source }: { source: SourceListItem }) {
   }
   if (component.isPending) return <Loading label="Loading the component…" />;
   if (component.isError) return <ErrorMessage error={component.error} title="Could not load the component." />;
-  const props = component.data.configurable_props as Array<{ name: string; type?: string; secret?: boolean }>;
-  const interfaceNames = new Set(props.filter((prop) => typeof prop.type === "string" && prop.type.startsWith("$.")).map((prop) => prop.name));
-  const secretNames = props.filter((prop) => prop.secret).map((prop) => prop.name);
   return (
     <div className="configuration">
-      <PropsEditor source={source} interfaceNames={interfaceNames} secretNames={secretNames} />
+      <PropsEditor
+        // A new component (new code) may declare other props: a fresh form for it.
+        key={component.data.id}
+        source={source}
+        componentId={component.data.id}
+        declared={component.data.configurable_props as unknown as ConfigurableProp[]}
+      />
       <CodeUpdater source={source} code={component.data.code} />
     </div>
   );
 }
 
-function PropsEditor({ source, interfaceNames, secretNames }: { source: SourceListItem; interfaceNames: Set<string>; secretNames: string[] }) {
+function PropsEditor({ source, componentId, declared }: { source: SourceListItem; componentId: string; declared: ConfigurableProp[] }) {
   const queryClient = useQueryClient();
-  const [text, setText] = useState(() => JSON.stringify(editableProps(source, interfaceNames), null, 2));
-  const [parseError, setParseError] = useState<string | null>(null);
+  const props = useMemo(() => editableProps(declared), [declared]);
+  const [draft, setDraft] = useState<PropsDraft>(() => initialDraft(declared, shownValues(declared, source.configured_props)));
+  const [checkErrors, setCheckErrors] = useState<PropErrors>({});
   const save = useMutation({
-    mutationFn: (props: Record<string, unknown>) => updateSource(source.id, { configured_props: props }),
+    mutationFn: (configured: Record<string, unknown>) => updateSource(source.id, { configured_props: configured }),
     onSuccess: (updated) => {
       queryClient.setQueryData(sourceKeys.one(source.id), updated);
-      // What the API now shows, secrets left out: a secret just typed does not stay on the page.
-      setText(JSON.stringify(editableProps(updated, interfaceNames), null, 2));
+      // What the API now holds, secrets left out: a secret just typed does not stay on the page.
+      setDraft(initialDraft(declared, shownValues(declared, updated.configured_props)));
     },
   });
+  const loadOptions: LoadOptions = useCallback((request, signal) => draftPropOptions(componentId, request, signal), [componentId]);
+  const apiPropErrors = useMemo(() => errorsFromApi(save.error, props), [save.error, props]);
+
+  const onChange = (next: PropsDraft) => {
+    setDraft(next);
+    // An edited field's old complaint no longer applies.
+    const changed = Object.keys(next).filter((key) => next[key] !== draft[key]);
+    if (apiPropErrors && changed.some((key) => apiPropErrors[key])) save.reset();
+    if (changed.some((key) => checkErrors[key])) setCheckErrors((errors) => ({ ...errors, ...Object.fromEntries(changed.map((key) => [key, undefined])) }));
+  };
+
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      setParseError(`This is not valid JSON: ${(error as Error).message}`);
-      return;
-    }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      setParseError("Props are a JSON object: { \"name\": value, … }.");
-      return;
-    }
-    setParseError(null);
-    save.mutate(parsed as Record<string, unknown>);
+    const checked = checkDraft(props, draft);
+    setCheckErrors(checked.errors);
+    if (Object.values(checked.errors).some(Boolean)) return;
+    // A secret left empty is left out of the body: the API keeps its value.
+    save.mutate(checked.values);
   };
-  const apiFieldError = fieldError(save.error, "configured_props");
+
   return (
-    <form onSubmit={submit} className="card">
+    <form onSubmit={submit} className="card" noValidate>
       <h2>Props</h2>
-      <FormField
-        label="Configured props (JSON)"
-        description={secretNames.length > 0 ? `Secret props (${secretNames.join(", ")}) are not shown; leave them out to keep their values, or give a new value.` : "The values the component's props are set to."}
-        error={parseError ?? apiFieldError}
-      >
-        {(ids) => <textarea id={ids.id} aria-describedby={ids.describedBy} aria-invalid={ids.invalid} className="mono" rows={8} value={text} onChange={(event) => setText(event.target.value)} spellCheck={false} />}
-      </FormField>
-      {save.error && !apiFieldError ? <ErrorMessage error={save.error} /> : null}
+      <PropsForm props={props} draft={draft} onChange={onChange} errors={{ ...checkErrors, ...(apiPropErrors ?? {}) }} optionsKey={componentId} loadOptions={loadOptions} disabled={save.isPending} />
+      {save.error && !apiPropErrors ? <ErrorMessage error={save.error} title="The props were not saved." /> : null}
       {save.isSuccess ? (
         <p role="status" className="success-message">
           Saved: the source was restarted with these props.

@@ -15,7 +15,7 @@ export interface ActionPickerProps {
 
 /**
  * Picks a published action (GET /v1/components/registry) by key and version,
- * and shows what it is and the props it takes. The API runs a key's newest
+ * and shows what it is (its props form is ActionPropsEditor's). The API runs a key's newest
  * release; an older version is shown for reading its props.
  */
 export function ActionPicker({ stepLabel, actionKey, version, keyError, onChange }: ActionPickerProps) {
@@ -73,16 +73,6 @@ export function ActionPicker({ stepLabel, actionKey, version, keyError, onChange
             <strong>{component.name}</strong> <span className="muted">{component.version}</span>
           </p>
           {component.description ? <Markdown text={component.description} /> : null}
-          {component.configurable_props.length > 0 ? (
-            <p className="muted">
-              Props:{" "}
-              {component.configurable_props
-                .map((prop) => `${String(prop.name)}${prop.optional ? "" : " (required)"}${typeof prop.type === "string" ? `: ${prop.type}` : ""}`)
-                .join(", ")}
-            </p>
-          ) : (
-            <p className="muted">This action takes no props.</p>
-          )}
         </div>
       ) : null}
     </div>

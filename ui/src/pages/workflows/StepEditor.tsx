@@ -1,6 +1,7 @@
 import { CodeEditor } from "../../components/CodeEditor";
 import { FormField } from "../../components/FormField";
 import { ActionPicker } from "./ActionPicker";
+import { ActionPropsEditor } from "./ActionPropsEditor";
 import { stepCompletions } from "./completions";
 import type { StepDraft } from "./draft";
 import { messageAt, type Problem } from "./problems";
@@ -80,36 +81,42 @@ export function StepEditor({ step, index, count, earlierStepNames, problem, onCh
           {messageAt(problem, `${field}.code`) ? <p className="field-error">{messageAt(problem, `${field}.code`)}</p> : null}
         </div>
       ) : (
-        <ActionPicker
-          stepLabel={position}
-          actionKey={step.key}
-          version={step.version}
-          keyError={messageAt(problem, `${field}.key`)}
-          onChange={({ key, version }) => onChange({ ...step, key, version })}
-        />
-      )}
-      <FormField
-        label={`Props of ${position} (JSON)`}
-        description={
-          <>
-            Values for the step's props. A string may hold expressions such as <code>{"{{steps.trigger.event.body}}"}</code> or <code>{"{{process.env.NAME}}"}</code>.
-          </>
-        }
-        error={messageAt(problem, `${field}.props`)}
-      >
-        {(f) => (
-          <textarea
-            id={f.id}
-            aria-describedby={f.describedBy}
-            aria-invalid={f.invalid}
-            className="json-input"
-            rows={Math.min(12, Math.max(3, step.propsText.split("\n").length))}
-            spellCheck={false}
-            value={step.propsText}
-            onChange={(event) => onChange({ ...step, propsText: event.target.value })}
+        <>
+          <ActionPicker
+            stepLabel={position}
+            actionKey={step.key}
+            version={step.version}
+            keyError={messageAt(problem, `${field}.key`)}
+            // Another action takes other props: its form is made when they load.
+            onChange={({ key, version }) => onChange({ ...step, key, version, ...(key === step.key ? {} : { actionForm: null, propsText: "{}" }) })}
           />
-        )}
-      </FormField>
+          <ActionPropsEditor step={step} index={index} problem={problem} onChange={onChange} />
+        </>
+      )}
+      {step.kind === "code" ? (
+        <FormField
+          label={`Props of ${position} (JSON)`}
+          description={
+            <>
+              Values for the step's props. A string may hold expressions such as <code>{"{{steps.trigger.event.body}}"}</code> or <code>{"{{process.env.NAME}}"}</code>.
+            </>
+          }
+          error={messageAt(problem, `${field}.props`)}
+        >
+          {(f) => (
+            <textarea
+              id={f.id}
+              aria-describedby={f.describedBy}
+              aria-invalid={f.invalid}
+              className="json-input"
+              rows={Math.min(12, Math.max(3, step.propsText.split("\n").length))}
+              spellCheck={false}
+              value={step.propsText}
+              onChange={(event) => onChange({ ...step, propsText: event.target.value })}
+            />
+          )}
+        </FormField>
+      ) : null}
     </fieldset>
   );
 }

@@ -1,3 +1,5 @@
+import type { ConfigurableProp, PropsDraft } from "../../components/props-form";
+import { checkStepProps } from "./step-props";
 import type { WorkflowView } from "./types";
 
 /**
@@ -26,8 +28,23 @@ export interface StepDraft {
   key: string;
   /** The version whose props the form shows (the API runs the newest release of the key). */
   version: string;
-  /** The step's props as JSON text: values, and strings with {{ }} expressions. */
+  /**
+   * A code step's props as JSON text: values, and strings with {{ }}
+   * expressions. For an action step, its saved props until its props form is loaded.
+   */
   propsText: string;
+  /** An action step's props form, once the action's props are loaded (null before: the saved props are sent unchanged). */
+  actionForm: ActionForm | null;
+}
+
+export interface ActionForm {
+  /** The action (key and version) whose props these are: another one needs a new form. */
+  for: string;
+  /** Its `configurable_props`. */
+  props: ConfigurableProp[];
+  /** The step's saved values: a secret among them may be left empty to keep it. */
+  saved: Record<string, unknown>;
+  draft: PropsDraft;
 }
 
 export interface WorkflowDraft {
@@ -54,7 +71,7 @@ export function newStep(existing: StepDraft[], kind: StepDraft["kind"] = "code")
   const taken = new Set(existing.map((step) => step.name));
   let number = existing.length + 1;
   while (taken.has(`step_${number}`)) number += 1;
-  return { uid: uid(), name: `step_${number}`, kind, code: kind === "code" ? NEW_STEP_CODE : "", key: "", version: "", propsText: "{}" };
+  return { uid: uid(), name: `step_${number}`, kind, code: kind === "code" ? NEW_STEP_CODE : "", key: "", version: "", propsText: "{}", actionForm: null };
 }
 
 export function emptyDraft(): WorkflowDraft {
@@ -92,6 +109,7 @@ export function draftFromWorkflow(workflow: WorkflowView, codes: Record<string, 
       key: step.key ?? "",
       version: "",
       propsText: JSON.stringify(step.props, null, 2),
+      actionForm: null,
     };
   });
   return { name: workflow.name, trigger, steps };
@@ -131,6 +149,13 @@ export function triggerBody(trigger: TriggerDraft): Record<string, unknown> | un
 }
 
 function stepBody(step: StepDraft, index: number): Record<string, unknown> {
+  if (step.kind === "action" && step.actionForm) {
+    if (!step.key) throw new DraftError(`steps[${index}].key`, "Pick a published action for this step.");
+    const checked = checkStepProps(step.actionForm.props, step.actionForm.saved, step.actionForm.draft);
+    const wrong = Object.entries(checked.errors).find(([, message]) => message);
+    if (wrong) throw new DraftError(`steps[${index}].props.${wrong[0]}`, wrong[1] as string);
+    return { name: step.name, key: step.key, props: checked.values };
+  }
   let props: unknown;
   try {
     props = step.propsText.trim() === "" ? {} : JSON.parse(step.propsText);
