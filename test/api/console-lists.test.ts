@@ -33,19 +33,19 @@ describe.each(backends)("console lists on %s", (_name, backend) => {
   });
 
   it("lists the server's users to an admin, newest first and paged, and to nobody else", async () => {
-    const cleo = await createUser(server, "cleo");
-    const dan = await createUser(server, "dan");
+    const ulla = await createUser(server, "ulla");
+    const vic = await createUser(server, "vic");
     const first = await call(server.url, "GET", "/v1/users?limit=1", { key: server.adminKey });
     expect(first.status).toBe(200);
-    expect(first.body.data.map((user: { username: string }) => user.username)).toEqual(["dan"]);
+    expect(first.body.data.map((user: { username: string }) => user.username)).toEqual(["vic"]);
     expect(first.body.page_info.total_count).toBeGreaterThanOrEqual(3);
     const next = await call(server.url, "GET", `/v1/users?limit=1&after=${encodeURIComponent(first.body.page_info.end_cursor)}`, { key: server.adminKey });
-    expect(next.body.data.map((user: { username: string }) => user.username)).toEqual(["cleo"]);
+    expect(next.body.data.map((user: { username: string }) => user.username)).toEqual(["ulla"]);
     expect(JSON.stringify(first.body)).not.toContain("api_key");
-    const refused = await call(server.url, "GET", "/v1/users", { key: cleo.key });
+    const refused = await call(server.url, "GET", "/v1/users", { key: ulla.key });
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain("Only an admin");
-    expect(dan.id).toMatch(/^u_/);
+    expect(vic.id).toMatch(/^u_/);
   });
 
   it("lists each source with the events it keeps and when the newest came, only the caller's", async () => {
