@@ -9,17 +9,8 @@ export type { SourceView, ComponentView } from "../../../../src/api/schemas/sour
 
 import type { WorkflowView, RunView } from "../../../../src/api/schemas/workflows.js";
 
-/**
- * What the console shows beside each workflow once the server has it (issue 16:
- * the list's counts). Optional: an older server leaves them out, and the list
- * shows a dash instead.
- */
-export interface WorkflowActivity {
-  /** ISO time of the newest run, or null. */
-  last_run_at?: string | null;
-  runs_24h?: number;
-  errors_24h?: number;
-}
+/** What the console shows beside each workflow: its last run and its runs and errors of the last 24 hours. */
+export type WorkflowActivity = Pick<WorkflowView, "last_run_at" | "runs_24h" | "errors_24h">;
 
 export type WorkflowListItem = WorkflowView & WorkflowActivity;
 
