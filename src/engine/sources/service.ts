@@ -183,9 +183,7 @@ export class SourcesService {
     if (declared.options) return { options: declared.options, context: null };
     if (!declared.remoteOptions) throw new ValidationError("prop", `Prop "${prop}" has no options.`);
     const configured = openSecrets(source.configuredProps, this.options.secrets);
-    const result = await this.options.invoker.invoke(source, { kind: "options", prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } }, "options");
-    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${errorHeadline(result.error!.name, result.error!.message)}`, { code: result.error!.code });
-    return normalizeOptions(result.value);
+    return optionsFrom(prop, await this.options.invoker.invoke(source, optionsCall(prop, configured, args), "options"));
   }
 
   /**
@@ -213,10 +211,8 @@ export class SourcesService {
     }
     if (declared.options) return { options: declared.options, context: null };
     if (!declared.remoteOptions) throw new ValidationError("prop", `Prop "${prop}" has no options: it takes a value typed in.`);
-    const call = { kind: "options" as const, prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } };
-    const { result } = await this.options.invoker.call(source, component, call, "options", {});
-    if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${errorHeadline(result.error!.name, result.error!.message)}`, { code: result.error!.code });
-    return normalizeOptions(result.value);
+    const { result } = await this.options.invoker.call(source, component, optionsCall(prop, configured, args), "options", {});
+    return optionsFrom(prop, result);
   }
 
   async events(ownerId: string, idOrSlug: string, query: { channel?: string | null; page: PageRequest }): Promise<PageSlice<StoredEvent>> {
@@ -300,6 +296,17 @@ export class SourcesService {
     const customResponse = Boolean(validated.props.find((prop) => prop.baseType === "$.interface.http")?.customResponse);
     return this.endpoints.set(token, { source, customResponse, hasRun: validated.hasRun });
   }
+}
+
+/** The call of a prop's async options method, with the props configured so far and the form's paging and query. */
+function optionsCall(prop: string, configured: Record<string, unknown>, args: { page?: number | undefined; prevContext?: unknown; query?: string | undefined }) {
+  return { kind: "options" as const, prop, args: { ...configured, page: args.page ?? 0, prevContext: args.prevContext ?? {}, query: args.query ?? "" } };
+}
+
+/** What an options call answered, as the API gives it; its failure named. */
+function optionsFrom(prop: string, result: { ok: boolean; value?: unknown; error?: { name: string; message: string; code: string } | undefined }) {
+  if (!result.ok) throw new SourceFailedError(`The options method of "${prop}" failed: ${errorHeadline(result.error!.name, result.error!.message)}`, { code: result.error!.code });
+  return normalizeOptions(result.value);
 }
 
 /** Options methods return an array, or `{options, context}` when they page by token. */

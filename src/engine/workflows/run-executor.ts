@@ -216,7 +216,9 @@ export class RunExecutor {
     const startedAt = this.now();
     const withStores = (prepared.chainSteps.slice(from, to) as ChainStep[]).map((step) => (step.dbProps ? { ...step, db: stores[step.id] ?? {} } : step));
     // Accounts read now, for this batch: a token refreshed or an account reconnected since the last one is seen.
-    const steps = await this.withAccounts(workflow.ownerId, prepared.appSteps.slice(from, to), withStores);
+    // Steps without app props (the usual run) skip it, and its promises, on this hot path.
+    const appSteps = prepared.appSteps.slice(from, to);
+    const steps = appSteps.some(Boolean) ? await this.withAccounts(workflow.ownerId, appSteps, withStores) : withStores;
     this.options.lateFaults?.remember(workflow.ownerId, prepared.bundle!.id, workflow.id);
     // Read now, for this batch: a variable changed since the last one is seen; one not set is left out, and the step that reads it fails naming it.
     const env = await this.options.envVars.resolve(workflow.ownerId, [...new Set(prepared.envNames.slice(from, to).flat())]);
@@ -237,7 +239,7 @@ export class RunExecutor {
       limits: { timeoutMs, memoryMb: this.options.limits.memoryMb, maxLogBytes: 1024 * 1024 },
     }));
     const onDataStore = prepared.dataStores.length > 0 ? this.options.dataStores?.handlerFor(workflow.ownerId, prepared.dataStores) : undefined;
-    const accounts = this.accountsOf(prepared.appSteps.slice(from, to), withStores);
+    const accounts = this.accountsOf(appSteps, withStores);
     const onAuth = accounts.length > 0 ? this.options.accountAuth?.refreshHandler(workflow.ownerId, accounts) : undefined;
     const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response), ...(onDataStore ? { onDataStore } : {}), ...(onAuth ? { onAuth } : {}) }));
     const chunks: Array<Promise<InvokeResult[]>> = [];
