@@ -1,0 +1,27 @@
+import { assertFeedUrl, pollFeeds, pollTimerProp } from "../../common/poll-feeds.mjs";
+
+export default {
+  key: "rss-new-item-in-feed",
+  name: "New item in feed",
+  description: "Emits an event for each new item of an RSS or Atom feed, checked on a schedule. Items already seen are not emitted again.",
+  version: "0.1.0",
+  type: "source",
+  dedupe: "unique",
+  props: {
+    url: {
+      type: "string",
+      label: "Feed URL",
+      description: "The address of the RSS 2.0, RSS 1.0 (RDF) or Atom feed, such as https://example.com/feed.xml.",
+    },
+    timer: pollTimerProp,
+    db: "$.service.db",
+  },
+  hooks: {
+    async activate() {
+      assertFeedUrl(this.url, "url");
+    },
+  },
+  async run() {
+    await pollFeeds(this, [assertFeedUrl(this.url, "url")]);
+  },
+};
