@@ -1,4 +1,7 @@
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOG_ROOT } from "../../src/catalog/bundle-catalog.js";
 import { catalogCode } from "../helpers/catalog.js";
 import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow } from "../workflows/helpers.js";
@@ -202,5 +205,35 @@ describe("helper_functions-parse-json", () => {
     const run = await runOn(parse, { text });
     expect(run.status).toBe("error");
     expect(run.error.msg).toContain(`Prop "input" is not valid JSON: ${where}`);
+  });
+});
+
+describe("the shape of this room's catalog components", () => {
+  const apps = ["http", "schedule", "rss", "helper_functions"];
+  const mine = new Set(["delay", "end-workflow", "filter", "format-date", "parse-json"]);
+
+  it("has for each a key <app>-<slug>, a semver, a name, a description and a label and description on every prop", async () => {
+    const problems: string[] = [];
+    let checked = 0;
+    for (const app of apps) {
+      for (const kind of ["sources", "actions"]) {
+        const slugs = await readdir(join(CATALOG_ROOT, app, kind)).catch(() => [] as string[]);
+        for (const slug of slugs.filter((name) => app !== "helper_functions" || mine.has(name))) {
+          const path = join(CATALOG_ROOT, app, kind, slug, `${slug}.mjs`);
+          const component = (await import(path)).default;
+          checked++;
+          const where = `${app}/${kind}/${slug}`;
+          if (component.key !== `${app}-${slug}`) problems.push(`${where}: key ${component.key}`);
+          if (component.type !== kind.slice(0, -1)) problems.push(`${where}: type ${component.type}`);
+          if (!/^\d+\.\d+\.\d+$/.test(component.version)) problems.push(`${where}: version ${component.version}`);
+          for (const field of ["name", "description"]) if (typeof component[field] !== "string" || component[field] === "") problems.push(`${where}: no ${field}`);
+          for (const [name, prop] of Object.entries<any>(component.props ?? {})) {
+            if (typeof prop !== "object" || !prop.label || !prop.description) problems.push(`${where}: prop ${name} lacks a label or a description`);
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBe(15);
   });
 });

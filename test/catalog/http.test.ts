@@ -125,7 +125,7 @@ describe("http-new-requests", () => {
     expect((await post(hub.endpoint_url, body, { "x-hub-signature-256": `sha256=${sign("sha256", "hub-key", body)}` })).status).toBe(200);
     const tampered = await post(hub.endpoint_url, '{"action":"closed"}', { "x-hub-signature-256": `sha256=${sign("sha256", "hub-key", body)}` });
     expect(tampered.status).toBe(401);
-    expect((await tampered.json()).error).toBe("Unauthorized: the SHA256 signature does not match the body and the secret.");
+    expect(((await tampered.json()) as { error: string }).error).toBe("Unauthorized: the SHA256 signature does not match the body and the secret.");
     expect((await post(hub.endpoint_url, body, { "x-hub-signature-256": sign("sha256", "hub-key", body) })).status).toBe(401); // no sha256= prefix
     expect((await eventsOf(server, key, hub.id)).map((e) => e.event.bodyRaw)).toEqual([body]);
 
@@ -144,7 +144,7 @@ describe("http-new-requests", () => {
     expect((await post(source.endpoint_url, body, { "x-sig": header(now) })).status).toBe(200);
     const stale = await post(source.endpoint_url, body, { "x-sig": header(now - 600) });
     expect(stale.status).toBe(401);
-    expect((await stale.json()).error).toMatch(/the timestamp is 6\d\d s away from now, more than the 60 s allowed/);
+    expect(((await stale.json()) as { error: string }).error).toMatch(/the timestamp is 6\d\d s away from now, more than the 60 s allowed/);
     expect((await post(source.endpoint_url, body, { "x-sig": `t=${now},v1=deadbeef` })).status).toBe(401);
     expect(await eventsOf(server, key, source.id)).toHaveLength(1);
   });

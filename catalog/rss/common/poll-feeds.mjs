@@ -15,6 +15,12 @@ export const pollTimerProp = {
   default: { intervalSeconds: 15 * 60 },
 };
 
+export const feedStateProp = {
+  type: "$.service.db",
+  label: "Feed state",
+  description: "Kept by the source: each feed's ETag and Last-Modified, and the items it has seen.",
+};
+
 /** Throws a sentence naming the prop when a URL is not an http(s) address. */
 export function assertFeedUrl(url, propName) {
   let parsed;

@@ -1,4 +1,4 @@
-import { assertFeedUrl, MAX_FEEDS, pollFeeds, pollTimerProp } from "../../common/poll-feeds.mjs";
+import { assertFeedUrl, feedStateProp, MAX_FEEDS, pollFeeds, pollTimerProp } from "../../common/poll-feeds.mjs";
 
 export default {
   key: "rss-new-item-from-multiple-feeds",
@@ -15,7 +15,7 @@ export default {
       description: `The addresses of the RSS 2.0, RSS 1.0 (RDF) or Atom feeds (at most ${MAX_FEEDS}).`,
     },
     timer: pollTimerProp,
-    db: "$.service.db",
+    db: feedStateProp,
   },
   methods: {
     feedUrls() {

@@ -1,4 +1,4 @@
-import { assertFeedUrl, pollFeeds, pollTimerProp } from "../../common/poll-feeds.mjs";
+import { assertFeedUrl, feedStateProp, pollFeeds, pollTimerProp } from "../../common/poll-feeds.mjs";
 
 export default {
   key: "rss-new-item-in-feed",
@@ -14,7 +14,7 @@ export default {
       description: "The address of the RSS 2.0, RSS 1.0 (RDF) or Atom feed, such as https://example.com/feed.xml.",
     },
     timer: pollTimerProp,
-    db: "$.service.db",
+    db: feedStateProp,
   },
   hooks: {
     async activate() {
