@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOG_ROOT } from "../../src/catalog/bundle-catalog.js";
 import { catalogCode } from "../helpers/catalog.js";
 import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, eventually } from "../helpers/sources.js";
@@ -75,7 +77,7 @@ describe("schedule-cron-scheduler", () => {
   it("emits a 5-field schedule once per minute even when the timer checks every second", async () => {
     const source = await deploy("cron-scheduler", { cron: "* * * * *", timeZone: "America/New_York", timer: { cron: "* * * * * *" } }, "every minute");
     const [event] = await eventsAtLeast(source.id, 1, 65_000);
-    await new Promise((resolve) => setTimeout(resolve, 2_500)); // more ticks in the same minute
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // more ticks in the same minute
     const events = await eventsOf(server, server.adminKey, source.id);
     await remove(source.id);
     expect(event.event.scheduled_time).toMatch(/T\d\d:\d\d:00-0[45]:00$/);
@@ -144,5 +146,53 @@ describe("schedule-daily and schedule-weekly", () => {
     const badZone = await deployRefused("weekly", { timeZone: "Europe/Atlantis" });
     expect(badZone.status).toBe(400);
     expect(badZone.body.error.message).toContain('"Europe/Atlantis" is not a time zone');
+  });
+
+  it("refuse a timer that checks too seldom for the schedule", async () => {
+    const hourly = await deployRefused("daily", { timeOfDay: "09:00", timer: { intervalSeconds: 3600 } });
+    expect(hourly.status).toBe(400);
+    expect(hourly.body.error.message).toContain('The prop "timer" checks the schedule every 3600 s, so scheduled times would be missed.');
+    const seconds = await deployRefused("daily", { timeOfDay: "09:00:30" });
+    expect(seconds.body.error.message).toContain('names seconds, so the prop "timer" must check every second: set it to { "cron": "* * * * * *" }.');
+    const cronSeconds = await deployRefused("cron-scheduler", { cron: "*/5 * * * * *", timer: { intervalSeconds: 60 } });
+    expect(cronSeconds.body.error.message).toContain('The schedule "*/5 * * * * *" names seconds');
+  });
+});
+
+/** The schedule code itself, for what a real timer cannot show in seconds: names, ranges, daylight saving changes. */
+describe("schedule matching", () => {
+  const load = async (path: string) => import(join(CATALOG_ROOT, path));
+
+  it("reads names, ranges, steps and lists, and either day field when both are set", async () => {
+    const { parseCron, cronMatches } = await load("common/cron.mjs");
+    const at = (weekday: number, day: number, hour: number, minute: number, month = 11) => ({ year: 2026, month, day, hour, minute, second: 0, weekday });
+    const weekdays = parseCron("0 9 * * MON-FRI");
+    expect(cronMatches(weekdays, at(5, 27, 9, 0))).toBe(true);
+    expect(cronMatches(weekdays, at(6, 28, 9, 0))).toBe(false);
+    const quarter = parseCron("*/15 8-10 * jan,nov *");
+    expect([0, 15, 30, 45, 50].map((minute) => cronMatches(quarter, at(5, 27, 9, minute)))).toEqual([true, true, true, true, false]);
+    expect(cronMatches(quarter, at(5, 27, 9, 0, 12))).toBe(false);
+    const firstOrSunday = parseCron("0 0 1 * 7"); // day 1 of the month OR a Sunday
+    expect([at(0, 29, 0, 0), at(2, 1, 0, 0), at(3, 2, 0, 0)].map((time) => cronMatches(firstOrSunday, time))).toEqual([true, true, false]);
+    expect(() => parseCron("5-1 * * * *")).toThrow('Prop "cron": field 1 (minute) has the range 5-1, which runs backwards.');
+    expect(() => parseCron("*/0 * * * *")).toThrow("a step is a whole number of at least 1");
+    expect(() => parseCron("0 9 * * MOON")).toThrow('field 5 (day of week) has "MOON", which is not a number or a name such as SUN.');
+  });
+
+  it("follows daylight saving changes: a skipped time does not run, a repeated one runs twice", async () => {
+    const { parseCron } = await load("common/cron.mjs");
+    const { emitIfScheduled } = await load("schedule/common/zoned-schedule.mjs");
+    const emitted: any[] = [];
+    const source = { $emit: (event: unknown, meta: unknown) => emitted.push({ event, meta }) };
+    const tick = (iso: string) => ({ timestamp: Date.parse(iso) / 1000, cron: "* * * * *" });
+    const halfPastOne = parseCron("30 1 * * *");
+    const halfPastTwo = parseCron("30 2 * * *");
+    // New York, 2026-03-08: 02:00 EST jumps to 03:00 EDT, so 02:30 never happens; every minute of the night is checked.
+    for (let minute = 0; minute < 4 * 60; minute++) emitIfScheduled(source, tick(new Date(Date.UTC(2026, 2, 8, 5) + minute * 60_000).toISOString()), halfPastTwo, "America/New_York", {});
+    expect(emitted).toEqual([]);
+    // 2026-11-01: 01:00-02:00 happens twice (EDT, then EST).
+    for (let minute = 0; minute < 4 * 60; minute++) emitIfScheduled(source, tick(new Date(Date.UTC(2026, 10, 1, 4) + minute * 60_000).toISOString()), halfPastOne, "America/New_York", {});
+    expect(emitted.map((e) => e.event.scheduled_time)).toEqual(["2026-11-01T01:30:00-04:00", "2026-11-01T01:30:00-05:00"]);
+    expect(new Set(emitted.map((e) => e.meta.id)).size).toBe(2);
   });
 });

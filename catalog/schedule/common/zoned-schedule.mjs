@@ -19,7 +19,7 @@ export const checkTimerProp = {
 export const timeZoneProp = {
   type: "string",
   label: "Time zone",
-  description: "The IANA time zone the schedule is read in, such as UTC, Europe/Lisbon or America/New_York. Daylight saving time is followed.",
+  description: "The IANA time zone the schedule is read in, such as UTC, Europe/Lisbon or America/New_York. Daylight saving time is followed: a time that a change skips does not run that day, and one it repeats runs twice.",
   default: "UTC",
   optional: true,
 };
@@ -31,8 +31,23 @@ export function checkedSchedule(cronExpression, timeZone, cronPropName) {
   return cron;
 }
 
-function timerChecksEverySecond(event) {
-  return event.interval_seconds === 1 || (typeof event.cron === "string" && event.cron.trim().split(/\s+/).join(" ") === EVERY_SECOND);
+const normalizeCron = (cron) => (typeof cron === "string" ? cron.trim().split(/\s+/).join(" ") : null);
+
+/**
+ * Throws a sentence naming the prop "timer" when it checks too seldom for the schedule:
+ * a schedule exact to the minute needs a check at least every minute, one with seconds
+ * every second. (The timer prop's configured value: { intervalSeconds } or { cron }.)
+ */
+export function assertTimerFits(timer, cron) {
+  const interval = typeof timer?.intervalSeconds === "number" ? timer.intervalSeconds : null;
+  const timerCron = normalizeCron(timer?.cron);
+  if (cron.hasSeconds) {
+    if (interval === 1 || timerCron === EVERY_SECOND) return;
+    throw new Error(`The schedule "${cron.expression}" names seconds, so the prop "timer" must check every second: set it to { "cron": "${EVERY_SECOND}" }.`);
+  }
+  if ((interval !== null && interval <= 60) || timerCron === EVERY_MINUTE || timerCron === EVERY_SECOND) return;
+  const now = interval !== null ? `every ${interval} s` : `on "${timerCron}"`;
+  throw new Error(`The prop "timer" checks the schedule ${now}, so scheduled times would be missed. Leave it at its default, every minute ({ "cron": "${EVERY_MINUTE}" }).`);
 }
 
 /**
@@ -54,12 +69,6 @@ function isRunByHand(event) {
 export function emitIfScheduled(source, event, cron, timeZone, describe) {
   const manual = isRunByHand(event);
   const tickMs = typeof event?.timestamp === "number" ? event.timestamp * 1000 : Date.now();
-  if (!manual && cron.hasSeconds && !timerChecksEverySecond(event)) {
-    console.log(
-      `The schedule "${cron.expression}" names seconds, but the timer does not check every second, so scheduled seconds are missed. ` +
-        `Set the prop "timer" to { "cron": "${EVERY_SECOND}" }.`,
-    );
-  }
   // A schedule without seconds is exact to the minute: a tick anywhere in the minute stands for the minute.
   const scheduledMs = cron.hasSeconds || manual ? Math.floor(tickMs / 1000) * 1000 : Math.floor(tickMs / 60_000) * 60_000;
   if (!manual && !cronMatches(cron, zonedParts(scheduledMs, timeZone))) return false;

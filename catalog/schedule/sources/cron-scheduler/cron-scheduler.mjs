@@ -1,4 +1,4 @@
-import { checkedSchedule, checkTimerProp, emitIfScheduled, timeZoneProp } from "../../common/zoned-schedule.mjs";
+import { assertTimerFits, checkedSchedule, checkTimerProp, emitIfScheduled, timeZoneProp } from "../../common/zoned-schedule.mjs";
 
 export default {
   key: "schedule-cron-scheduler",
@@ -19,7 +19,7 @@ export default {
   },
   hooks: {
     async activate() {
-      checkedSchedule(this.cron, this.timeZone, "cron");
+      assertTimerFits(this.timer, checkedSchedule(this.cron, this.timeZone, "cron"));
     },
   },
   async run(event) {

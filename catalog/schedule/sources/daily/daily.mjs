@@ -1,5 +1,5 @@
 import { cronAt, parseTimeOfDay } from "../../common/time-of-day.mjs";
-import { checkedSchedule, checkTimerProp, emitIfScheduled, timeZoneProp } from "../../common/zoned-schedule.mjs";
+import { assertTimerFits, checkedSchedule, checkTimerProp, emitIfScheduled, timeZoneProp } from "../../common/zoned-schedule.mjs";
 
 export default {
   key: "schedule-daily",
@@ -25,7 +25,7 @@ export default {
   },
   hooks: {
     async activate() {
-      this.schedule();
+      assertTimerFits(this.timer, this.schedule());
     },
   },
   async run(event) {
