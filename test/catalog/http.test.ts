@@ -98,8 +98,10 @@ describe("http-new-requests", () => {
     expect(answer.status).toBe(202);
     expect(answer.headers.get("x-made-by")).toBe("catalog");
     expect(await answer.text()).toBe("thanks");
+    const get = await fetch(`${source.endpoint_url}?q=1`);
+    expect(get.status).toBe(202);
     const events = await eventsOf(server, key, source.id);
-    expect(events.map((e) => e.event)).toEqual([{ hello: "world" }]);
+    expect(events.map((e) => e.event).reverse()).toEqual([{ hello: "world" }, null]);
   });
 
   it("checks a shared secret: the right one is accepted, a wrong or missing one answered 401 with nothing emitted", async () => {
@@ -109,7 +111,9 @@ describe("http-new-requests", () => {
     expect(wrong.status).toBe(401);
     expect(await wrong.json()).toEqual({ error: "Unauthorized: the x-webhook-secret header does not hold the shared secret." });
     expect((await post(source.endpoint_url, '{"n":3}')).status).toBe(401);
-    expect((await eventsOf(server, key, source.id)).map((e) => e.event.body)).toEqual([{ n: 1 }]);
+    const accepted = await eventsOf(server, key, source.id);
+    expect(accepted.map((e) => e.event.body)).toEqual([{ n: 1 }]);
+    expect(accepted[0].event.headers).not.toHaveProperty("x-webhook-secret"); // the secret stays out of the event log
     const logs = await logsOf(server, key, source.id);
     expect(logs.some((line) => line.includes("Refused POST / with 401: the request has no x-webhook-secret header. Nothing was emitted."))).toBe(true);
 

@@ -1,4 +1,4 @@
-import { assertVerificationConfig, checkRequest, VERIFICATIONS } from "../../common/request-checks.mjs";
+import { assertVerificationConfig, checkRequest, headerFor, VERIFICATIONS } from "../../common/request-checks.mjs";
 
 export default {
   key: "http-new-requests",
@@ -100,7 +100,10 @@ export default {
       this.$emit(event.body ?? null, { summary });
       return;
     }
-    const { method, path, query, headers, body, bodyRaw } = event;
+    const { method, path, query, body, bodyRaw } = event;
+    const headers = { ...event.headers };
+    // The shared secret is not kept in the event log, where anyone reading events would see it.
+    if (verification === "shared-secret") delete headers[headerFor(verification, this.header)];
     this.$emit({ method, path, query, headers, body, bodyRaw }, { summary });
   },
 };
