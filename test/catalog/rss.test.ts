@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogCode } from "../helpers/catalog.js";
+import { freePort } from "../helpers/ports.js";
 import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, eventsOf, eventually, logsOf } from "../helpers/sources.js";
 
@@ -18,10 +19,11 @@ const ATOM = `<?xml version="1.0" encoding="utf-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom"><title type="text">Blog</title><link href="http://blog.test/"/>
 <entry><id>urn:post:1</id><title>First post</title><link rel="alternate" href="http://blog.test/1"/><updated>2026-02-01T10:00:00Z</updated><author><name>Ada</name></author><content type="html"><![CDATA[<p>Hello &amp; welcome</p>]]></content></entry>
 </feed>`;
-const RDF = `<?xml version="1.0"?>
+/** An RSS 1.0 feed of `count` items, dated one day apart from 1 March 2026. */
+const rdf = (count: number) => `<?xml version="1.0"?>
 <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
 <channel rdf:about="http://old.test/"><title>Old school</title><link>http://old.test/</link></channel>
-<item rdf:about="http://old.test/a"><title>Item A</title><link>http://old.test/a</link><dc:date>2026-03-01T00:00:00Z</dc:date><dc:creator>Bob</dc:creator></item>
+${Array.from({ length: count }, (_, i) => `<item rdf:about="http://old.test/${i + 1}"><title>Item ${i + 1}</title><link>http://old.test/${i + 1}</link><dc:date>2026-03-0${Math.min(i + 1, 9)}T00:00:00Z</dc:date><dc:creator>Bob</dc:creator></item>`).join("\n")}
 </rdf:RDF>`;
 const LAST_MODIFIED = "Sun, 01 Feb 2026 10:00:00 GMT";
 
@@ -56,7 +58,8 @@ beforeAll(async () => {
       if (request.headers["if-modified-since"] === LAST_MODIFIED) return answer(304);
       return answer(200, { "content-type": "application/atom+xml", "last-modified": LAST_MODIFIED }, ATOM);
     }
-    if (path === "/old.rdf") return answer(200, { "content-type": "application/rdf+xml" }, RDF);
+    if (path === "/old.rdf") return answer(200, { "content-type": "application/rdf+xml" }, rdf(1));
+    if (path === "/growing.rdf") return answer(200, { "content-type": "application/rdf+xml" }, rdf(hitsOf("/growing.rdf").length + 1));
     if (path === "/broken.xml") return answer(200, { "content-type": "application/rss+xml" }, "<rss><channel><item><title>Cut off</title></channel></rss>");
     if (path === "/page.html") return answer(200, { "content-type": "text/html" }, "<html><body>not a feed</body></html>");
     return answer(404, { "content-type": "text/plain" }, "no such feed");
@@ -83,8 +86,8 @@ const hitsOf = (path: string) => hits.filter((hit) => hit.path === path);
 
 describe("rss-new-item-in-feed", () => {
   it("emits each item once, oldest first, sends the ETag back and takes a 304", async () => {
+    // The deploy reads the feed once: its items are there at once.
     const source = await deploy("new-item-in-feed", "news", { url: `${base}/news.xml` });
-    await runNow(source.id);
     const first = await eventsIn(source.id);
     expect(first.map((e) => e.event.title)).toEqual(["Story 1", "Story 2"]);
     expect(first[0].event).toMatchObject({
@@ -115,7 +118,6 @@ describe("rss-new-item-in-feed", () => {
   it("reads Atom with Last-Modified sent back as If-Modified-Since", async () => {
     const source = await deploy("new-item-in-feed", "blog", { url: `${base}/blog.atom` });
     await runNow(source.id);
-    await runNow(source.id);
     const [event, ...rest] = await eventsIn(source.id);
     expect(rest).toEqual([]);
     expect(event.event).toMatchObject({ guid: "urn:post:1", title: "First post", link: "http://blog.test/1", author: "Ada", content: "<p>Hello &amp; welcome</p>", format: "atom", feed: { title: "Blog" } });
@@ -123,19 +125,20 @@ describe("rss-new-item-in-feed", () => {
     expect(again).toMatchObject({ status: 304, headers: expect.objectContaining({ "if-modified-since": LAST_MODIFIED }) });
   });
 
-  it("polls on its timer", async () => {
-    const source = await deploy("new-item-in-feed", "rdf on a timer", { url: `${base}/old.rdf`, timer: { intervalSeconds: 1 } });
-    const [event] = await eventually(async () => {
-      const events = await eventsIn(source.id);
-      return events.length > 0 ? events : undefined;
-    }, 6_000, "a polled item");
+  it("reads RSS 1.0 (RDF), and polls on its timer", async () => {
+    const source = await deploy("new-item-in-feed", "rdf on a timer", { url: `${base}/growing.rdf`, timer: { intervalSeconds: 1 } });
+    // The feed gains an item at each request: the deploy's read gives item 1, the timer's the next ones.
+    const events = await eventually(async () => {
+      const list = await eventsIn(source.id);
+      return list.length >= 2 ? list : undefined;
+    }, 6_000, "items polled by the timer");
     await call(server.url, "DELETE", `/v1/sources/${source.id}`, { key: server.adminKey });
-    expect(event.event).toMatchObject({ guid: "http://old.test/a", title: "Item A", author: "Bob", published: "2026-03-01T00:00:00.000Z", format: "rdf", feed: { title: "Old school" } });
+    expect(events[0].event).toMatchObject({ guid: "http://old.test/1", title: "Item 1", author: "Bob", published: "2026-03-01T00:00:00.000Z", format: "rdf", feed: { title: "Old school" } });
+    expect(events[1].event.guid).toBe("http://old.test/2");
   });
 
   it("logs one line naming a malformed feed and emits nothing", async () => {
     const source = await deploy("new-item-in-feed", "broken", { url: `${base}/broken.xml` });
-    await runNow(source.id);
     expect(await eventsIn(source.id)).toEqual([]);
     const lines = (await logsOf(server, server.adminKey, source.id)).filter((line) => line.includes("broken.xml"));
     expect(lines).toEqual([
@@ -159,20 +162,20 @@ describe("rss-new-item-in-feed", () => {
 
 describe("rss-new-item-from-multiple-feeds", () => {
   it("emits the items of every readable feed, logs each unreadable one, and dedupes on the next poll", async () => {
-    const urls = [`${base}/blog.atom`, `${base}/broken.xml`, `${base}/old.rdf`, `${base}/page.html`, `${base}/gone.xml`];
+    const urls = [`${base}/blog.atom`, `${base}/broken.xml`, `${base}/old.rdf`, `${base}/page.html`, `${base}/gone.xml`, `http://127.0.0.1:${await freePort()}/nobody-listens.xml`];
     const source = await deploy("new-item-from-multiple-feeds", "several", { urls });
-    await runNow(source.id);
     const events = await eventsIn(source.id);
     // Oldest first across feeds: the Atom post (February) before the RDF item (March).
     expect(events.map((e) => [e.event.feed.url, e.event.title])).toEqual([
       [`${base}/blog.atom`, "First post"],
-      [`${base}/old.rdf`, "Item A"],
+      [`${base}/old.rdf`, "Item 1"],
     ]);
     const logs = await logsOf(server, server.adminKey, source.id);
     const about = (path: string) => logs.filter((line) => line.startsWith(`Feed ${base}${path} could not be read`));
     expect(about("/broken.xml")).toHaveLength(1);
     expect(about("/broken.xml")[0]).toMatch(/not well-formed XML.*Nothing was emitted from it; the other feeds were read\.$/);
     expect(about("/page.html")).toEqual([`Feed ${base}/page.html could not be read: it is XML but not an RSS or Atom feed (its root element is <html>). Nothing was emitted from it; the other feeds were read.`]);
+    expect(logs.filter((line) => /\/nobody-listens\.xml could not be read: it could not be fetched \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)\. Nothing/.test(line))).toHaveLength(1);
     expect(about("/gone.xml")).toEqual([`Feed ${base}/gone.xml could not be read: it answered HTTP 404. Nothing was emitted from it; the other feeds were read.`]);
 
     await runNow(source.id);

@@ -6,7 +6,7 @@ import { parseFeed } from "../../common/feeds.mjs";
 /** How many item keys each feed remembers (as short hashes), beyond the platform's dedupe of the last 100 ids. */
 const SEEN_PER_FEED = 200;
 export const MAX_FEEDS = 20;
-const FETCH_TIMEOUT_MS = 20_000;
+const FETCH_TIMEOUT_MS = 15_000;
 
 export const pollTimerProp = {
   type: "$.interface.timer",
@@ -49,31 +49,49 @@ async function fetchFeed(url, state) {
   return { body, etag: response.headers.get("etag") ?? undefined, lastModified: response.headers.get("last-modified") ?? undefined };
 }
 
+/** Why a fetch failed, in words: undici says only "fetch failed" and keeps the reason in `cause`. */
+function whyUnreadable(error) {
+  if (error?.name === "TimeoutError") return `it did not answer within ${FETCH_TIMEOUT_MS / 1000} s`;
+  const cause = error?.cause?.message ?? error?.cause?.code;
+  // The sandbox's network layer may repeat the reason in parentheses: "x (x)" is said once.
+  if (error?.message === "fetch failed" && cause) return `it could not be fetched (${String(cause).replace(/^(.*) \(\1\)$/, "$1")})`;
+  return error?.message ?? String(error);
+}
+
+/** One feed read: { notModified } | { feed, etag, lastModified } | { error }. Never throws. */
+async function readFeed(url, state) {
+  try {
+    const fetched = await fetchFeed(url, state);
+    if (fetched.notModified) return { notModified: true };
+    return { feed: parseFeed(fetched.body), etag: fetched.etag, lastModified: fetched.lastModified };
+  } catch (error) {
+    return { error: whyUnreadable(error) };
+  }
+}
+
 /**
- * Reads each feed and emits its items not seen before, oldest first. A feed that cannot
- * be fetched or parsed gets one log line and emits nothing; the others are still read.
+ * Reads the feeds (side by side) and emits their items not seen before, oldest first.
+ * A feed that cannot be fetched or parsed gets one log line and emits nothing; the
+ * others are still read.
  */
 export async function pollFeeds(source, urls) {
   const states = source.db.get("feeds") ?? {};
   const next = {};
   const several = urls.length > 1;
-  for (const url of urls) {
+  const results = await Promise.all(urls.map((url) => readFeed(url, states[url] ?? { seen: [] })));
+  urls.forEach((url, index) => {
     const state = states[url] ?? { seen: [] };
+    const result = results[index];
     next[url] = state;
-    let fetched;
-    let feed;
-    try {
-      fetched = await fetchFeed(url, state);
-      if (fetched.notModified) continue;
-      feed = parseFeed(fetched.body);
-    } catch (error) {
-      const why = error?.name === "TimeoutError" ? `it did not answer within ${FETCH_TIMEOUT_MS / 1000} s` : error?.message ?? String(error);
-      console.log(`Feed ${url} could not be read: ${why}. Nothing was emitted from it${several ? "; the other feeds were read" : ""}.`);
-      continue;
+    if (result.notModified) return;
+    if (result.error !== undefined) {
+      console.log(`Feed ${url} could not be read: ${result.error}. Nothing was emitted from it${several ? "; the other feeds were read" : ""}.`);
+      return;
     }
+    const { feed } = result;
     const seen = new Set(state.seen);
-    const fresh = feed.items.filter((item) => item.key !== undefined && !seen.has(shortHash(item.key)));
-    for (const item of fresh) {
+    for (const item of feed.items) {
+      if (item.key === undefined || seen.has(shortHash(item.key))) continue;
       const { key, ...fields } = item;
       const ts = item.published ? Date.parse(item.published) : NaN;
       source.$emit(
@@ -83,7 +101,7 @@ export async function pollFeeds(source, urls) {
     }
     // Remember the keys the feed holds now (newest kept when capped), and the validators.
     const keys = [...new Set([...feed.items.map((item) => item.key).filter((key) => key !== undefined).map(shortHash), ...state.seen])];
-    next[url] = { etag: fetched.etag, lastModified: fetched.lastModified, seen: keys.slice(0, SEEN_PER_FEED) };
-  }
+    next[url] = { etag: result.etag, lastModified: result.lastModified, seen: keys.slice(0, SEEN_PER_FEED) };
+  });
   source.db.set("feeds", next);
 }

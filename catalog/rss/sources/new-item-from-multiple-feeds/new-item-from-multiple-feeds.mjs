@@ -4,7 +4,7 @@ export default {
   key: "rss-new-item-from-multiple-feeds",
   name: "New item from multiple feeds",
   description:
-    "Emits an event for each new item of several RSS or Atom feeds, checked on a schedule. A feed that cannot be read is logged and skipped; the others are still read.",
+    "Emits an event for each new item of several RSS or Atom feeds, checked on a schedule (the items they hold at deploy first). A feed that cannot be read is logged and skipped; the others are still read.",
   version: "0.1.0",
   type: "source",
   dedupe: "unique",
@@ -26,6 +26,10 @@ export default {
     },
   },
   hooks: {
+    async deploy() {
+      // The first read at once, so the feed's items show up without waiting for the timer.
+      await pollFeeds(this, this.feedUrls());
+    },
     async activate() {
       this.feedUrls();
     },

@@ -3,7 +3,7 @@ import { assertFeedUrl, feedStateProp, pollFeeds, pollTimerProp } from "../../co
 export default {
   key: "rss-new-item-in-feed",
   name: "New item in feed",
-  description: "Emits an event for each new item of an RSS or Atom feed, checked on a schedule. Items already seen are not emitted again.",
+  description: "Emits an event for each new item of an RSS or Atom feed, checked on a schedule (the items it holds at deploy first). Items already seen are not emitted again.",
   version: "0.1.0",
   type: "source",
   dedupe: "unique",
@@ -17,6 +17,10 @@ export default {
     db: feedStateProp,
   },
   hooks: {
+    async deploy() {
+      // The first read at once, so the feed's items show up without waiting for the timer.
+      await pollFeeds(this, [assertFeedUrl(this.url, "url")]);
+    },
     async activate() {
       assertFeedUrl(this.url, "url");
     },
