@@ -279,6 +279,10 @@ describe("http-verify-hmac-signature", () => {
     expect(bad.status).toBe("exited");
     expect(bad.exit_reason).toBe("Signature check failed: the SHA256 signature does not match the body and the secret.");
     expect(bad.steps[1].status).toBe("skipped");
+    await post(workflow.trigger.endpoint_url, body);
+    const [unsigned] = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.length === 3 && runs[0].status !== "running", "the third run");
+    expect(unsigned.status).toBe("exited");
+    expect(unsigned.exit_reason).toBe("Signature check failed: the request carries no signature.");
   });
 
   it("checks SHA-1 in base64 with a timestamp, and fails the step on a stale one when told to throw", async () => {

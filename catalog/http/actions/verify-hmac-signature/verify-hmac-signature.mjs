@@ -12,12 +12,14 @@ export default {
       type: "string",
       label: "Signed body",
       description: "The raw body that was signed: {{steps.trigger.event.bodyRaw}} for an HTTP trigger.",
+      optional: true,
     },
     signature: {
       type: "string",
       label: "Signature",
       description:
-        'The signature received, such as {{steps.trigger.event.headers["x-hub-signature-256"]}}. A "sha256=" prefix is removed, and the form t=<seconds>,v1=<signature> is read with its timestamp.',
+        'The signature received, such as {{steps.trigger.event.headers["x-hub-signature-256"]}}. A "sha256=" prefix is removed, and the form t=<seconds>,v1=<signature> is read with its timestamp. A request without one fails the check.',
+      optional: true,
     },
     secret: {
       type: "string",
