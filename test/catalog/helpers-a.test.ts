@@ -158,6 +158,7 @@ describe("helper_functions-format-date", () => {
     expect(await formatted({ input: "2026-07-01T20:00:00Z", format: "datetime", timeZone: "Asia/Kolkata" })).toBe("2026-07-02 01:30:00");
     expect(await formatted({ input: "2026-07-01T12:00:00Z", format: "http" })).toBe("Wed, 01 Jul 2026 12:00:00 GMT");
     expect(await formatted({ input: "2026-07-01T12:00:00Z", format: "long", timeZone: "Europe/London", locale: "en-GB" })).toMatch(/^Wednesday,? 1 July 2026 at 13:00:00 (BST|GMT\+1)$/);
+    expect(await formatted({ input: "2026-07-01T12:00:00Z", format: "short", timeZone: "Europe/London", locale: "en-GB" })).toBe("01/07/2026, 13:00");
     const now = Date.parse(await formatted({ format: "iso" }));
     expect(Math.abs(now - Date.now())).toBeLessThan(10_000);
   });

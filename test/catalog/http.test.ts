@@ -257,6 +257,18 @@ describe("http-custom-request", () => {
     expect(run.status).toBe("error");
     expect(run.error.msg).toContain('Prop "request" has no url');
   });
+
+  it("fails with the network policy's refusal for an address code may not reach", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Send to metadata",
+      trigger: { type: "http" },
+      steps: [{ name: "send", code: code["custom-request"], props: { request: { url: "http://169.254.169.254/latest/meta-data" } } }],
+    });
+    await post(workflow.trigger.endpoint_url, "{}");
+    const run = await onlyRun(workflow.id);
+    expect(run.status).toBe("error");
+    expect(run.error.msg).toContain("refused by Runnel's network policy");
+  });
 });
 
 describe("http-verify-hmac-signature", () => {
