@@ -1,0 +1,37 @@
+import { key, keyText, store, ttl } from "../../common/props.mjs";
+
+export default {
+  key: "data_stores-get-record-or-create",
+  name: "Get a record (or create it)",
+  description: "Reads the value of a key in one of your data stores; when the key is missing, stores and returns a default you give, or returns null.",
+  version: "0.1.0",
+  type: "action",
+  props: {
+    store,
+    key,
+    defaultValue: {
+      type: "any",
+      label: "Default value",
+      description: "Stored under the key and returned when the key is missing. Left empty: a missing key returns null and stores nothing.",
+      optional: true,
+    },
+    ttl: { ...ttl, description: "When the default is stored: remove it this many seconds later. Left empty: kept until deleted." },
+  },
+  async run({ $ }) {
+    const recordKey = keyText(this.key);
+    const value = await this.store.get(recordKey);
+    if (value !== undefined) {
+      $.export("found", true);
+      $.export("$summary", `Found "${recordKey}"`);
+      return value;
+    }
+    $.export("found", false);
+    if (this.defaultValue === undefined) {
+      $.export("$summary", `"${recordKey}" is not in the data store`);
+      return null;
+    }
+    await this.store.set(recordKey, this.defaultValue, this.ttl ? { ttl: this.ttl } : undefined);
+    $.export("$summary", `"${recordKey}" was missing: stored the default`);
+    return this.defaultValue;
+  },
+};
