@@ -4,7 +4,7 @@ export default {
   key: "data_stores-increment-counter",
   name: "Increment a counter",
   description:
-    "Adds a number (1 by default) to the counter stored under a key, starting from 0 when the key is missing, and returns the new value. Runs that increment the same key at the same moment can overwrite each other (see the docs).",
+    "Adds a number (1 by default) to the counter stored under a key, starting from 0 when the key is missing, and returns the new value. A read then a write: two runs incrementing the same key within the same few milliseconds can count once.",
   version: "0.1.0",
   type: "action",
   props: {
