@@ -1,10 +1,13 @@
+import type { AddressInfo } from "node:net";
 import { simpleParser } from "mailparser";
 import nodemailer from "nodemailer";
+import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenOf } from "../../src/engine/mail/inbound/inbound-address.js";
 import { startSmtpSink, type SmtpSink } from "../helpers/smtp.js";
 import { deploySource, eventsOf } from "../helpers/sources.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
 import { codeOf, runAction, saveActionWorkflow } from "./catalog-b-harness.js";
 
 /**
@@ -96,6 +99,47 @@ describe("email-send-email-with-smtp", () => {
 
     const closed = await runAction(server, key, SEND_SMTP, { ...base, port: 1, to: ["a@example.com"], subject: "x", text: "x" });
     expect(closed.error.msg).toMatch(/Could not connect to 127\.0\.0\.1:1/);
+  });
+
+  it("encrypts: STARTTLS on the submission port and TLS from the start, refusing an untrusted certificate unless told to accept it", async () => {
+    // smtp-server's own self-signed certificate: untrusted, as an internal server's often is.
+    const received: string[] = [];
+    const start = async (secure: boolean) => {
+      const tlsServer = new SMTPServer({
+        secure,
+        authOptional: true,
+        logger: false,
+        onData(stream, session, callback) {
+          const chunks: Buffer[] = [];
+          stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+          stream.on("end", () => {
+            received.push(`${session.secure ? "secure" : "plain"} ${Buffer.concat(chunks).toString("utf8")}`);
+            callback();
+          });
+        },
+      });
+      await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", () => resolve()));
+      return tlsServer;
+    };
+    const [startTls, implicitTls] = await Promise.all([start(false), start(true)]);
+    try {
+      const props = { host: "127.0.0.1", from: "a@example.com", to: ["b@example.com"], subject: "over TLS", text: "secret stuff" };
+      const portOf = (smtp: SMTPServer) => (smtp.server.address() as AddressInfo).port;
+      const untrusted = await runAction(server, key, SEND_SMTP, { ...props, port: portOf(startTls) });
+      expect(untrusted.status).toBe("error");
+      expect(untrusted.error.msg).toMatch(/TLS with the SMTP server 127\.0\.0\.1:\d+ failed: .*certificate/i);
+      const viaStartTls = await runAction(server, key, SEND_SMTP, { ...props, port: portOf(startTls), allowUntrustedCertificate: true });
+      expect(viaStartTls.status, JSON.stringify(viaStartTls.error)).toBe("success");
+      const viaTls = await runAction(server, key, SEND_SMTP, { ...props, port: portOf(implicitTls), security: "tls", allowUntrustedCertificate: true });
+      expect(viaTls.status, JSON.stringify(viaTls.error)).toBe("success");
+      expect(received).toHaveLength(2);
+      for (const mail of received) {
+        expect(mail.startsWith("secure ")).toBe(true);
+        expect((await simpleParser(mail.slice("secure ".length))).subject).toBe("over TLS");
+      }
+    } finally {
+      await Promise.all([startTls, implicitTls].map((smtp) => new Promise<void>((resolve) => smtp.close(() => resolve()))));
+    }
   });
 
   it("refuses bad props: an address that is not one, no body, a line break in the subject, a port out of range, a security it does not know", async () => {
@@ -235,6 +279,18 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
     const after = await transport.sendMail({ from: "a@example.com", to: address(), subject: "still alive", text: "ok" });
     expect(after.response).toMatch(/^250/);
     expect((await eventsOf(server, key, source.id)).some((item: any) => item.event.subject === "still alive")).toBe(true);
+  });
+
+  it("triggers a workflow: a mail to the trigger's address runs its steps with the message", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Mail to workflow",
+      trigger: { component_code: await codeOf("email/sources/new-email/new-email.mjs") },
+      steps: [{ name: "read", code: "export default defineComponent({ async run({ steps }) { const m = steps.trigger.event; return m.from.address + ' wrote ' + m.subject; } })" }],
+    });
+    const triggerToken = new URL(workflow.trigger.endpoint_url).pathname.split("/").pop();
+    await transport.sendMail({ from: "grace@example.com", to: `${triggerToken}@inbound.example.test`, subject: "hello workflow", text: "hi" });
+    const [run] = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.length === 1, "the run of the mail");
+    expect(run.steps[0]).toMatchObject({ status: "success", $return_value: "grace@example.com wrote hello workflow" });
   });
 
   it("reads the token from an address: the domain when RUNNEL_SMTP_DOMAIN is set, a +tag, and no token at all", () => {

@@ -178,3 +178,32 @@ describe.concurrent("helper_functions (catalog-b)", () => {
     expect(await failure("export-variables", { config: { $summary: "x" } })).toContain('the name "$summary"');
   });
 });
+
+describe("catalog-b's component files", () => {
+  const FILES = [
+    ...["json-to-csv", "csv-to-json", "xml-to-json", "base64-encode-string", "base64-decode-string", "create-hash", "create-hmac", "random-integer", "extract-by-regular-expression", "change-case-and-trim", "compare-arrays", "math-on-numbers", "export-variables"].map(
+      (slug) => `helper_functions/actions/${slug}/${slug}.mjs`,
+    ),
+    ...["add-update-record", "get-record-or-create", "delete-single-record", "list-keys", "increment-counter", "append-to-record"].map((slug) => `data_stores/actions/${slug}/${slug}.mjs`),
+    "data_stores/sources/new-or-changed-key/new-or-changed-key.mjs",
+    "email/actions/send-email-to-self/send-email-to-self.mjs",
+    "email/actions/send-email-with-smtp/send-email-with-smtp.mjs",
+    "email/sources/new-email/new-email.mjs",
+  ];
+
+  it("follow the catalog's layout: key <app>-<folder slug>, the type of their folder, version 0.1.0, a description, every prop labelled and described", async () => {
+    for (const file of FILES) {
+      const [app, kind, slug] = file.split("/");
+      const component = (await import(`../../catalog/${file}`)).default;
+      expect(component.key, file).toBe(`${app}-${slug}`);
+      expect(component.type, file).toBe(kind === "sources" ? "source" : "action");
+      expect(component.version, file).toBe("0.1.0");
+      expect(component.description, file).toMatch(/^[A-Z].{20,}\.$/s);
+      for (const [name, prop] of Object.entries<any>(component.props)) {
+        expect(typeof prop, `${file}: ${name}`).toBe("object");
+        expect(prop.label, `${file}: ${name}`).toEqual(expect.any(String));
+        expect(prop.description, `${file}: ${name}`).toEqual(expect.any(String));
+      }
+    }
+  });
+});

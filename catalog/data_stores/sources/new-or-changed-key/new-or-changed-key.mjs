@@ -27,7 +27,11 @@ export default {
       description: "How often to compare the data store with what the source saw last.",
       default: { intervalSeconds: 60 },
     },
-    db: "$.service.db",
+    db: {
+      type: "$.service.db",
+      label: "What the source saw last",
+      description: "Fingerprints of the keys and values at the last check (kept by the source).",
+    },
     prefix: {
       type: "string",
       label: "Key prefix",
