@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { simpleParser } from "mailparser";
 import nodemailer from "nodemailer";
 import { SMTPServer } from "smtp-server";
@@ -281,6 +281,31 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
     expect((await eventsOf(server, key, source.id)).some((item: any) => item.event.subject === "still alive")).toBe(true);
   });
 
+  it("keeps transactions apart on one connection (RSET drops the recipients so far) and caps recipients per message", async () => {
+    const other = await deploySource(server, key, { component_code: await codeOf("email/sources/new-email/new-email.mjs"), name: "inbox-2" });
+    const otherToken = new URL(other.configured_props.http.endpoint_url).pathname.split("/").pop()!;
+    const dialog = await smtpDialog(server.server.inboundMail!.port);
+    try {
+      expect(await dialog.say("EHLO tester")).toMatch(/^250/);
+      expect(await dialog.say("MAIL FROM:<a@example.com>")).toMatch(/^250/);
+      expect(await dialog.say(`RCPT TO:<${address()}>`)).toMatch(/^250/);
+      expect(await dialog.say("RSET")).toMatch(/^250/);
+      expect(await dialog.say("MAIL FROM:<a@example.com>")).toMatch(/^250/);
+      expect(await dialog.say(`RCPT TO:<${otherToken}@inbound.example.test>`)).toMatch(/^250/);
+      expect(await dialog.say("DATA")).toMatch(/^354/);
+      expect(await dialog.say("Subject: after rset\r\n\r\nhello\r\n.")).toMatch(/^250 .*Delivered to 1 source/);
+      expect(await dialog.say("MAIL FROM:<a@example.com>")).toMatch(/^250/);
+      const answers: string[] = [];
+      for (let i = 0; i < 21; i++) answers.push(await dialog.say(`RCPT TO:<${otherToken}+${i}@inbound.example.test>`));
+      expect(answers.slice(0, 20).every((answer) => answer.startsWith("250"))).toBe(true);
+      expect(answers[20]).toMatch(/^452 .*too many recipients/i);
+    } finally {
+      dialog.close();
+    }
+    expect((await eventsOf(server, key, other.id)).map((item: any) => item.event.subject)).toEqual(["after rset"]);
+    expect((await eventsOf(server, key, source.id)).some((item: any) => item.event.subject === "after rset")).toBe(false);
+  });
+
   it("triggers a workflow: a mail to the trigger's address runs its steps with the message", async () => {
     const workflow = await createWorkflow(server, key, {
       name: "Mail to workflow",
@@ -301,3 +326,32 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
     expect(tokenOf("no-at-sign", null)).toMatchObject({ ok: false });
   });
 });
+
+/** A raw SMTP conversation: each `say` sends a line and resolves with the server's (last) reply line. */
+async function smtpDialog(port: number): Promise<{ say(line: string): Promise<string>; close(): void }> {
+  const socket = connect({ host: "127.0.0.1", port });
+  socket.setEncoding("utf8");
+  let buffer = "";
+  let waiting: ((line: string) => void) | null = null;
+  socket.on("data", (chunk: string) => {
+    buffer += chunk;
+    const lines = buffer.split("\r\n");
+    buffer = lines.pop()!;
+    const last = lines.filter((line) => /^\d{3} /.test(line)).pop();
+    if (last && waiting) {
+      const resolve = waiting;
+      waiting = null;
+      resolve(last);
+    }
+  });
+  const next = () => new Promise<string>((resolve) => (waiting = resolve));
+  await next(); // the greeting
+  return {
+    say(line) {
+      const reply = next();
+      socket.write(`${line}\r\n`);
+      return reply;
+    },
+    close: () => socket.destroy(),
+  };
+}

@@ -58,8 +58,12 @@ function smtpError(code: number, message: string): Error {
 export async function startInboundMailServer(options: InboundMailOptions): Promise<InboundMailServer> {
   const { logger, targets } = options;
   const now = options.now ?? (() => new Date());
-  /** The sources each open session's accepted recipients are for, by session id. */
-  const sessions = new Map<string, Map<string, DeployedSource>>();
+  /**
+   * The source each accepted recipient is for, by the address object that
+   * smtp-server then keeps in the session's envelope: the envelope stays the
+   * one truth (RSET and a new MAIL FROM clear it), and nothing needs cleaning up.
+   */
+  const accepted = new WeakMap<SMTPServerAddress, DeployedSource>();
 
   const server = new SMTPServer({
     name: options.domain ?? undefined,
@@ -68,11 +72,12 @@ export async function startInboundMailServer(options: InboundMailOptions): Promi
     disabledCommands: ["AUTH", "STARTTLS"],
     size: options.maxMessageBytes,
     maxClients: MAX_CLIENTS,
+    maxRecipients: MAX_RECIPIENTS,
     socketTimeout: 60_000,
     closeTimeout: 5_000,
     logger: false,
-    onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (error?: Error | null) => void) {
-      void recipient(address, session).then(
+    onRcptTo(address: SMTPServerAddress, _session: SMTPServerSession, callback: (error?: Error | null) => void) {
+      void recipient(address).then(
         () => callback(),
         (error: Error) => callback(error),
       );
@@ -83,15 +88,11 @@ export async function startInboundMailServer(options: InboundMailOptions): Promi
         (error: Error) => callback(error),
       );
     },
-    onClose(session: SMTPServerSession) {
-      sessions.delete(session.id);
-    },
   });
   // A client's broken connection is its problem, never the server's: logged, and the listener goes on.
   server.on("error", (error: Error) => logger.debug({ err: error }, "inbound mail: a connection failed"));
 
-  async function recipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<void> {
-    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw smtpError(452, `4.5.3 Too many recipients; at most ${MAX_RECIPIENTS} per message`);
+  async function recipient(address: SMTPServerAddress): Promise<void> {
     const verdict = tokenOf(address.address, options.domain);
     if (!verdict.ok) throw smtpError(550, `5.1.1 ${verdict.reason}`);
     let source: DeployedSource | null;
@@ -102,9 +103,7 @@ export async function startInboundMailServer(options: InboundMailOptions): Promi
       throw smtpError(451, "4.3.0 The recipient could not be looked up; try again later");
     }
     if (!source) throw smtpError(550, `5.1.1 No mailbox ${address.address} here`);
-    let forSession = sessions.get(session.id);
-    if (!forSession) sessions.set(session.id, (forSession = new Map()));
-    forSession.set(source.id, source);
+    accepted.set(address, source);
   }
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
@@ -119,8 +118,7 @@ export async function startInboundMailServer(options: InboundMailOptions): Promi
       stream.once("end", resolve);
       stream.once("error", reject);
     });
-    const sources = [...(sessions.get(session.id)?.values() ?? [])];
-    sessions.delete(session.id);
+    const sources = [...new Map(session.envelope.rcptTo.flatMap((rcpt) => (accepted.has(rcpt) ? [[accepted.get(rcpt)!.id, accepted.get(rcpt)!] as const] : []))).values()];
     if (stream.sizeExceeded || bytes > options.maxMessageBytes) {
       throw smtpError(552, `5.3.4 Message too big: this server takes messages of up to ${Math.floor(options.maxMessageBytes / 1024 / 1024)} MB`);
     }
