@@ -1,6 +1,6 @@
 import { connect, type AddressInfo } from "node:net";
 import { simpleParser } from "mailparser";
-import nodemailer from "nodemailer";
+import nodemailer, { type Transporter } from "nodemailer";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenOf } from "../../src/engine/mail/inbound/inbound-address.js";
@@ -160,7 +160,7 @@ describe("email-send-email-with-smtp", () => {
 describe("email-new-email: Runnel's own SMTP listener", () => {
   let source: any;
   let token: string;
-  let transport: nodemailer.Transporter;
+  let transport: Transporter;
   const address = () => `${token}@inbound.example.test`;
 
   beforeAll(async () => {
@@ -221,12 +221,12 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
   });
 
   it("refuses unknown recipients at RCPT TO (550), and so the tokens of sources that are not inboxes", async () => {
-    const unknown = await transport.sendMail({ from: "a@example.com", to: "AAAAAAAAAAAAAAAAAAAAAAAA@inbound.example.test", subject: "x", text: "x" }).catch((error) => error);
+    const unknown = await transport.sendMail({ from: "a@example.com", to: "AAAAAAAAAAAAAAAAAAAAAAAA@inbound.example.test", subject: "x", text: "x" }).catch((error: any) => error);
     expect(unknown.responseCode).toBe(550);
     expect(unknown.message).toContain("No mailbox AAAAAAAAAAAAAAAAAAAAAAAA@inbound.example.test here");
     const webhook = await deploySource(server, key, { component_code: 'export default { name: "hook", version: "0.1.0", props: { http: "$.interface.http" }, async run(e) { this.$emit(e.body); } }', name: "hook" });
     const hookToken = new URL(webhook.configured_props.http.endpoint_url).pathname.split("/").pop();
-    const notInbox = await transport.sendMail({ from: "a@example.com", to: `${hookToken}@inbound.example.test`, subject: "x", text: "x" }).catch((error) => error);
+    const notInbox = await transport.sendMail({ from: "a@example.com", to: `${hookToken}@inbound.example.test`, subject: "x", text: "x" }).catch((error: any) => error);
     expect(notInbox.responseCode).toBe(550);
     // One good recipient among bad ones: the message goes to the good one only.
     const mixed = await transport.sendMail({ from: "a@example.com", to: [address(), "nobody@inbound.example.test"], subject: "mixed", text: "x" });
@@ -237,19 +237,19 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
   it("refuses a message over RUNNEL_SMTP_MAX_MESSAGE_MB with 552, and its endpoint takes no HTTP requests", async () => {
     const tooBig = await transport
       .sendMail({ from: "a@example.com", to: address(), subject: "big", text: "x", attachments: [{ filename: "big.bin", content: Buffer.alloc(1024 * 1024, 7) }] })
-      .catch((error) => error);
+      .catch((error: any) => error);
     expect(tooBig.responseCode).toBe(552);
     expect(tooBig.message).toContain("Message too big: this server takes messages of up to 1 MB");
     const posted = await fetch(source.configured_props.http.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ subject: "forged" }) });
     expect(posted.status).toBe(405);
-    expect((await posted.json()).error).toContain("This source takes e-mail, not HTTP requests");
+    expect(((await posted.json()) as { error: string }).error).toContain("This source takes e-mail, not HTTP requests");
     expect((await eventsOf(server, key, source.id)).some((item: any) => ["big", "forged"].includes(item.event.subject))).toBe(false);
   });
 
   it("survives hostile messages: a huge header is refused with 554, malformed MIME is read as well as it can be, and mail still flows", async () => {
     const envelope = { from: "a@example.com", to: [address()] };
     const hugeHeader = `X-Junk: ${"a".repeat(300 * 1024)}\r\nSubject: huge\r\n\r\nbody\r\n`;
-    const refused = await transport.sendMail({ envelope, raw: hugeHeader }).catch((error) => error);
+    const refused = await transport.sendMail({ envelope, raw: hugeHeader }).catch((error: any) => error);
     expect(refused.responseCode).toBe(554);
     expect(refused.message).toContain("The message could not be read");
 
