@@ -5,7 +5,7 @@ import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenOf } from "../../src/engine/mail/inbound/inbound-address.js";
 import { startSmtpSink, type SmtpSink } from "../helpers/smtp.js";
-import { deploySource, eventsOf } from "../helpers/sources.js";
+import { deploySource, eventsOf, logsOf } from "../helpers/sources.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow, runsOf, waitFor } from "../workflows/helpers.js";
 import { codeOf, runAction, saveActionWorkflow } from "./catalog-b-harness.js";
@@ -167,6 +167,8 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
     expect(server.server.inboundMail).toEqual({ host: "127.0.0.1", port: expect.any(Number) });
     source = await deploySource(server, key, { component_code: await codeOf("email/sources/new-email/new-email.mjs"), name: "inbox" });
     token = new URL(source.configured_props.http.endpoint_url).pathname.split("/").pop()!;
+    // The source tells its address when it is deployed: the token at the server's host.
+    expect((await logsOf(server, key, source.id)).join("\n")).toContain(`Send e-mail to ${token}@127.0.0.1`);
     transport = nodemailer.createTransport({ host: "127.0.0.1", port: server.server.inboundMail!.port, secure: false, ignoreTLS: true, tls: { rejectUnauthorized: false } });
   });
   afterAll(() => transport.close());

@@ -61,8 +61,9 @@ export function buildMessage(mail, now = new Date()) {
   const messageId = `<${Date.now().toString(36)}.${randomBytes(9).toString("hex")}@${domain}>`;
   const headers = [
     `From: ${formatAddress(mail.from)}`,
-    `To: ${mail.to.map(formatAddress).join(", ")}`,
-    ...(mail.cc.length ? [`Cc: ${mail.cc.map(formatAddress).join(", ")}`] : []),
+    // One address a line: a long list must not pass the 998-character line limit.
+    `To: ${mail.to.map(formatAddress).join(",\r\n ")}`,
+    ...(mail.cc.length ? [`Cc: ${mail.cc.map(formatAddress).join(",\r\n ")}`] : []),
     ...(mail.replyTo ? [`Reply-To: ${formatAddress(mail.replyTo)}`] : []),
     `Subject: ${encodeWord(mail.subject)}`,
     `Date: ${now.toUTCString().replace("GMT", "+0000")}`,
