@@ -1,5 +1,8 @@
 import { createHash, createHmac } from "node:crypto";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOG_ROOT } from "../../src/catalog/bundle-catalog.js";
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { runAction, saveActionWorkflow } from "./catalog-b-harness.js";
 
@@ -71,6 +74,8 @@ describe.concurrent("helper_functions (catalog-b)", () => {
     });
     expect((await returned("xml-to-json", { xml, attributes: false, parseValues: false })).order).toEqual({ item: ["2", "3"], note: "ok & done" });
     expect(await failure("xml-to-json", { xml: "<a>\n<b></a>" })).toMatch(/Prop "xml" is not well-formed XML: .*\(line 2, column \d+\)/);
+    const lol = '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "ha"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]><l><one>&a;</one><many>&c;</many></l>';
+    expect((await returned("xml-to-json", { xml: lol })).l).toEqual({ one: "ha", many: "&c;" });
   });
 
   it("base64: encodes and decodes text (plain and URL-safe) and hex; refuses what is not base64", async () => {
@@ -194,7 +199,7 @@ describe("catalog-b's component files", () => {
   it("follow the catalog's layout: key <app>-<folder slug>, the type of their folder, version 0.1.0, a description, every prop labelled and described", async () => {
     for (const file of FILES) {
       const [app, kind, slug] = file.split("/");
-      const component = (await import(`../../catalog/${file}`)).default;
+      const component = (await import(/* @vite-ignore */ pathToFileURL(resolve(CATALOG_ROOT, file!)).href)).default;
       expect(component.key, file).toBe(`${app}-${slug}`);
       expect(component.type, file).toBe(kind === "sources" ? "source" : "action");
       expect(component.version, file).toBe("0.1.0");

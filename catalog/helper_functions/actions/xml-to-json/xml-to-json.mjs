@@ -46,7 +46,8 @@ export default {
       attributeNamePrefix: this.attributePrefix ?? "@_",
       parseTagValue: parseValues,
       parseAttributeValue: parseValues,
-      // Entities are expanded once, never recursively: no billion laughs.
+      // The DOCTYPE's entities are expanded, but fast-xml-parser leaves one whose value names
+      // another as written, so nested expansion ("billion laughs") cannot blow up.
       processEntities: true,
       htmlEntities: false,
     });
