@@ -69,13 +69,13 @@ describe.concurrent("helper_functions (catalog-b)", () => {
 
   it("XML to JSON: elements, attributes, repeated children, values parsed or kept as text; malformed XML named with its line", async () => {
     const xml = '<?xml version="1.0"?>\n<order id="7"><item sku="a">2</item><item sku="b">3</item><note>ok &amp; done</note></order>';
-    expect(await returned("xml-to-json", { xml })).toMatchObject({
+    expect(await returned("xml-to-json", { input: xml })).toMatchObject({
       order: { "@_id": 7, item: [{ "#text": 2, "@_sku": "a" }, { "#text": 3, "@_sku": "b" }], note: "ok & done" },
     });
-    expect((await returned("xml-to-json", { xml, attributes: false, parseValues: false })).order).toEqual({ item: ["2", "3"], note: "ok & done" });
-    expect(await failure("xml-to-json", { xml: "<a>\n<b></a>" })).toMatch(/Prop "xml" is not well-formed XML: .*\(line 2, column \d+\)/);
+    expect((await returned("xml-to-json", { input: xml, attributes: false, parseValues: false })).order).toEqual({ item: ["2", "3"], note: "ok & done" });
+    expect(await failure("xml-to-json", { input: "<a>\n<b></a>" })).toMatch(/Prop "input" is not well-formed XML: .*\(line 2, column \d+\)/);
     const lol = '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "ha"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]><l><one>&a;</one><many>&c;</many></l>';
-    expect((await returned("xml-to-json", { xml: lol })).l).toEqual({ one: "ha", many: "&c;" });
+    expect((await returned("xml-to-json", { input: lol })).l).toEqual({ one: "ha", many: "&c;" });
   });
 
   it("base64: encodes and decodes text (plain and URL-safe) and hex; refuses what is not base64", async () => {
@@ -86,11 +86,11 @@ describe.concurrent("helper_functions (catalog-b)", () => {
     expect(urlSafe).toBe(Buffer.from(text).toString("base64url"));
     expect(await returned("base64-decode-string", { data: plain })).toBe(text);
     expect(await returned("base64-decode-string", { data: urlSafe })).toBe(text);
-    expect(await returned("base64-decode-string", { data: "3q2+7w==", outputEncoding: "hex" })).toBe("deadbeef");
+    expect(await returned("base64-decode-string", { data: "3q2+7w==", outputFormat: "hex" })).toBe("deadbeef");
     expect(await failure("base64-decode-string", { data: "not base64!" })).toContain('Prop "data" is not base64');
-    const refused = await saveActionWorkflow(server, key, A("base64-decode-string"), { data: "eA==", outputEncoding: "latin9" });
+    const refused = await saveActionWorkflow(server, key, A("base64-decode-string"), { data: "eA==", outputFormat: "latin9" });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.details?.field ?? refused.body.error.message).toContain("outputEncoding");
+    expect(refused.body.error.details?.field ?? refused.body.error.message).toContain("outputFormat");
   });
 
   it("hash and HMAC: every algorithm, hex and base64, equal to node's own; an unknown algorithm is refused at save", async () => {
@@ -155,13 +155,13 @@ describe.concurrent("helper_functions (catalog-b)", () => {
 
   it("compare lists: added, removed and common, objects by value whatever their key order; not a list is named", async () => {
     expect(
-      await returned("compare-arrays", { first: "{{steps.trigger.event.before}}", second: "{{steps.trigger.event.after}}" }, {
+      await returned("compare-arrays", { array1: "{{steps.trigger.event.before}}", array2: "{{steps.trigger.event.after}}" }, {
         before: ["a", "b", { id: 1, n: "x" }, "b"],
         after: ["b", "c", { n: "x", id: 1 }],
       }),
     ).toEqual({ added: ["c"], removed: ["a"], common: ["b", { id: 1, n: "x" }] });
-    expect(await returned("compare-arrays", { first: "[1,2]", second: "[2,3]" })).toEqual({ added: [3], removed: [1], common: [2] });
-    expect(await failure("compare-arrays", { first: "{{steps.trigger.event.x}}", second: "[]" }, { x: { a: 1 } })).toContain('Prop "first" must be a list');
+    expect(await returned("compare-arrays", { array1: "[1,2]", array2: "[2,3]" })).toEqual({ added: [3], removed: [1], common: [2] });
+    expect(await failure("compare-arrays", { array1: "{{steps.trigger.event.x}}", array2: "[]" }, { x: { a: 1 } })).toContain('Prop "array1" must be a list');
   });
 
   it("math on numbers: sum, average, median, min, max, product, round (numbers and numeric text); a non-number is named", async () => {
@@ -180,6 +180,8 @@ describe.concurrent("helper_functions (catalog-b)", () => {
     const run = await runAction(server, key, A("export-variables"), { config: { customer: "{{steps.trigger.event.who}}", limit: 10, nested: { ok: true } } }, { who: "Ada" });
     expect(run.status).toBe("success");
     expect(run.steps[0].exports).toMatchObject({ customer: "Ada", limit: 10, nested: { ok: true } });
+    // Also as one object, as the hosted action exports it.
+    expect(run.steps[0].exports.config).toEqual({ customer: "Ada", limit: 10, nested: { ok: true } });
     expect(await failure("export-variables", { config: { $summary: "x" } })).toContain('the name "$summary"');
   });
 });

@@ -1,6 +1,6 @@
 /** Props every data store component shares, so that each reads the same in the deploy form. */
 
-export const store = {
+export const dataStore = {
   type: "data_store",
   label: "Data store",
   description: "The name of one of your data stores (made by its first write), such as `orders`.",

@@ -1,4 +1,4 @@
-import { key, keyText, store, ttl } from "../../common/props.mjs";
+import { dataStore, key, keyText, ttl } from "../../common/props.mjs";
 
 export default {
   key: "data_stores-add-update-record",
@@ -7,7 +7,7 @@ export default {
   version: "0.1.0",
   type: "action",
   props: {
-    store,
+    dataStore,
     key,
     value: {
       type: "any",
@@ -19,8 +19,8 @@ export default {
   async run({ $ }) {
     const recordKey = keyText(this.key);
     if (this.value === undefined) throw new Error('Prop "value" gave nothing; to remove a record use "Delete a record".');
-    const existed = await this.store.has(recordKey);
-    await this.store.set(recordKey, this.value, this.ttl ? { ttl: this.ttl } : undefined);
+    const existed = await this.dataStore.has(recordKey);
+    await this.dataStore.set(recordKey, this.value, this.ttl ? { ttl: this.ttl } : undefined);
     $.export("$summary", `${existed ? "Updated" : "Added"} "${recordKey}"`);
     return { key: recordKey, value: this.value, created: !existed };
   },

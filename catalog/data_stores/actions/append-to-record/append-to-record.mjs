@@ -1,4 +1,4 @@
-import { key, keyText, kindOf, store, ttl } from "../../common/props.mjs";
+import { dataStore, key, keyText, kindOf, ttl } from "../../common/props.mjs";
 
 export default {
   key: "data_stores-append-to-record",
@@ -7,7 +7,7 @@ export default {
   version: "0.1.0",
   type: "action",
   props: {
-    store,
+    dataStore,
     key,
     value: {
       type: "any",
@@ -26,13 +26,13 @@ export default {
   async run({ $ }) {
     const recordKey = keyText(this.key);
     if (this.value === undefined) throw new Error('Prop "value" gave nothing to append.');
-    const current = (await this.store.get(recordKey)) ?? [];
+    const current = (await this.dataStore.get(recordKey)) ?? [];
     if (!Array.isArray(current)) {
       throw new Error(`The record "${recordKey}" holds ${kindOf(current)}, not a list; delete it, or append under another key.`);
     }
     let list = [...current, this.value];
     if (this.maxLength && list.length > this.maxLength) list = list.slice(list.length - this.maxLength);
-    await this.store.set(recordKey, list, this.ttl ? { ttl: this.ttl } : undefined);
+    await this.dataStore.set(recordKey, list, this.ttl ? { ttl: this.ttl } : undefined);
     $.export("$summary", `"${recordKey}" now has ${list.length} item${list.length === 1 ? "" : "s"}`);
     return list;
   },

@@ -1,4 +1,4 @@
-import { key, keyText, store } from "../../common/props.mjs";
+import { dataStore, key, keyText } from "../../common/props.mjs";
 
 export default {
   key: "data_stores-delete-single-record",
@@ -6,11 +6,11 @@ export default {
   description: "Removes a key and its value from one of your data stores. A missing key is not an error.",
   version: "0.1.0",
   type: "action",
-  props: { store, key },
+  props: { dataStore, key },
   async run({ $ }) {
     const recordKey = keyText(this.key);
-    const existed = await this.store.has(recordKey);
-    if (existed) await this.store.delete(recordKey);
+    const existed = await this.dataStore.has(recordKey);
+    if (existed) await this.dataStore.delete(recordKey);
     $.export("$summary", existed ? `Deleted "${recordKey}"` : `"${recordKey}" was not there`);
     return { key: recordKey, deleted: existed };
   },

@@ -1,4 +1,4 @@
-import { key, keyText, store, ttl } from "../../common/props.mjs";
+import { dataStore, key, keyText, ttl } from "../../common/props.mjs";
 
 export default {
   key: "data_stores-get-record-or-create",
@@ -7,11 +7,11 @@ export default {
   version: "0.1.0",
   type: "action",
   props: {
-    store,
+    dataStore,
     key,
-    defaultValue: {
+    value: {
       type: "any",
-      label: "Default value",
+      label: "Value if missing",
       description: "Stored under the key and returned when the key is missing. Left empty: a missing key returns null and stores nothing.",
       optional: true,
     },
@@ -19,19 +19,19 @@ export default {
   },
   async run({ $ }) {
     const recordKey = keyText(this.key);
-    const value = await this.store.get(recordKey);
+    const value = await this.dataStore.get(recordKey);
     if (value !== undefined) {
       $.export("found", true);
       $.export("$summary", `Found "${recordKey}"`);
       return value;
     }
     $.export("found", false);
-    if (this.defaultValue === undefined) {
+    if (this.value === undefined) {
       $.export("$summary", `"${recordKey}" is not in the data store`);
       return null;
     }
-    await this.store.set(recordKey, this.defaultValue, this.ttl ? { ttl: this.ttl } : undefined);
+    await this.dataStore.set(recordKey, this.value, this.ttl ? { ttl: this.ttl } : undefined);
     $.export("$summary", `"${recordKey}" was missing: stored the default`);
-    return this.defaultValue;
+    return this.value;
   },
 };

@@ -1,4 +1,4 @@
-import { key, keyText, kindOf, store, ttl } from "../../common/props.mjs";
+import { dataStore, key, keyText, kindOf, ttl } from "../../common/props.mjs";
 
 export default {
   key: "data_stores-increment-counter",
@@ -8,7 +8,7 @@ export default {
   version: "0.1.0",
   type: "action",
   props: {
-    store,
+    dataStore,
     key,
     by: {
       type: "integer",
@@ -25,12 +25,12 @@ export default {
     // as atomic as one call after another gets. Each call is carried out at
     // once, so the window is the round trip between them (a few ms); two runs
     // inside it both add to the same value, and the later write wins.
-    const current = (await this.store.get(recordKey)) ?? 0;
+    const current = (await this.dataStore.get(recordKey)) ?? 0;
     if (typeof current !== "number" || !Number.isFinite(current)) {
       throw new Error(`The record "${recordKey}" holds ${kindOf(current)}, not a number; delete it, or count under another key.`);
     }
     const next = current + (this.by ?? 1);
-    await this.store.set(recordKey, next, this.ttl ? { ttl: this.ttl } : undefined);
+    await this.dataStore.set(recordKey, next, this.ttl ? { ttl: this.ttl } : undefined);
     $.export("$summary", `"${recordKey}" is now ${next}`);
     return next;
   },

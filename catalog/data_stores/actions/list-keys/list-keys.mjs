@@ -1,4 +1,4 @@
-import { store } from "../../common/props.mjs";
+import { dataStore } from "../../common/props.mjs";
 
 export default {
   key: "data_stores-list-keys",
@@ -7,7 +7,7 @@ export default {
   version: "0.1.0",
   type: "action",
   props: {
-    store,
+    dataStore,
     prefix: {
       type: "string",
       label: "Prefix",
@@ -17,7 +17,7 @@ export default {
   },
   async run({ $ }) {
     const prefix = this.prefix ?? "";
-    const keys = (await this.store.keys()).filter((candidate) => candidate.startsWith(prefix));
+    const keys = (await this.dataStore.keys()).filter((candidate) => candidate.startsWith(prefix));
     $.export("$summary", `${keys.length} key${keys.length === 1 ? "" : "s"}${prefix ? ` starting with "${prefix}"` : ""}`);
     return keys;
   },

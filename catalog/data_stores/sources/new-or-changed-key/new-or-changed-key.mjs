@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { store } from "../../common/props.mjs";
+import { dataStore } from "../../common/props.mjs";
 
 /**
  * What the source saw last is kept in its own `$.service.db` (60 KB in all)
@@ -20,7 +20,7 @@ export default {
   version: "0.1.0",
   type: "source",
   props: {
-    store,
+    dataStore,
     timer: {
       type: "$.interface.timer",
       label: "Check every",
@@ -73,7 +73,7 @@ export default {
     /** The records the source follows, sorted by key. */
     async followed() {
       const prefix = this.prefix ?? "";
-      const records = (await this.store.entries()).filter(([key]) => key.startsWith(prefix));
+      const records = (await this.dataStore.entries()).filter(([key]) => key.startsWith(prefix));
       if (records.length > MAX_KEYS) {
         throw new Error(`The data store has ${records.length} keys${prefix ? ` starting with "${prefix}"` : ""}; this source follows at most ${MAX_KEYS}. Set a key prefix that selects fewer.`);
       }

@@ -10,7 +10,7 @@ export default {
       label: "Base64",
       description: "The base64 or base64url text to decode; spaces and line breaks are ignored.",
     },
-    outputEncoding: {
+    outputFormat: {
       type: "string",
       label: "Output",
       description: "What to return: the bytes as UTF-8 text, or as hex.",
@@ -30,6 +30,6 @@ export default {
     }
     const decoded = Buffer.from(compact.replace(/-/g, "+").replace(/_/g, "/"), "base64");
     $.export("$summary", `Decoded ${decoded.length} bytes`);
-    return decoded.toString(this.outputEncoding ?? "utf8");
+    return decoded.toString(this.outputFormat ?? "utf8");
   },
 };

@@ -5,20 +5,20 @@ export default {
   version: "0.1.0",
   type: "action",
   props: {
-    first: {
+    array1: {
       type: "any",
       label: "First list",
       description: "The list before, such as `{{steps.yesterday.$return_value}}` (or JSON text of one).",
     },
-    second: {
+    array2: {
       type: "any",
       label: "Second list",
       description: "The list after (or JSON text of one).",
     },
   },
   async run({ $ }) {
-    const first = listFrom("first", this.first);
-    const second = listFrom("second", this.second);
+    const first = listFrom("array1", this.array1);
+    const second = listFrom("array2", this.array2);
     const firstKeys = new Set(first.map(identity));
     const secondKeys = new Set(second.map(identity));
     const added = unique(second.filter((item) => !firstKeys.has(identity(item))));

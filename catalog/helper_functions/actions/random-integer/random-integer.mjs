@@ -11,20 +11,20 @@ export default {
       type: "integer",
       label: "Minimum",
       description: "The smallest number that may come out.",
-      default: 1,
+      default: 0,
       optional: true,
     },
     max: {
       type: "integer",
       label: "Maximum",
       description: "The largest number that may come out.",
-      default: 100,
+      default: 10000,
       optional: true,
     },
   },
   async run({ $ }) {
-    const min = this.min ?? 1;
-    const max = this.max ?? 100;
+    const min = this.min ?? 0;
+    const max = this.max ?? 10000;
     if (min > max) throw new Error(`Prop "min" (${min}) is greater than prop "max" (${max}); swap them.`);
     // randomInt's range is [min, max) and at most 2^48 wide.
     if (max - min >= 2 ** 48 - 1) throw new Error(`The range from "min" to "max" is too wide (at most 2^48 - 1 numbers); narrow it.`);

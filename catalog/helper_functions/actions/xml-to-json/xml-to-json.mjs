@@ -7,7 +7,7 @@ export default {
   version: "0.1.0",
   type: "action",
   props: {
-    xml: {
+    input: {
       type: "string",
       label: "XML",
       description: "The XML text, such as `{{steps.fetch.$return_value}}`.",
@@ -35,10 +35,10 @@ export default {
     },
   },
   async run({ $ }) {
-    const verdict = XMLValidator.validate(this.xml);
+    const verdict = XMLValidator.validate(this.input);
     if (verdict !== true) {
       const { msg, line, col } = verdict.err;
-      throw new Error(`Prop "xml" is not well-formed XML: ${msg} (line ${line}, column ${col}).`);
+      throw new Error(`Prop "input" is not well-formed XML: ${msg} (line ${line}, column ${col}).`);
     }
     const parseValues = this.parseValues ?? true;
     const parser = new XMLParser({
@@ -51,7 +51,7 @@ export default {
       processEntities: true,
       htmlEntities: false,
     });
-    const json = parser.parse(this.xml);
+    const json = parser.parse(this.input);
     $.export("$summary", `Parsed XML with root ${Object.keys(json).filter((key) => !key.startsWith("?")).join(", ") || "(none)"}`);
     return json;
   },
