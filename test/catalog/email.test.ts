@@ -1,4 +1,7 @@
+import { mkdtemp, rm } from "node:fs/promises";
 import { connect, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { simpleParser } from "mailparser";
 import nodemailer, { type Transporter } from "nodemailer";
 import { SMTPServer } from "smtp-server";
@@ -318,6 +321,16 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
     await transport.sendMail({ from: "grace@example.com", to: `${triggerToken}@inbound.example.test`, subject: "hello workflow", text: "hi" });
     const [run] = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs.length === 1, "the run of the mail");
     expect(run.steps[0]).toMatchObject({ status: "success", $return_value: "grace@example.com wrote hello workflow" });
+  });
+
+  it("stops the start with a message naming RUNNEL_SMTP_LISTEN when its port is taken", async () => {
+    const taken = server.server.inboundMail!.port;
+    const dataDir = await mkdtemp(join(tmpdir(), "runnel-smtp-taken-"));
+    try {
+      await expect(startTestServer({ RUNNEL_SMTP_LISTEN: `127.0.0.1:${taken}` }, { dataDir })).rejects.toThrow(`RUNNEL_SMTP_LISTEN: port ${taken} on 127.0.0.1 is already in use`);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("reads the token from an address: the domain when RUNNEL_SMTP_DOMAIN is set, a +tag, and no token at all", () => {

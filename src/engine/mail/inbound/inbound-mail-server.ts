@@ -155,9 +155,10 @@ export async function startInboundMailServer(options: InboundMailOptions): Promi
   }
 
   await new Promise<void>((resolve, reject) => {
-    server.server.once("error", reject);
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, options.host, options.port));
+    server.server.once("error", failed);
     server.listen(options.port, options.host, () => {
-      server.server.removeListener("error", reject);
+      server.server.removeListener("error", failed);
       resolve();
     });
   });
@@ -168,4 +169,16 @@ export async function startInboundMailServer(options: InboundMailOptions): Promi
     port: address.port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * Why the listener could not start, naming its setting. A new error without
+ * the socket's code: the start-up explainer would take that for the API's port.
+ */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === "EADDRINUSE") return new Error(`RUNNEL_SMTP_LISTEN: port ${port} on ${host} is already in use. Stop what uses it, or choose another port.`);
+  if (error.code === "EACCES") {
+    return new Error(`RUNNEL_SMTP_LISTEN: not allowed to listen on port ${port} (ports below 1024 need privileges). Grant CAP_NET_BIND_SERVICE, or listen on a high port such as 2525 and forward port 25 to it.`);
+  }
+  return new Error(`RUNNEL_SMTP_LISTEN: cannot listen on ${host}:${port} (${error.code ?? error.message}).`);
 }
