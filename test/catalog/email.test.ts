@@ -7,6 +7,7 @@ import nodemailer, { type Transporter } from "nodemailer";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenOf } from "../../src/engine/mail/inbound/inbound-address.js";
+import { mailEvent } from "../../src/engine/mail/inbound/mail-event.js";
 import { startSmtpSink, type SmtpSink } from "../helpers/smtp.js";
 import { deploySource, eventsOf, logsOf } from "../helpers/sources.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
@@ -331,6 +332,16 @@ describe("email-new-email: Runnel's own SMTP listener", () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it("carries attachments' content up to 5 MB together; past it, an attachment keeps its name, type and size and says why it has no content", async () => {
+    const attachment = (filename: string, megabytes: number) => `--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="${filename}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.alloc(megabytes * 1024 * 1024, 1).toString("base64").replace(/.{76}/g, "$&\r\n")}\r\n`;
+    const raw = `Subject: big attachments\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${attachment("a.bin", 3)}${attachment("b.bin", 3)}--b--\r\n`;
+    const event = mailEvent(await simpleParser(raw), { mailFrom: null, rcptTo: [], remoteAddress: null }, new Date(0));
+    expect(event.attachments.map(({ content, ...rest }) => ({ ...rest, content: content === null ? null : Buffer.from(content, "base64").length }))).toEqual([
+      { filename: "a.bin", contentType: "application/octet-stream", size: 3 * 1024 * 1024, contentId: null, disposition: "attachment", content: 3 * 1024 * 1024 },
+      { filename: "b.bin", contentType: "application/octet-stream", size: 3 * 1024 * 1024, contentId: null, disposition: "attachment", content: null, content_omitted: "The message's attachments are over 5 MB together; this one's content is left out." },
+    ]);
   });
 
   it("reads the token from an address: the domain when RUNNEL_SMTP_DOMAIN is set, a +tag, and no token at all", () => {
