@@ -118,7 +118,13 @@ export async function startInboundMailServer(options: InboundMailOptions): Promi
       stream.once("end", resolve);
       stream.once("error", reject);
     });
-    const sources = [...new Map(session.envelope.rcptTo.flatMap((rcpt) => (accepted.has(rcpt) ? [[accepted.get(rcpt)!.id, accepted.get(rcpt)!] as const] : []))).values()];
+    // Each source once, however many of its addresses (+tags) the message names.
+    const bySource = new Map<string, DeployedSource>();
+    for (const rcpt of session.envelope.rcptTo) {
+      const source = accepted.get(rcpt);
+      if (source) bySource.set(source.id, source);
+    }
+    const sources = [...bySource.values()];
     if (stream.sizeExceeded || bytes > options.maxMessageBytes) {
       throw smtpError(552, `5.3.4 Message too big: this server takes messages of up to ${Math.floor(options.maxMessageBytes / 1024 / 1024)} MB`);
     }
