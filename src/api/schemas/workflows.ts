@@ -80,6 +80,7 @@ export const DocumentedTriggerSchema = Type.Object(
     custom_response: Type.Optional(Type.Boolean({ description: "HTTP triggers: whether the workflow answers the request ($.respond)" })),
     interval_seconds: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "Timer triggers: seconds between runs; null for a cron schedule" })),
     cron: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "Timer triggers: the cron expression; null for an interval" })),
+    timezone: Type.Optional(Type.String({ description: "Timer triggers: the IANA time zone the cron expression runs in; absent for UTC" })),
   },
   { title: "WorkflowTrigger" },
 );
@@ -180,13 +181,14 @@ export const WorkflowWrittenSchema = Type.Object(
 /**
  * The hosted API's `triggers`: an HTTP trigger with its endpoint, a timer
  * with its schedule as a configured timer echoes it (`interval_seconds` and
- * `cron`, the one not used null), for a plain timer and for a source whose
+ * `cron`, the one not used null; `timezone` when the cron has one), for a plain timer and for a source whose
  * component has a timer alike.
  */
 export function toDocumentedTriggers(workflow: Workflow, { endpointUrl, timer }: TriggerSourceFacts): Array<Static<typeof DocumentedTriggerSchema>> {
   if (workflow.triggerKind === "none" || workflow.triggerSourceId === null) return [];
   const http = endpointUrl ? { endpoint_url: endpointUrl, custom_response: workflow.respond === "workflow" } : {};
-  const schedule = timer ? { interval_seconds: timer.intervalSeconds, cron: timer.cron } : {};
+  const zone = timer?.timezone !== undefined ? { timezone: timer.timezone } : {};
+  const schedule = timer ? { interval_seconds: timer.intervalSeconds, cron: timer.cron, ...zone } : {};
   return [{ id: workflow.triggerSourceId, type: workflow.triggerKind, ...http, ...schedule }];
 }
 
