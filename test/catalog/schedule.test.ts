@@ -151,7 +151,7 @@ describe.concurrent("schedule-daily and schedule-weekly", () => {
     // The other day's source is not due until its day: its next tick is a day or more away.
     expect(storedNextTick(notToday.id)).toBe(nextRun(weekdayCron(otherDay), timeZone, target));
     expect(storedNextTick(notToday.id) - target).toBeGreaterThanOrEqual(86_400_000 - 3_600_000);
-    const [[dailyEvent], [bareEvent], [weeklyEvent]] = await Promise.all([withProps, timerOnly, weekly].map((source) => eventsAtLeast(source.id, 1)));
+    const [[dailyEvent], [bareEvent], [weeklyEvent]] = await Promise.all([eventsAtLeast(withProps.id, 1), eventsAtLeast(timerOnly.id, 1), eventsAtLeast(weekly.id, 1)]);
     const counts = await Promise.all([withProps, timerOnly, weekly, notToday].map(async (source) => (await eventsOf(server, server.adminKey, source.id)).length));
     await Promise.all([withProps, timerOnly, weekly, notToday].map((source) => remove(source.id)));
     expect(counts).toEqual([1, 1, 1, 0]);
