@@ -101,6 +101,19 @@ describe("timer interface", () => {
       expect(workflow.status).toBe(200);
       expect(workflow.body.data.triggers).toEqual([{ id: workflow.body.data.trigger.source_id, type: "component", interval_seconds: null, cron: "0 7 * * 1-5", timezone: "Asia/Tokyo" }]);
       await call(server.url, "DELETE", `/v1/workflows/${workflow.body.data.id}`, { key: server.adminKey });
+
+      // A workflow's own timer trigger takes the zone too, in Runnel's form and the hosted one.
+      const inline = await call(server.url, "POST", "/v1/workflows", { key: server.adminKey, json: { name: "paris flow", trigger: { type: "timer", cron: "0 7 * * *", timezone: "Europe/Paris" }, steps: [] } });
+      expect(inline.body.data.triggers).toEqual([{ id: inline.body.data.trigger.source_id, type: "timer", interval_seconds: null, cron: "0 7 * * *", timezone: "Europe/Paris" }]);
+      expect(wallClock(storedNextTick(inline.body.data.trigger.source_id), "Europe/Paris")).toBe("07:00");
+      await call(server.url, "DELETE", `/v1/workflows/${inline.body.data.id}`, { key: server.adminKey });
+      const badZone = await call(server.url, "POST", "/v1/workflows", { key: server.adminKey, json: { name: "nowhere flow", trigger: { type: "timer", cron: "0 7 * * *", timezone: "Nowhere/City" }, steps: [] } });
+      expect(badZone.status).toBe(400);
+      expect(badZone.body.error.details.field).toBe("trigger.timezone");
+      expect(badZone.body.error.message).toContain('trigger.timezone "Nowhere/City" is not a time zone this server knows');
+      const hosted = await call(server.url, "POST", "/v1/workflows", { key: server.adminKey, json: { settings: { name: "hosted zoned" }, triggers: [{ type: "timer", intervalSeconds: 60, timezone: "Europe/Paris" }], steps: [] } });
+      expect(hosted.status).toBe(400);
+      expect(hosted.body.error.details.field).toBe("triggers[0].timezone");
     });
 
     it("fires a per-second cron in its zone for real, with the zone in the event", async () => {

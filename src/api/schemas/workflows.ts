@@ -13,6 +13,7 @@ const TriggerBodySchema = Type.Object(
     type: Type.Optional(Type.Union([Type.Literal("http"), Type.Literal("timer"), Type.Literal("manual")])),
     intervalSeconds: Type.Optional(Type.Unknown()),
     cron: Type.Optional(Type.Unknown()),
+    timezone: Type.Optional(Type.Unknown({ description: "A cron timer's IANA time zone (\"Europe/Paris\"); UTC without one" })),
     source_id: Type.Optional(Type.String()),
     component_code: Type.Optional(Type.String()),
     component_url: Type.Optional(Type.String()),
@@ -22,7 +23,7 @@ const TriggerBodySchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, a source component with configured_props, or {"type":"manual"}: no trigger (shown as type "none"), the workflow runs only by POST /v1/workflows/{id}/runs and its subscriptions; leaving trigger out does the same.',
+      'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"(,"timezone")}, {"source_id"}, a source component with configured_props, or {"type":"manual"}: no trigger (shown as type "none"), the workflow runs only by POST /v1/workflows/{id}/runs and its subscriptions; leaving trigger out does the same.',
   },
 );
 
