@@ -6,13 +6,14 @@ import { isProvided } from "./props.js";
 export function triggerOf(source: SourceView): string {
   if (source.endpoint_url) return source.endpoint_url;
   const timer = Object.values(source.configured_props).find(isTimerEcho);
-  if (timer) return timer.cron ? `cron ${timer.cron}` : `every ${timer.interval_seconds} s`;
+  if (timer) return timer.cron ? `cron ${timer.cron}${timer.timezone ? ` (${timer.timezone})` : ""}` : `every ${timer.interval_seconds} s`;
   return "-";
 }
 
-/** A configured timer as the API shows it: `{cron, interval_seconds}`. */
-function isTimerEcho(value: unknown): value is { cron: string | null; interval_seconds: number | null } {
-  return typeof value === "object" && value !== null && "cron" in value && "interval_seconds" in value && Object.keys(value).length === 2;
+/** A configured timer as the API shows it: `{cron, interval_seconds}`, and `timezone` when the cron has one. */
+function isTimerEcho(value: unknown): value is { cron: string | null; interval_seconds: number | null; timezone?: string } {
+  if (typeof value !== "object" || value === null || !("cron" in value) || !("interval_seconds" in value)) return false;
+  return Object.keys(value).length === ("timezone" in value ? 3 : 2);
 }
 
 function isEndpointEcho(value: unknown): boolean {

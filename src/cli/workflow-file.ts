@@ -79,7 +79,7 @@ export interface DeclaredSubscription {
 
 const TOP_KEYS = ["id", "name", "trigger", "steps", "respond", "settings", "active", "subscriptions"] as const;
 const SUBSCRIPTION_KEYS = ["emitter", "event_name"] as const;
-const TRIGGER_KEYS = ["type", "intervalSeconds", "cron", "source_id", "component_file", "component_code", "component_url", "key", "configured_props"] as const;
+const TRIGGER_KEYS = ["type", "intervalSeconds", "cron", "timezone", "source_id", "component_file", "component_code", "component_url", "key", "configured_props"] as const;
 const STEP_KEYS = ["name", "code", "code_file", "filename", "key", "props"] as const;
 const SETTINGS_KEYS = ["error_notifications", "error_retention"] as const;
 

@@ -66,3 +66,22 @@ function columnOf(expression: string, index: number): number {
   }
   return 1;
 }
+
+/**
+ * Why `zone` is not a time zone a cron schedule can run in (null when it is):
+ * an IANA name such as "Europe/Paris" or "UTC", as the runtime's Intl knows
+ * them (the same tables croner converts with). Offsets ("+01:00") are refused:
+ * they do not follow daylight saving time, which is what a zone is for.
+ */
+export function explainTimeZoneProblem(zone: string): string | null {
+  const name = zone.trim();
+  const fix = 'use an IANA time zone name such as "Europe/Paris", "America/New_York" or "UTC"';
+  if (name === "") return `timezone is empty; ${fix}, or leave it out for UTC.`;
+  if (/^[+-]|^(GMT|UTC)[+-]/i.test(name)) return `timezone "${zone}" is an offset, not a time zone (an offset does not follow daylight saving time); ${fix}.`;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return null;
+  } catch {
+    return `timezone "${zone}" is not a time zone this server knows; ${fix}.`;
+  }
+}

@@ -93,6 +93,9 @@ describe("normalizeTimer", () => {
     [{ interval_seconds: 900, cron: null }, { intervalSeconds: 900 }],
     [{ cron: "*/15 * * * *" }, { cron: "*/15 * * * *" }],
     [{ cron: " 0 0 * * * 1 ", intervalSeconds: null }, { cron: "0 0 * * * 1" }],
+    [{ cron: "30 9 * * *", timezone: "Europe/Paris" }, { cron: "30 9 * * *", timezone: "Europe/Paris" }],
+    [{ cron: "30 9 * * *", interval_seconds: null, timezone: "UTC" }, { cron: "30 9 * * *", timezone: "UTC" }],
+    [{ interval_seconds: 60, cron: null, timezone: null }, { intervalSeconds: 60 }],
   ])("accepts %j", (value, expected) => {
     expect(normalizeTimer(value)).toEqual({ value: expected });
   });
@@ -107,7 +110,12 @@ describe("normalizeTimer", () => {
     [{ cron: "* * * * * * *" }, /got 7/],
     [{ cron: 5 }, /cron must be a string/],
     [{ intervalSeconds: 60, cron: "* * * * *" }, /both intervalSeconds and cron; give one/],
-    [{ intervalSeconds: 60, timezone: "UTC" }, /unknown field "timezone"; a timer is/],
+    [{ intervalSeconds: 60, timezone: "UTC" }, /gives a timezone with intervalSeconds; a time zone applies to a cron schedule only/],
+    [{ cron: "0 9 * * *", timezone: "Mars/Olympus" }, /^timezone "Mars\/Olympus" is not a time zone this server knows; use an IANA time zone name/],
+    [{ cron: "0 9 * * *", timezone: "UTC+2" }, /is an offset, not a time zone/],
+    [{ cron: "0 9 * * *", timezone: " " }, /timezone is empty/],
+    [{ cron: "0 9 * * *", timezone: ["Europe/Paris"] }, /timezone must be an IANA time zone name/],
+    [{ cron: "0 9 * * *", tz: "Europe/Paris" }, /unknown field "tz"; a timer is .*timezone/],
   ])("refuses %j", (value, message) => {
     const result = normalizeTimer(value);
     expect("error" in result && result.error).toMatch(message);

@@ -1,3 +1,4 @@
+import { explainTimeZoneProblem } from "./cron-expression.js";
 import { describeValue } from "./describe-value.js";
 import type { PropOption, PropType } from "./prop-types.js";
 
@@ -94,29 +95,37 @@ export function isAmongOptions(value: unknown, options: readonly PropOption[]): 
   });
 }
 
-export type TimerConfig = { intervalSeconds: number } | { cron: string };
+export type TimerConfig = { intervalSeconds: number } | { cron: string; timezone?: string };
 
 /**
- * A timer's configuration: `{ intervalSeconds }` or `{ cron }`. The form the
- * API echoes (`{ interval_seconds, cron: null }`) is accepted too, so that a
- * source read from the API can be sent back unchanged. A cron expression is
- * checked for shape only (5 or 6 fields); the scheduler parses it.
+ * A timer's configuration: `{ intervalSeconds }` or `{ cron, timezone? }`
+ * (the zone an IANA name; without one, UTC). The form the API echoes
+ * (`{ interval_seconds, cron: null }`, `timezone` when set) is accepted too, so
+ * that a source read from the API can be sent back unchanged. A cron
+ * expression is checked for shape only (5 or 6 fields); the scheduler parses it.
  */
 export function normalizeTimer(value: unknown): { value: TimerConfig } | { error: string } {
-  const shape = '{ intervalSeconds: <whole seconds, at least 1> } or { cron: "<5 or 6 fields>" }';
+  const shape = '{ intervalSeconds: <whole seconds, at least 1> } or { cron: "<5 or 6 fields>", timezone: "<IANA zone, optional>" }';
   if (!isPlainObject(value)) return { error: `must be ${shape}; got ${describeValue(value)}.` };
-  const unknown = Object.keys(value).filter((key) => !["intervalSeconds", "interval_seconds", "cron"].includes(key));
+  const unknown = Object.keys(value).filter((key) => !["intervalSeconds", "interval_seconds", "cron", "timezone"].includes(key));
   if (unknown.length > 0) return { error: `has an unknown field "${unknown[0]}"; a timer is ${shape}.` };
   const interval = value.intervalSeconds ?? value.interval_seconds ?? null;
   const cron = value.cron ?? null;
+  const timezone = value.timezone ?? null;
   if (interval !== null && cron !== null) return { error: `gives both intervalSeconds and cron; give one: ${shape}.` };
   if (cron !== null) {
     if (typeof cron !== "string") return { error: `cron must be a string; got ${describeValue(cron)}.` };
     const fields = cron.trim().split(/\s+/).filter(Boolean).length;
     if (fields < 5 || fields > 6) return { error: `cron must have 5 or 6 space-separated fields ("*/15 * * * *"); got ${fields}.` };
-    return { value: { cron: cron.trim() } };
+    if (timezone === null) return { value: { cron: cron.trim() } };
+    if (typeof timezone !== "string") return { error: `timezone must be an IANA time zone name such as "Europe/Paris"; got ${describeValue(timezone)}.` };
+    const problem = explainTimeZoneProblem(timezone);
+    if (problem !== null) return { error: problem };
+    return { value: { cron: cron.trim(), timezone: timezone.trim() } };
   }
   if (interval === null) return { error: `must be ${shape}; got neither.` };
+  // An interval is the same length in every zone: a zone on it would do nothing, so it is refused rather than ignored.
+  if (timezone !== null) return { error: `gives a timezone with intervalSeconds; a time zone applies to a cron schedule only: { cron: "0 9 * * *", timezone: ${JSON.stringify(timezone)} }.` };
   if (typeof interval !== "number" || !Number.isSafeInteger(interval) || interval < 1) {
     return { error: `intervalSeconds must be a whole number of seconds, at least 1; got ${describeValue(interval)}.` };
   }

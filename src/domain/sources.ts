@@ -28,6 +28,8 @@ export interface SavedComponent {
 export interface TimerSchedule {
   intervalSeconds: number | null;
   cron: string | null;
+  /** The IANA zone a cron schedule runs in; absent (older rows too) means UTC. Never set with an interval. */
+  timezone?: string;
 }
 
 /** Deployed source: an instance of a saved component with configured props. */

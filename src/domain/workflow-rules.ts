@@ -1,4 +1,4 @@
-import { explainCronProblem } from "./cron-expression.js";
+import { explainCronProblem, explainTimeZoneProblem } from "./cron-expression.js";
 import { describeValue } from "./describe-value.js";
 import { ValidationError } from "./errors.js";
 import { ENV_NAME } from "./env-vars.js";
@@ -22,7 +22,7 @@ export type TriggerInput =
   | { kind: "none" }
   | { kind: "http" }
   | { kind: "timer"; intervalSeconds: number }
-  | { kind: "timer"; cron: string }
+  | { kind: "timer"; cron: string; timezone?: string }
   | { kind: "source"; sourceId: string }
   | { kind: "component"; code?: string; url?: string; key?: string; configuredProps: Record<string, unknown> };
 
@@ -65,7 +65,9 @@ function validateTrigger(value: unknown): TriggerInput {
   if (trigger.type === "manual") return { kind: "none" };
   if (trigger.type === "http") return { kind: "http" };
   if (trigger.type === "timer") {
+    const timezone = triggerTimeZone(trigger);
     if (trigger.intervalSeconds !== undefined) {
+      if (timezone !== undefined) throw new ValidationError("trigger.timezone", "trigger.timezone applies to a cron schedule only; an interval is the same in every zone. Give cron with it, or leave it out.");
       const seconds = trigger.intervalSeconds;
       if (typeof seconds !== "number" || !Number.isInteger(seconds) || seconds < 1) {
         throw new ValidationError("trigger.intervalSeconds", `trigger.intervalSeconds must be a whole number of seconds, at least 1; got ${describeValue(seconds)}.`);
@@ -75,7 +77,7 @@ function validateTrigger(value: unknown): TriggerInput {
     if (typeof trigger.cron === "string" && trigger.cron.trim() !== "") {
       const problem = explainCronProblem(trigger.cron.trim());
       if (problem !== null) throw new ValidationError("trigger.cron", `trigger.cron: ${problem}`);
-      return { kind: "timer", cron: trigger.cron.trim() };
+      return { kind: "timer", cron: trigger.cron.trim(), ...(timezone !== undefined ? { timezone } : {}) };
     }
     throw new ValidationError("trigger", 'A timer trigger needs intervalSeconds (like 60) or cron (like "0 * * * *").');
   }
@@ -94,6 +96,16 @@ function validateTrigger(value: unknown): TriggerInput {
   }
   const configuredProps = trigger.configured_props === undefined ? {} : record(trigger.configured_props, "trigger.configured_props");
   return { kind: "component", ...(code !== undefined ? { code } : {}), ...(url !== undefined ? { url } : {}), ...(key !== undefined ? { key } : {}), configuredProps };
+}
+
+/** A timer trigger's zone (an IANA name), checked; undefined when it gives none (UTC). */
+function triggerTimeZone(trigger: Record<string, unknown>): string | undefined {
+  const zone = trigger.timezone;
+  if (zone === undefined || zone === null) return undefined;
+  if (typeof zone !== "string") throw new ValidationError("trigger.timezone", `trigger.timezone must be an IANA time zone name such as "Europe/Paris"; got ${describeValue(zone)}.`);
+  const problem = explainTimeZoneProblem(zone);
+  if (problem !== null) throw new ValidationError("trigger.timezone", `trigger.${problem}`);
+  return zone.trim();
 }
 
 function validateStep(value: unknown, field: string): StepInput {

@@ -14,3 +14,17 @@ export function parseTimeOfDay(text, propName) {
 export function cronAt({ hour, minute, second }, dayOfWeek = "*") {
   return second === 0 ? `${minute} ${hour} * * ${dayOfWeek}` : `${second} ${minute} ${hour} * * ${dayOfWeek}`;
 }
+
+const only = (set) => (set.size === 1 ? [...set][0] : null);
+const pad = (value) => String(value).padStart(2, "0");
+
+/**
+ * The time of day a parsed cron fires at, as "HH:MM" ("HH:MM:SS" with a seconds field),
+ * or null when it fires at more than one time a day, or only on some days of the month
+ * or months (a daily or weekly schedule names a single time on whole days).
+ */
+export function timeOfDayOf(cron) {
+  const [second, minute, hour] = [only(cron.seconds), only(cron.minutes), only(cron.hours)];
+  if (second === null || minute === null || hour === null || cron.daysRestricted || cron.months.size !== 12) return null;
+  return cron.hasSeconds ? `${pad(hour)}:${pad(minute)}:${pad(second)}` : `${pad(hour)}:${pad(minute)}`;
+}

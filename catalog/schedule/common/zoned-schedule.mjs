@@ -1,78 +1,97 @@
-// What the cron, daily and weekly sources share: the platform's timer ticks every minute
-// (or second), and each tick is checked against the schedule in the chosen time zone.
-// The platform's own cron runs in the server's zone, so the zone is handled here.
+// What the cron, daily and weekly sources share. Runnel's timer fires them in their time
+// zone: the timer prop carries the schedule and the zone ({ cron, timezone }), so each tick
+// is a scheduled time and nothing runs in between. A component cannot set its own timer
+// from its other props, so those props (cron, timeOfDay, daysOfWeek, timeZone) are optional
+// and the timer's default holds the default schedule: given, they must name the timer's
+// schedule (the deploy is refused with the exact timer to set); left out, the timer alone
+// is the schedule and the events describe it.
 import { cronMatches, parseCron } from "../../common/cron.mjs";
 import { assertTimeZone, isoInZone, zonedParts } from "../../common/zoned-time.mjs";
 
-const EVERY_SECOND = "* * * * * *";
-const EVERY_MINUTE = "* * * * *";
-
-export const checkTimerProp = {
-  type: "$.interface.timer",
-  label: "Check every",
-  description:
-    "How often Runnel checks whether a scheduled time has come. Leave it at every minute (exact to the minute). " +
-    `Only a schedule with seconds needs every second: { "cron": "${EVERY_SECOND}" }.`,
-  default: { cron: EVERY_MINUTE },
-};
+/** The timer prop: Runnel fires the source at the cron's times in the zone. */
+export function scheduleTimerProp(defaultCron, example) {
+  return {
+    type: "$.interface.timer",
+    label: "Schedule",
+    description:
+      `When to emit: a cron expression and the IANA time zone it is read in, such as ${example}. ` +
+      "Runnel fires the source at exactly those times, daylight saving time followed. " +
+      "If you also set the other props, they must name the same schedule.",
+    default: { cron: defaultCron, timezone: "UTC" },
+  };
+}
 
 export const timeZoneProp = {
   type: "string",
   label: "Time zone",
-  description: "The IANA time zone the schedule is read in, such as UTC, Europe/Lisbon or America/New_York. Daylight saving time is followed: a time that a change skips does not run that day, and one it repeats runs twice.",
-  default: "UTC",
+  description:
+    "The IANA time zone of the schedule, such as UTC, Europe/Lisbon or America/New_York; it must be the timer's timezone. " +
+    "Leave it out to use the timer's. Daylight saving time is followed: a time that a change skips runs when the clocks have moved on (02:30 runs at 03:00), and a time it repeats runs once.",
   optional: true,
 };
 
-/** The schedule, checked: throws a sentence naming the prop at fault (a hook that throws stops the deploy with it). */
-export function checkedSchedule(cronExpression, timeZone, cronPropName) {
-  const cron = parseCron(cronExpression, cronPropName);
-  assertTimeZone(timeZone ?? "UTC", "timeZone");
-  return cron;
-}
-
-const normalizeCron = (cron) => (typeof cron === "string" ? cron.trim().split(/\s+/).join(" ") : null);
-
 /**
- * Throws a sentence naming the prop "timer" when it checks too seldom for the schedule:
- * a schedule exact to the minute needs a check at least every minute, one with seconds
- * every second. (The timer prop's configured value: { intervalSeconds } or { cron }.)
+ * The timer's schedule, checked: its cron parsed and its zone (UTC without one). Throws a
+ * sentence naming the prop "timer" when it is an interval (an interval cannot name times).
  */
-export function assertTimerFits(timer, cron) {
-  const interval = typeof timer?.intervalSeconds === "number" ? timer.intervalSeconds : null;
-  const timerCron = normalizeCron(timer?.cron);
-  if (cron.hasSeconds) {
-    if (interval === 1 || timerCron === EVERY_SECOND) return;
-    throw new Error(`The schedule "${cron.expression}" names seconds, so the prop "timer" must check every second: set it to { "cron": "${EVERY_SECOND}" }.`);
+export function timerSchedule(timer) {
+  if (typeof timer?.cron !== "string") {
+    throw new Error('The prop "timer" must be a cron schedule with its time zone, such as { "cron": "0 9 * * *", "timezone": "Europe/Lisbon" }; an interval cannot name times of day.');
   }
-  if ((interval !== null && interval <= 60) || timerCron === EVERY_MINUTE || timerCron === EVERY_SECOND) return;
-  const now = interval !== null ? `every ${interval} s` : `on "${timerCron}"`;
-  throw new Error(`The prop "timer" checks the schedule ${now}, so scheduled times would be missed. Leave it at its default, every minute ({ "cron": "${EVERY_MINUTE}" }).`);
+  return { cron: parseCron(timer.cron, "timer"), timeZone: timer.timezone ?? "UTC" };
+}
+
+/** The zone a `timeZone` prop names, checked (null when it is left out). */
+export function propTimeZone(timeZone) {
+  if (timeZone === undefined || timeZone === null || timeZone === "") return null;
+  assertTimeZone(timeZone, "timeZone");
+  return timeZone.trim();
+}
+
+const sameSet = (a, b) => a.size === b.size && [...a].every((value) => b.has(value));
+
+/** Whether two parsed cron expressions name the same times ("MON,FRI" and "1,5" do). */
+export function sameCron(a, b) {
+  return (
+    ["seconds", "minutes", "hours", "days", "months", "weekdays"].every((field) => sameSet(a[field], b[field])) &&
+    a.daysRestricted === b.daysRestricted &&
+    a.weekdaysRestricted === b.weekdaysRestricted
+  );
 }
 
 /**
- * A run by hand ("run now") gets a timer event for the current second. With the timer at
- * its every-minute default, a real tick is always due on a whole minute, so a timestamp
- * inside a minute can only be a run by hand; an event without a timestamp is one too.
+ * Throws unless the timer fires on `wanted` (a parsed cron and a zone, from the other
+ * props): the message gives the exact timer to set, since the timer is what Runnel fires.
  */
-function isRunByHand(event) {
-  if (typeof event?.timestamp !== "number") return true;
-  const minuteCron = typeof event.cron === "string" && event.cron.trim().split(/\s+/).length === 5;
-  return minuteCron && event.timestamp % 60 !== 0;
+export function assertTimerIs(timer, wanted, what) {
+  const actual = timerSchedule(timer);
+  if (sameCron(actual.cron, wanted.cron) && actual.timeZone === wanted.timeZone) return actual;
+  const timerText = (cron, timeZone) => `{ "cron": ${JSON.stringify(cron)}, "timezone": ${JSON.stringify(timeZone)} }`;
+  throw new Error(
+    `The prop "timer" is the schedule Runnel fires, and it must match ${what}: set it to ${timerText(wanted.cron.expression, wanted.timeZone)} ` +
+      `(it is ${timerText(actual.cron.expression, actual.timeZone)}).`,
+  );
 }
 
 /**
- * Emits one event when the timer's tick falls on the schedule. The tick's own time
- * (`event.timestamp`, when it was due) is what is checked, so a tick that runs a little
- * late still counts. A run by hand emits a sample tick for now, whatever the schedule.
+ * A tick fired by a time zone change rather than on a time the cron names: croner runs a
+ * time that a spring-forward change skips at the first instant after the gap.
  */
-export function emitIfScheduled(source, event, cron, timeZone, describe) {
-  const manual = isRunByHand(event);
-  const tickMs = typeof event?.timestamp === "number" ? event.timestamp * 1000 : Date.now();
-  // A schedule without seconds is exact to the minute: a tick anywhere in the minute stands for the minute.
-  const scheduledMs = cron.hasSeconds || manual ? Math.floor(tickMs / 1000) * 1000 : Math.floor(tickMs / 60_000) * 60_000;
-  if (!manual && !cronMatches(cron, zonedParts(scheduledMs, timeZone))) return false;
-  const scheduledTime = isoInZone(scheduledMs, timeZone);
+function atZoneChange(epochMs, timeZone) {
+  return zonedParts(epochMs, timeZone).offset !== zonedParts(epochMs - 1000, timeZone).offset;
+}
+
+/**
+ * Emits the event for a tick of the timer. A run by hand ("run now") gets a timer event for
+ * the current second: one that is not a time the schedule names is a sample, marked
+ * `manual: true`; an event without a timestamp is one too.
+ */
+export function emitTick(source, event, schedule, describe) {
+  const { cron, timeZone } = schedule;
+  const hasTick = typeof event?.timestamp === "number";
+  const tickMs = hasTick ? event.timestamp * 1000 : Date.now();
+  const manual = !hasTick || (!cronMatches(cron, zonedParts(tickMs, timeZone)) && !atZoneChange(tickMs, timeZone));
+  const scheduledTime = isoInZone(tickMs, timeZone);
   source.$emit(
     {
       timestamp: Math.floor(tickMs / 1000),
@@ -83,11 +102,10 @@ export function emitIfScheduled(source, event, cron, timeZone, describe) {
       ...(manual ? { manual: true } : {}),
     },
     {
-      // A minute checked by several ticks (a timer every second) emits once.
-      id: manual ? `manual-${tickMs}` : String(scheduledMs),
+      // A tick claimed twice (never, by the scheduler's design) would still emit once.
+      id: manual ? `manual-${tickMs}` : String(tickMs),
       summary: manual ? `Sample tick (run by hand): ${scheduledTime}` : `Scheduled at ${scheduledTime}`,
-      ts: scheduledMs,
+      ts: tickMs,
     },
   );
-  return true;
 }

@@ -13,6 +13,7 @@ const TriggerBodySchema = Type.Object(
     type: Type.Optional(Type.Union([Type.Literal("http"), Type.Literal("timer"), Type.Literal("manual")])),
     intervalSeconds: Type.Optional(Type.Unknown()),
     cron: Type.Optional(Type.Unknown()),
+    timezone: Type.Optional(Type.Unknown({ description: "A cron timer's IANA time zone (\"Europe/Paris\"); UTC without one" })),
     source_id: Type.Optional(Type.String()),
     component_code: Type.Optional(Type.String()),
     component_url: Type.Optional(Type.String()),
@@ -22,7 +23,7 @@ const TriggerBodySchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"}, {"source_id"}, a source component with configured_props, or {"type":"manual"}: no trigger (shown as type "none"), the workflow runs only by POST /v1/workflows/{id}/runs and its subscriptions; leaving trigger out does the same.',
+      'One of {"type":"http"}, {"type":"timer","intervalSeconds"|"cron"(,"timezone")}, {"source_id"}, a source component with configured_props, or {"type":"manual"}: no trigger (shown as type "none"), the workflow runs only by POST /v1/workflows/{id}/runs and its subscriptions; leaving trigger out does the same.',
   },
 );
 
@@ -80,6 +81,7 @@ export const DocumentedTriggerSchema = Type.Object(
     custom_response: Type.Optional(Type.Boolean({ description: "HTTP triggers: whether the workflow answers the request ($.respond)" })),
     interval_seconds: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "Timer triggers: seconds between runs; null for a cron schedule" })),
     cron: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "Timer triggers: the cron expression; null for an interval" })),
+    timezone: Type.Optional(Type.String({ description: "Timer triggers: the IANA time zone the cron expression runs in; absent for UTC" })),
   },
   { title: "WorkflowTrigger" },
 );
@@ -180,13 +182,14 @@ export const WorkflowWrittenSchema = Type.Object(
 /**
  * The hosted API's `triggers`: an HTTP trigger with its endpoint, a timer
  * with its schedule as a configured timer echoes it (`interval_seconds` and
- * `cron`, the one not used null), for a plain timer and for a source whose
+ * `cron`, the one not used null; `timezone` when the cron has one), for a plain timer and for a source whose
  * component has a timer alike.
  */
 export function toDocumentedTriggers(workflow: Workflow, { endpointUrl, timer }: TriggerSourceFacts): Array<Static<typeof DocumentedTriggerSchema>> {
   if (workflow.triggerKind === "none" || workflow.triggerSourceId === null) return [];
   const http = endpointUrl ? { endpoint_url: endpointUrl, custom_response: workflow.respond === "workflow" } : {};
-  const schedule = timer ? { interval_seconds: timer.intervalSeconds, cron: timer.cron } : {};
+  const zone = timer?.timezone !== undefined ? { timezone: timer.timezone } : {};
+  const schedule = timer ? { interval_seconds: timer.intervalSeconds, cron: timer.cron, ...zone } : {};
   return [{ id: workflow.triggerSourceId, type: workflow.triggerKind, ...http, ...schedule }];
 }
 

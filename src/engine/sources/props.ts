@@ -1,5 +1,5 @@
 import type { ValidatedComponent } from "../../domain/component-rules.js";
-import type { DeployedSource } from "../../domain/sources.js";
+import type { DeployedSource, TimerSchedule } from "../../domain/sources.js";
 import { isSealed, SECRET_MASK, type SecretBox } from "../secrets.js";
 
 /** Encrypts the values of secret props before they are stored. */
@@ -96,7 +96,8 @@ export function runtimeProps(component: ValidatedComponent, source: DeployedSour
 
 /**
  * The `configured_props` the API shows: values as configured, secrets left out,
- * a timer as `{cron, interval_seconds}` and an HTTP interface as `{endpoint_url}`.
+ * a timer as `{cron, interval_seconds}` (and `timezone` when it has one) and an
+ * HTTP interface as `{endpoint_url}`.
  */
 export function publicConfiguredProps(component: ValidatedComponent, source: DeployedSource, endpointUrl: string | null): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -104,7 +105,7 @@ export function publicConfiguredProps(component: ValidatedComponent, source: Dep
     if (prop.baseType === "$.interface.http") {
       out[prop.name] = { endpoint_url: endpointUrl };
     } else if (prop.baseType === "$.interface.timer") {
-      out[prop.name] = { cron: source.timer?.cron ?? null, interval_seconds: source.timer?.intervalSeconds ?? null };
+      out[prop.name] = timerEcho(source.timer);
     } else if (!prop.secret && source.configuredProps[prop.name] !== undefined) {
       out[prop.name] = source.configuredProps[prop.name];
     }
@@ -113,6 +114,13 @@ export function publicConfiguredProps(component: ValidatedComponent, source: Dep
     if (!(name in out) && !component.props.some((prop) => prop.name === name) && !isSealed(value)) out[name] = value;
   }
   return out;
+}
+
+/** A timer as the API shows it; the zone only when it has one, so a timer without keeps the shape it always had. */
+export function timerEcho(timer: TimerSchedule | null): Record<string, unknown> {
+  const echo: Record<string, unknown> = { cron: timer?.cron ?? null, interval_seconds: timer?.intervalSeconds ?? null };
+  if (timer?.timezone !== undefined) echo.timezone = timer.timezone;
+  return echo;
 }
 
 /** The store names that a component's `data_store` props are configured with (the props as the runner gets them). */

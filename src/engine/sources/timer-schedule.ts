@@ -6,9 +6,11 @@ import type { TimerSchedule } from "../../domain/sources.js";
 /** The schedule a configured timer prop value stands for. */
 export function toTimerSchedule(value: unknown): TimerSchedule | null {
   if (!value || typeof value !== "object") return null;
-  const config = value as { intervalSeconds?: unknown; cron?: unknown };
+  const config = value as { intervalSeconds?: unknown; cron?: unknown; timezone?: unknown };
   if (typeof config.intervalSeconds === "number") return { intervalSeconds: config.intervalSeconds, cron: null };
-  if (typeof config.cron === "string") return { intervalSeconds: null, cron: config.cron };
+  // The zone only when there is one: a schedule stored before zones existed compares equal to the same one without.
+  const zone = typeof config.timezone === "string" ? { timezone: config.timezone } : {};
+  if (typeof config.cron === "string") return { intervalSeconds: null, cron: config.cron, ...zone };
   return null;
 }
 
@@ -30,9 +32,19 @@ export function nextTickAfter(schedule: TimerSchedule, previousDue: number, now:
     return next > now ? next : now + step;
   }
   const from = new Date(Math.max(previousDue, now));
-  const next = new Cron(schedule.cron ?? "", { paused: true }).nextRun(from);
+  const next = cronOf(schedule).nextRun(from);
   if (!next) throw new Error(`The cron expression "${schedule.cron}" has no next run.`);
   return next.getTime();
+}
+
+/**
+ * The schedule's cron, read in its zone (UTC without one): croner follows the
+ * zone's daylight saving changes, so "30 9 * * *" in Europe/Paris is 07:30 UTC
+ * in summer and 08:30 UTC in winter; a time a change skips does not run that
+ * day, and one it repeats runs once.
+ */
+export function cronOf(schedule: TimerSchedule): Cron {
+  return new Cron(schedule.cron ?? "", { paused: true, timezone: schedule.timezone ?? "UTC" });
 }
 
 /** The first tick of a newly deployed or activated timer. */
@@ -41,8 +53,9 @@ export function firstTick(schedule: TimerSchedule, now: number): number {
   return nextTickAfter(schedule, now, now);
 }
 
-/** The event a timer gives `run`: the tick time in epoch seconds and the timer's configuration. */
+/** The event a timer gives `run`: the tick time in epoch seconds and the timer's configuration (its zone when it has one). */
 export function timerEvent(schedule: TimerSchedule, dueAt: number): Record<string, unknown> {
   const timestamp = Math.floor(dueAt / 1000);
-  return schedule.intervalSeconds !== null ? { timestamp, interval_seconds: schedule.intervalSeconds } : { timestamp, cron: schedule.cron };
+  if (schedule.intervalSeconds !== null) return { timestamp, interval_seconds: schedule.intervalSeconds };
+  return { timestamp, cron: schedule.cron, ...(schedule.timezone !== undefined ? { timezone: schedule.timezone } : {}) };
 }

@@ -38,7 +38,7 @@ export function triggerDeployInput(trigger: TriggerInput, workflowName: string, 
       return {
         component_code: TIMER_TRIGGER_CODE,
         name,
-        configured_props: { timer: "cron" in trigger ? { cron: trigger.cron } : { intervalSeconds: trigger.intervalSeconds } },
+        configured_props: { timer: "cron" in trigger ? { cron: trigger.cron, ...(trigger.timezone !== undefined ? { timezone: trigger.timezone } : {}) } : { intervalSeconds: trigger.intervalSeconds } },
       };
     case "component":
       return {

@@ -1,7 +1,7 @@
 export default {
   key: "schedule-custom-interval",
   name: "Custom interval",
-  description: "Emits an event every N seconds (or on a cron schedule in the server's time zone). Use it to start a workflow on a regular beat.",
+  description: "Emits an event every N seconds (or on a cron schedule, in UTC or the timer's timezone). Use it to start a workflow on a regular beat.",
   version: "0.1.0",
   type: "source",
   props: {
