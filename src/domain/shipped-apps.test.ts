@@ -42,10 +42,10 @@ describe("the shipped OAuth apps say what their providers document", () => {
     expect(auth).toMatchObject({ ...documented, authorizeParams: documented.authorizeParams ?? {}, tokenPlacement: "header" });
   });
 
-  it("ask for the scopes that give a refresh token where the provider wants one asked for", () => {
+  it("ask for a refresh token the way each provider wants it, and Notion for no scope", () => {
     expect(oauthApp("microsoft").auth.scopes).toContain("offline_access");
-    // Linear always grants read; a scope list without it is refused by nobody but is not what the page shows.
-    expect(oauthApp("linear").auth.scopes).toContain("read");
+    expect(oauthApp("google").auth.authorizeParams.access_type).toBe("offline");
+    expect(oauthApp("dropbox").auth.authorizeParams.token_access_type).toBe("offline");
     // Notion grants per page, not per scope: its page lists none.
     expect(oauthApp("notion").auth.scopes).toEqual([]);
   });
