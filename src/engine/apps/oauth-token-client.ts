@@ -101,13 +101,18 @@ function parseAnswer(body: string): Record<string, unknown> {
   }
 }
 
-/** The user id some providers put beside the token (Slack's authed_user.id, Notion's owner, an OIDC sub is not read here). */
+/**
+ * The user id some providers put beside the token: flat (HubSpot's user_id,
+ * Dropbox's account_id), or in the object that describes the user (Slack's
+ * authed_user.id, Notion's owner.user.id). An OIDC id_token's sub is not read here.
+ */
+const UID_PATHS: readonly (readonly string[])[] = [["user_id"], ["uid"], ["account_id"], ["x_user_id"], ["authed_user", "id"], ["owner", "user", "id"]];
+
 function uidOf(parsed: Record<string, unknown>): string | null {
-  for (const key of ["user_id", "uid", "account_id", "x_user_id"]) {
-    const value = parsed[key];
-    if (typeof value === "string" || typeof value === "number") return String(value);
+  for (const path of UID_PATHS) {
+    let value: unknown = parsed;
+    for (const key of path) value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+    if ((typeof value === "string" && value !== "") || typeof value === "number") return String(value);
   }
-  const user = parsed.authed_user;
-  if (typeof user === "object" && user !== null && typeof (user as { id?: unknown }).id === "string") return (user as { id: string }).id;
   return null;
 }
