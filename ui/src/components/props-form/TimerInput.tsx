@@ -10,7 +10,19 @@ export interface TimerInputProps {
   disabled?: boolean | undefined;
 }
 
-/** A timer's schedule: every N seconds, or a cron expression (SEED: `{ intervalSeconds }` or `{ cron }`). */
+/** The browser's time zone names, offered as the zone is typed. */
+function TimeZoneList({ id }: { id: string }) {
+  const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
+  return (
+    <datalist id={id}>
+      {zones.map((zone) => (
+        <option key={zone} value={zone} />
+      ))}
+    </datalist>
+  );
+}
+
+/** A timer's schedule: every N seconds, or a cron expression in a time zone (`{ intervalSeconds }` or `{ cron, timezone }`). */
 export function TimerInput({ id, describedBy, invalid, label, value, onChange, disabled }: TimerInputProps) {
   return (
     <div className="timer-input">
@@ -43,6 +55,20 @@ export function TimerInput({ id, describedBy, invalid, label, value, onChange, d
           onChange={(event) => onChange({ ...value, cron: event.target.value })}
         />
       )}
+      {value.mode === "cron" ? (
+        <input
+          type="text"
+          aria-label={`${label}: time zone`}
+          aria-invalid={invalid}
+          placeholder="UTC (or Europe/Paris, America/New_York…)"
+          spellCheck={false}
+          list={`${id}-zones`}
+          value={value.timezone}
+          disabled={disabled}
+          onChange={(event) => onChange({ ...value, timezone: event.target.value })}
+        />
+      ) : null}
+      {value.mode === "cron" ? <TimeZoneList id={`${id}-zones`} /> : null}
     </div>
   );
 }

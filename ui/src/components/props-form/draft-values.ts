@@ -56,10 +56,11 @@ function itemText(kind: string, value: unknown): string {
 }
 
 function timerDraft(value: unknown): TimerDraft {
-  const timer = (typeof value === "object" && value !== null ? value : {}) as { intervalSeconds?: unknown; interval_seconds?: unknown; cron?: unknown };
+  const timer = (typeof value === "object" && value !== null ? value : {}) as { intervalSeconds?: unknown; interval_seconds?: unknown; cron?: unknown; timezone?: unknown };
   const interval = timer.intervalSeconds ?? timer.interval_seconds;
-  if (typeof timer.cron === "string" && timer.cron !== "") return { mode: "cron", interval: "", cron: timer.cron };
-  return { mode: "interval", interval: typeof interval === "number" ? String(interval) : "", cron: "" };
+  const timezone = typeof timer.timezone === "string" ? timer.timezone : "";
+  if (typeof timer.cron === "string" && timer.cron !== "") return { mode: "cron", interval: "", cron: timer.cron, timezone };
+  return { mode: "interval", interval: typeof interval === "number" ? String(interval) : "", cron: "", timezone: "" };
 }
 
 export interface CheckedProps {
@@ -150,7 +151,9 @@ function checkTimer(prop: ConfigurableProp, timer: TimerDraft | undefined): Chec
   if (timer.mode === "cron") {
     const cron = timer.cron.trim();
     if (cron === "") return { error: "Enter a cron expression, like 0 * * * * (every hour)." };
-    return { value: { cron } };
+    const timezone = timer.timezone.trim();
+    // Kept as given: the server checks the zone and names it when it does not know it.
+    return { value: timezone === "" ? { cron } : { cron, timezone } };
   }
   const text = timer.interval.trim();
   if (text === "") return prop.default !== undefined || prop.optional ? { value: undefined } : { error: "Enter the interval in seconds, like 60." };

@@ -15,6 +15,8 @@ export interface TimerDraft {
   mode: "interval" | "cron";
   interval: string;
   cron: string;
+  /** A cron schedule's IANA time zone ("" for UTC). */
+  timezone: string;
 }
 
 /**

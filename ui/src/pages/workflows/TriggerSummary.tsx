@@ -23,7 +23,7 @@ function triggerWords(type: string, documented: WorkflowView["triggers"][number]
     case "http":
       return documented?.custom_response ? "HTTP (answers with $.respond)" : "HTTP";
     case "timer":
-      if (documented?.cron) return `Timer, cron ${documented.cron}`;
+      if (documented?.cron) return `Timer, cron ${documented.cron}${documented.timezone ? ` (${documented.timezone})` : ""}`;
       if (documented?.interval_seconds) return `Timer, every ${documented.interval_seconds} s`;
       return "Timer";
     case "source":
