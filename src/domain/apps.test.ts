@@ -43,9 +43,9 @@ describe("checkAppInput", () => {
 describe("checkKeyAccountFields", () => {
   const twilio = SHIPPED_APPS.find((app) => app.slug === "twilio") as AppDefinition & { auth: KeysAppAuth };
   it("takes the app's fields and names the one missing, unknown or not text, never showing a secret", () => {
-    expect(checkKeyAccountFields(twilio, { account_sid: "AC1", auth_token: "t" })).toEqual({ account_sid: "AC1", auth_token: "t" });
-    expect(fieldOf(() => checkKeyAccountFields(twilio, { account_sid: "AC1" }))).toBe("fields.auth_token");
-    expect(fieldOf(() => checkKeyAccountFields(twilio, { account_sid: "AC1", auth_token: "t", token: "x" }))).toBe("fields.token");
-    expect(() => checkKeyAccountFields(twilio, { account_sid: "AC1", auth_token: 12345 })).toThrow(/fields\.auth_token must be text; got a number\./);
+    expect(checkKeyAccountFields(twilio, { AccountSid: "AC1", Sid: "SK1", Secret: "t" })).toEqual({ AccountSid: "AC1", Sid: "SK1", Secret: "t" });
+    expect(fieldOf(() => checkKeyAccountFields(twilio, { AccountSid: "AC1", Sid: "SK1" }))).toBe("fields.Secret");
+    expect(fieldOf(() => checkKeyAccountFields(twilio, { AccountSid: "AC1", Sid: "SK1", Secret: "t", token: "x" }))).toBe("fields.token");
+    expect(() => checkKeyAccountFields(twilio, { AccountSid: "AC1", Sid: "SK1", Secret: 12345 })).toThrow(/fields\.Secret must be text; got a number\./);
   });
 });

@@ -66,8 +66,9 @@ describe("the shipped key apps name the fields their providers' requests need", 
     [
       "twilio",
       [
-        { name: "account_sid", secret: false, optional: false },
-        { name: "auth_token", secret: true, optional: false },
+        { name: "AccountSid", secret: false, optional: false },
+        { name: "Sid", secret: false, optional: false },
+        { name: "Secret", secret: true, optional: false },
       ],
     ],
     ["sendgrid", [{ name: "api_key", secret: true, optional: false }]],

@@ -111,10 +111,13 @@ export const SHIPPED_APPS: readonly AppDefinition[] = [
   keys("anthropic", "Anthropic", [{ name: "api_key", label: "API key" }]),
 
   // https://twilio.com/docs/usage/requests-to-twilio (HTTP Basic: Account SID and Auth Token, or an API key and its secret, which Twilio recommends), read 2026-11-27.
-  // The Account SID is an identifier (it is in every request's URL), not a secret.
+  // The Account SID is an identifier (it is in every request's URL), not a secret. The field names are those the
+  // published Twilio components read (`this.$auth.Sid`, `.Secret`, `.AccountSid`: Basic auth as Sid:Secret on the
+  // account's URL), so that they run unchanged; Twilio takes the Account SID and Auth Token as that pair too.
   keys("twilio", "Twilio", [
-    { name: "account_sid", label: "Account SID", secret: false },
-    { name: "auth_token", label: "Auth token" },
+    { name: "AccountSid", label: "Account SID", secret: false },
+    { name: "Sid", label: "API key SID (or the Account SID again, to use the auth token)", secret: false },
+    { name: "Secret", label: "API key secret (or the auth token)" },
   ]),
 
   // https://twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/authentication (Authorization: Bearer <API key>), read 2026-11-27.

@@ -349,10 +349,10 @@ describe("another user", () => {
 
 describe("a key-based account", () => {
   it("is checked against the app's fields, used through $auth, renamed and deleted", async () => {
-    const missing = await call(server.url, "POST", "/v1/accounts", { key: alice.key, json: { app: "twilio", name: "ops", fields: { account_sid: "AC123" } } });
+    const missing = await call(server.url, "POST", "/v1/accounts", { key: alice.key, json: { app: "twilio", name: "ops", fields: { AccountSid: "AC123", Sid: "SK123" } } });
     expect(missing.status).toBe(400);
-    expect(missing.body.error.details.field).toBe("fields.auth_token");
-    expect(missing.body.error.message).toMatch(/Auth token \(fields\.auth_token\) is required to connect a Twilio account/);
+    expect(missing.body.error.details.field).toBe("fields.Secret");
+    expect(missing.body.error.message).toMatch(/API key secret \(or the auth token\) \(fields\.Secret\) is required to connect a Twilio account/);
     const unknown = await call(server.url, "POST", "/v1/accounts", { key: alice.key, json: { app: "stripe", name: "x", fields: { api_key: "k", apikey: "k" } } });
     expect(unknown.body.error.details.field).toBe("fields.apikey");
     const oauthApp = await call(server.url, "POST", "/v1/accounts", { key: alice.key, json: { app: APP, name: "x", fields: {} } });

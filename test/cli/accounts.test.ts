@@ -65,9 +65,9 @@ describe("runnel accounts", () => {
   });
 
   it("connects a key-based account from --field, refuses missing fields by name, renames and deletes it", async () => {
-    const refused = await cli("accounts", "connect", "twilio", "--field", "account_sid=AC1");
+    const refused = await cli("accounts", "connect", "twilio", "--field", "AccountSid=AC1");
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain("Twilio accounts need auth_token: give them with --field <name>=<value>");
+    expect(refused.stderr).toContain("Twilio accounts need Sid, Secret: give them with --field <name>=<value>");
     const created = JSON.parse(succeeded(await cli("accounts", "connect", "stripe", "--name", "billing", "--field", "api_key=sk_test_cli_123", "--json")).stdout);
     expect(created).toMatchObject({ app: "stripe", name: "billing", health: "ok" });
     expect(JSON.stringify(created)).not.toContain("sk_test_cli_123");
