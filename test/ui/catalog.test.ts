@@ -32,7 +32,7 @@ describe("the deploy page offers Runnel's catalog, in a real browser", () => {
   it("searches the catalog by words, app and type, picks a source, fills its props and deploys it", async () => {
     const page = await openDeployPage();
     // Sources at first: the catalog's actions are not offered for deploy.
-    await results(page).getByRole("button", { name: "Use fixture_demo-new-pings" }).waitFor();
+    await results(page).getByRole("button", { name: "New pings: use fixture_demo-new-pings" }).waitFor();
     expect(await results(page).getByText("helper_functions-uuid").count()).toBe(0);
     await checkAccessibility(page, (twin) => twin.getByRole("list", { name: "Registry components" }).waitFor());
 
@@ -53,7 +53,7 @@ describe("the deploy page offers Runnel's catalog, in a real browser", () => {
     expect(page.url()).toMatch(/\/sources\/new$/);
     await search.fill("ping");
     await page.getByRole("button", { name: "Search", exact: true }).click();
-    await results(page).getByRole("button", { name: "Use fixture_demo-new-pings" }).click();
+    await results(page).getByRole("button", { name: "New pings: use fixture_demo-new-pings" }).click();
 
     // Step 2: the catalog component's props form, its default filled in.
     await page.getByRole("heading", { name: "2. Configure and deploy" }).waitFor();

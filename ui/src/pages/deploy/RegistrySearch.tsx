@@ -64,7 +64,7 @@ export function RegistrySearch({ onPick }: { onPick: (key: string) => void }) {
             <li key={listing.key} className="registry-result">
               <div className="registry-result-title">
                 {listing.type === "source" ? (
-                  <button type="button" className="link-button" onClick={() => onPick(listing.key)} aria-label={`Use ${listing.key}`}>
+                  <button type="button" className="link-button" onClick={() => onPick(listing.key)} aria-label={`${listing.name}: use ${listing.key}`}>
                     {listing.name}
                   </button>
                 ) : (
