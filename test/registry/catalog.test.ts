@@ -169,6 +169,22 @@ describe("Runnel's catalog in the registry", () => {
     expect(missing.body.error.details.field).toBe("steps[0].props.a");
   });
 
+  it("leaves a key a user published before the catalog had it to that user; others get the catalog's", async () => {
+    const cleo = await createUser(server, "cleo");
+    const code = `export default { key: "fixture_late-thing", name: "Cleo's thing", version: "3.0.0", type: "action", props: {}, async run() { return "cleo"; } };`;
+    expect((await call(server.url, "POST", "/v1/components/registry", { key: cleo.key, json: { component_code: code, filename: "thing.mjs" } })).status).toBe(201);
+    // A later release of the catalog gains the same key.
+    const built = await loadCatalog(FIXTURE_CATALOG);
+    const adder = built.components.find((component) => component.key === "fixture_demo-add-numbers")!;
+    const late = { ...built, failures: [], components: [{ ...adder, key: "fixture_late-thing", manifest: { ...adder.manifest, key: "fixture_late-thing" } }] };
+    expect((await server.server.engine.registry.publishCatalog(late)).added).toEqual(["fixture_late-thing@0.2.0"]);
+
+    expect((await call(server.url, "GET", "/v1/components/registry/fixture_late-thing", { key: cleo.key })).body.data).toMatchObject({ namespace: "user", version: "3.0.0" });
+    expect((await list(cleo.key, "?app=fixture_late")).body.data).toEqual([expect.objectContaining({ key: "fixture_late-thing", namespace: "user", name: "Cleo's thing" })]);
+    expect((await call(server.url, "GET", "/v1/components/registry/fixture_late-thing", { key: bob.key })).body.data).toMatchObject({ namespace: "catalog", version: "0.2.0" });
+    expect((await list(bob.key, "?app=fixture_late")).body.data).toEqual([expect.objectContaining({ key: "fixture_late-thing", namespace: "catalog", name: "Add numbers" })]);
+  });
+
   it("shows the caller's own keys beside the catalog, never another user's", async () => {
     const code = `export default { key: "ada-shout", name: "Shout", description: "Loud.", version: "1.0.0", type: "action", props: {}, async run() { return "!"; } };`;
     expect((await call(server.url, "POST", "/v1/components/registry", { key: ada.key, json: { component_code: code, filename: "shout.mjs" } })).status).toBe(201);
