@@ -27,7 +27,7 @@ import { dataStoresRoutes } from "./routes/data-stores.js";
 import { envVarsRoutes } from "./routes/env-vars.js";
 import { appsRoutes } from "./routes/apps.js";
 import { appAccountsRoutes } from "./routes/app-accounts.js";
-import { oauthCallbackRoutes } from "./routes/oauth-callback.js";
+import { oauthPagesRoutes } from "./routes/oauth-pages.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
@@ -218,8 +218,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     { prefix: "/v1" },
   );
 
-  // The provider redirects the browser here: no key, the one-time state says whose connection it is.
-  await app.register(oauthCallbackRoutes, { appAccounts: options.engine.appAccounts });
+  // The browser's pages of an OAuth connection: no key, the one-time state says whose connection it is.
+  await app.register(oauthPagesRoutes, { appAccounts: options.engine.appAccounts, sessions: options.engine.sessions, publicUrl });
 
   // The hosted service's stream addresses, outside /v1 as it has them; the same Bearer key as the /v1 streams.
   await app.register(

@@ -23,6 +23,9 @@ describe("loadConfig", () => {
       npmRegistry: null,
       smtpUrl: null,
       mailFrom: "Runnel <runnel@localhost>",
+      smtpListen: null,
+      smtpDomain: null,
+      smtpMaxMessageBytes: 10 * 1024 * 1024,
       adminEmail: null,
       sandboxNetwork: "policy",
       egressAllow: [],
@@ -35,6 +38,18 @@ describe("loadConfig", () => {
       oauthClients: {},
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("reads the inbound SMTP listener's address, domain and size limit, and names a bad one", () => {
+    const context = { cwd: "/srv", stdoutIsTty: false };
+    const config = loadConfig({ RUNNEL_SMTP_LISTEN: "127.0.0.1:2525", RUNNEL_SMTP_DOMAIN: "@Mail.Example.com", RUNNEL_SMTP_MAX_MESSAGE_MB: "2" }, {}, context);
+    expect(config).toMatchObject({ smtpListen: { host: "127.0.0.1", port: 2525 }, smtpDomain: "mail.example.com", smtpMaxMessageBytes: 2 * 1024 * 1024 });
+    expect(loadConfig({ RUNNEL_SMTP_LISTEN: ":25" }, {}, context).smtpListen).toEqual({ host: "0.0.0.0", port: 25 });
+    expect(loadConfig({ RUNNEL_SMTP_LISTEN: "[::1]:0" }, {}, context).smtpListen).toEqual({ host: "::1", port: 0 });
+    expect(() => loadConfig({ RUNNEL_SMTP_LISTEN: "2525" }, {}, context)).toThrow(/^RUNNEL_SMTP_LISTEN: expected host:port/);
+    expect(() => loadConfig({ RUNNEL_SMTP_LISTEN: "localhost:70000" }, {}, context)).toThrow(/^RUNNEL_SMTP_LISTEN: expected host:port/);
+    expect(() => loadConfig({ RUNNEL_SMTP_DOMAIN: "not a domain" }, {}, context)).toThrow(/^RUNNEL_SMTP_DOMAIN: expected the domain/);
+    expect(() => loadConfig({ RUNNEL_SMTP_MAX_MESSAGE_MB: "0" }, {}, context)).toThrow(/^RUNNEL_SMTP_MAX_MESSAGE_MB: expected a whole number from 1 to 100/);
   });
 
   it("reads the environment, and command-line flags win over it", () => {

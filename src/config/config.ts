@@ -41,6 +41,15 @@ export interface RunnelConfig {
   readonly smtpUrl: string | null;
   /** The From of every mail Runnel sends. */
   readonly mailFrom: string;
+  /**
+   * RUNNEL_SMTP_LISTEN: where Runnel's own SMTP listener takes inbound mail
+   * for `email-new-email` sources (`host:port`); null (the default): no listener.
+   */
+  readonly smtpListen: { readonly host: string; readonly port: number } | null;
+  /** RUNNEL_SMTP_DOMAIN: the only domain inbound mail is taken for; null: any (only the address's token is checked). */
+  readonly smtpDomain: string | null;
+  /** RUNNEL_SMTP_MAX_MESSAGE_MB, in bytes: the largest inbound message taken. */
+  readonly smtpMaxMessageBytes: number;
   /** RUNNEL_ADMIN_EMAIL: the admin's address, given to the admin made on first start (or to an admin that has none yet). */
   readonly adminEmail: string | null;
   /**
@@ -131,6 +140,9 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     npmRegistry: parseRegistryUrl(raw("RUNNEL_NPM_REGISTRY")),
     smtpUrl: parseSmtpUrl(raw("RUNNEL_SMTP_URL")),
     mailFrom: parseMailFrom(raw("RUNNEL_MAIL_FROM"), "Runnel <runnel@localhost>"),
+    smtpListen: parseListenAddress(raw("RUNNEL_SMTP_LISTEN")),
+    smtpDomain: parseMailDomain(raw("RUNNEL_SMTP_DOMAIN")),
+    smtpMaxMessageBytes: parseInteger(raw("RUNNEL_SMTP_MAX_MESSAGE_MB"), 10, 1, 100) * 1024 * 1024,
     adminEmail: parseEmail(raw("RUNNEL_ADMIN_EMAIL")),
     sandboxNetwork: parseChoice(raw("RUNNEL_SANDBOX_NETWORK"), ["policy", "unrestricted"] as const, "policy"),
     egressAllow: parseEgressAllow(raw("RUNNEL_EGRESS_ALLOW")),
@@ -293,6 +305,26 @@ function parseMailFrom({ variable, value }: RawValue, fallback: string): string 
     throw new ConfigError(variable, `expected a sender address like "Runnel <runnel@example.com>", got "${value}".`);
   }
   return value;
+}
+
+/** `host:port` (`[::1]:2525` for IPv6; `:2525` listens everywhere); port 0 picks a free one (tests). */
+function parseListenAddress({ variable, value }: RawValue): { host: string; port: number } | null {
+  if (value === undefined) return null;
+  const parts = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:/[\]]*)):(\d{1,5})$/.exec(value);
+  const port = parts ? Number(parts[3]) : NaN;
+  if (!parts || port > 65_535) {
+    throw new ConfigError(variable, `expected host:port to take inbound mail on, such as 0.0.0.0:25 or 127.0.0.1:2525, got "${value}".`);
+  }
+  return Object.freeze({ host: parts[1] ?? (parts[2] || "0.0.0.0"), port });
+}
+
+function parseMailDomain({ variable, value }: RawValue): string | null {
+  if (value === undefined) return null;
+  const domain = value.replace(/^@/, "").toLowerCase();
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(domain)) {
+    throw new ConfigError(variable, `expected the domain inbound mail is addressed to, such as mail.example.com, got "${value}".`);
+  }
+  return domain;
 }
 
 function parseEmail({ variable, value }: RawValue): string | null {

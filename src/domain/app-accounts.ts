@@ -75,7 +75,12 @@ export function hashState(state: string): string {
 /** A PKCE code verifier (RFC 7636 4.1: 43 to 128 unreserved characters) and its S256 challenge. */
 export function newPkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(48).toString("base64url");
-  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+  return { verifier, challenge: pkceChallenge(verifier) };
+}
+
+/** The S256 challenge of a PKCE verifier (RFC 7636). */
+export function pkceChallenge(verifier: string): string {
+  return createHash("sha256").update(verifier).digest("base64url");
 }
 
 /**

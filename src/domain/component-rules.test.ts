@@ -119,6 +119,7 @@ describe("toConfigurableProps", () => {
     ["false flags left out", { type: "string", optional: false, secret: false, hidden: false }, { name: "p", type: "string" }],
     ["true flags shown", { type: "string", secret: true, hidden: true, disabled: true, reloadProps: true }, { name: "p", type: "string", secret: true, hidden: true, disabled: true, reloadProps: true }],
     ["an app prop", { type: "app", app: "github", propDefinitions: {} }, { name: "p", type: "app", app: "github" }],
+    ["an app prop with its label", { type: "app", app: "github", label: "Work account", description: "D", propDefinitions: {} }, { name: "p", type: "app", app: "github", label: "Work account", description: "D" }],
     ["an http interface", { type: "$.interface.http", customResponse: true }, { name: "p", type: "$.interface.http", customResponse: true }],
   ])("%s", (_title, declared, expected) => {
     const component = validateComponent(manifest({ props: { p: declared } }));

@@ -118,6 +118,12 @@ export interface InvokeCallbacks {
   onDataStore?: DataStoreHandler;
   /** Refreshes a connected account the call's app props were given (`$auth.refresh()`); without it, refresh() fails. */
   onAuth?: AuthRefreshHandler;
+  /**
+   * The call's ending arrived (it returned or failed in the runner), before
+   * the batch it is part of is done. Not called for a call cut short by its
+   * runner dying (it may run again).
+   */
+  onEnded?(): void;
 }
 
 export interface InvokeResult {
@@ -398,10 +404,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         onAuth: callbacks[index]?.onAuth,
       }));
       answers = await Promise.all(
-        runner.callEach(calls, { bundleFile, concurrent: options.concurrent === true, holdEnds: held }).map((promise) =>
+        runner.callEach(calls, { bundleFile, concurrent: options.concurrent === true, holdEnds: held }).map((promise, index) =>
           promise.then((answer): CallAnswer => {
             const now = performance.now();
             if (answer === null || answer === CUT_SHORT) return answer;
+            callbacks[index]?.onEnded?.();
             // One after the other, a call took the time since the one before it; side by side, since the start.
             // The runner's own measure when it gave one: an ending it held arrived after the call ended.
             answer.ms ??= now - (options.concurrent ? started : last);

@@ -8,6 +8,8 @@ import type { RunnelConfig } from "../config/config.js";
 import { generateApiKeySecret } from "../domain/accounts.js";
 import { createEngine, type Engine } from "../engine/create-engine.js";
 import { Mailer } from "../engine/mail/mailer.js";
+import { startInboundMailServer, type InboundMailServer } from "../engine/mail/inbound/inbound-mail-server.js";
+import { inboundMailTargets } from "../engine/mail/inbound/inbound-mail-targets.js";
 import { loadOrCreateMasterKey, masterKeyPath, settlePendingRotation } from "../engine/master-key.js";
 import { createEgressPolicy } from "../domain/egress-policy.js";
 import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
@@ -31,6 +33,8 @@ export interface RunningServer {
   app: FastifyInstance;
   store: Store;
   engine: Engine;
+  /** The inbound SMTP listener (RUNNEL_SMTP_LISTEN) and the port it took; null when it is off. */
+  inboundMail: { host: string; port: number } | null;
   /** Stops accepting, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -54,6 +58,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
   logger.info({ smtp: config.smtpUrl ? new URL(config.smtpUrl).host : null }, config.smtpUrl ? "mail is delivered over SMTP" : "RUNNEL_SMTP_URL is not set: mails stay in the outbox");
 
   let sandbox: Sandbox | null = null;
+  let inboundMail: InboundMailServer | null = null;
   try {
     sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, runnerMemoryMb: config.runnerMemoryMb, spareMemoryMb: config.limits.memoryMb, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
     const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
@@ -72,6 +77,16 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
       logger.info({ values: sealedNow }, "sealed secret step props that were stored in the clear (saved before steps' secrets were sealed)");
     }
 
+    // Before the API listens: a taken SMTP port stops the start with nothing else listening.
+    if (config.smtpListen) {
+      inboundMail = await startInboundMailServer({
+        ...config.smtpListen,
+        domain: config.smtpDomain,
+        maxMessageBytes: config.smtpMaxMessageBytes,
+        targets: inboundMailTargets(store, engine.sources),
+        logger,
+      });
+    }
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });
     await app.ready();
     reservation.release();
@@ -88,14 +103,17 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const removePid = writeServerPid(config.dataDir);
 
     const openSandbox = sandbox;
+    const openInboundMail = inboundMail;
     let closing: Promise<void> | null = null;
     return {
       url,
       app,
       store,
       engine,
+      inboundMail: openInboundMail ? { host: openInboundMail.host, port: openInboundMail.port } : null,
       close() {
         closing ??= (async () => {
+          await openInboundMail?.close();
           await app.close();
           await engine.stop();
           await mailer.close();
@@ -107,6 +125,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
       },
     };
   } catch (error) {
+    await inboundMail?.close().catch(() => undefined);
     await sandbox?.close().catch(() => undefined);
     await mailer.close().catch(() => undefined);
     await store.close().catch(() => undefined);

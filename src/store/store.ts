@@ -336,6 +336,8 @@ export interface Store {
   updateAppAccount(account: AppAccount): Promise<boolean>;
   deleteAppAccount(ownerId: string, accountId: string): Promise<boolean>;
   createOAuthFlow(flow: OAuthFlow): Promise<void>;
+  /** The flow of that state hash, left in place; null when there is none or it expired before `now`. */
+  findOAuthFlow(stateHash: string, now: number): Promise<OAuthFlow | null>;
   /** Removes and returns the flow of that state hash, once; null when there is none or it expired before `now` (expired ones are removed too). */
   takeOAuthFlow(stateHash: string, now: number): Promise<OAuthFlow | null>;
 

@@ -88,16 +88,21 @@ const STEP = () => `export default defineComponent({
   async run() { return await this.idp.me(); },
 })`;
 
-/** Starts a connection (or a reconnection) and goes through the provider like a browser; returns the page Runnel ends on. */
+/** Starts a connection (or a reconnection) and goes through Runnel's confirm page and the provider like a browser; returns the page Runnel ends on. */
 async function connectThroughBrowser(start: () => Promise<{ status: number; body: any }>): Promise<{ status: number; text: string; url: string }> {
   const started = await start();
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   const authorizationUrl = new URL(started.body.data.authorization_url);
-  expect(authorizationUrl.origin).toBe(provider.issuer);
-  expect(authorizationUrl.searchParams.get("code_challenge_method")).toBe("S256");
-  expect(authorizationUrl.searchParams.get("redirect_uri")).toBe(`${server.url}/oauth/callback`);
+  // Runnel's own page first: it binds the connection to the browser that confirms it.
+  expect(authorizationUrl.origin).toBe(new URL(server.url).origin);
+  expect(authorizationUrl.pathname).toBe("/oauth/authorize");
   expect(authorizationUrl.searchParams.get("state")).toMatch(/^[A-Za-z0-9_-]{40,}$/);
-  return followLikeABrowser(authorizationUrl.toString());
+  return followLikeABrowser(authorizationUrl.toString(), { confirm: true });
+}
+
+/** Posts Runnel's confirm form for `state` as the page would (its own Origin); the answer is not followed. */
+async function confirmConnection(state: string, origin = new URL(server.url).origin): Promise<Response> {
+  return fetch(`${server.url}/oauth/authorize`, { method: "POST", redirect: "manual", headers: { origin, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ state }).toString() });
 }
 
 let accountId: string;
@@ -234,6 +239,71 @@ describe("an OAuth account", () => {
     expect((await call(server.url, "GET", `/v1/accounts/${accountId}`, { key: alice.key })).body.data.health).toBe("ok");
     const answer = await fetch(sourceEndpoint, { method: "POST", body: "{}" });
     expect(((await answer.json()) as { body: unknown }).body).toMatchObject({ sub: "user-1" });
+  });
+});
+
+describe("the browser a connection is finished in", () => {
+  const startFor = async (user: { key: string }, name: string) => {
+    const started = await call(server.url, "POST", "/v1/accounts/oauth/start", { key: user.key, json: { app: APP, name } });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    return new URL(started.body.data.authorization_url).searchParams.get("state")!;
+  };
+
+  it("asks the person to confirm, naming the Runnel user, then sends the browser to the provider with PKCE and a binding cookie", async () => {
+    const state = await startFor(bob, "confirmed");
+    const confirm = await fetch(`${server.url}/oauth/authorize?state=${state}`);
+    expect(confirm.status).toBe(200);
+    const text = await confirm.text();
+    expect(text).toContain("Connect a Test IdP account as &#39;confirmed&#39; to the Runnel user bob?");
+    expect(confirm.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    const posted = await confirmConnection(state);
+    expect(posted.status).toBe(303);
+    const sentTo = new URL(posted.headers.get("location")!);
+    expect(sentTo.origin).toBe(provider.issuer);
+    expect(sentTo.searchParams.get("state")).toBe(state);
+    expect(sentTo.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(sentTo.searchParams.get("code_challenge")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(sentTo.searchParams.get("redirect_uri")).toBe(`${server.url}/oauth/callback`);
+    expect(posted.headers.getSetCookie().join("\n")).toMatch(/^runnel_oauth_[0-9a-f]{16}=\S+; HttpOnly; SameSite=Lax; Path=\/oauth; Max-Age=600/m);
+  });
+
+  it("refuses a confirmation posted from another site, and connects nothing in a browser that did not confirm, leaving the connection to its own browser", async () => {
+    const state = await startFor(bob, "bound");
+    const forged = await confirmConnection(state, "https://evil.example");
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).toContain("did not come from Runnel&#39;s own page");
+    // Someone handed the provider's address goes through the provider in a browser of their own: the callback refuses.
+    const posted = await confirmConnection(state);
+    const providerUrl = posted.headers.get("location")!;
+    const elsewhere = await followLikeABrowser(providerUrl);
+    expect(elsewhere.url).toContain("/oauth/callback");
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.text).toContain("This connection was not started in this browser");
+    expect((await call(server.url, "GET", "/v1/accounts", { key: bob.key })).body.data).toEqual([]);
+    // The browser that confirmed still finishes it (the refusal did not use the connection up).
+    const jar = new Map([[new URL(server.url).host, new Map(posted.headers.getSetCookie().map((line) => line.split(";")[0]!.split("=") as [string, string]).map(([name, ...rest]) => [name, rest.join("=")] as [string, string]))]]);
+    const finished = await followLikeABrowser(providerUrl, { jar });
+    expect(finished.status, finished.text).toBe(200);
+    expect(finished.text).toContain("account &#39;bound&#39; is connected");
+    const accounts = (await call(server.url, "GET", "/v1/accounts", { key: bob.key })).body.data;
+    expect(accounts.map((account: { name: string }) => account.name)).toEqual(["bound"]);
+    expect((await call(server.url, "DELETE", `/v1/accounts/${accounts[0].id}`, { key: bob.key })).status).toBeLessThan(300);
+  });
+
+  it("goes straight on to the provider in a browser signed in to the console as the starter, and asks in one signed in as someone else", async () => {
+    const session = async (key: string) => {
+      const created = await fetch(`${server.url}/v1/sessions`, { method: "POST", headers: { "content-type": "application/json", origin: new URL(server.url).origin }, body: JSON.stringify({ api_key: key }) });
+      expect(created.status, await created.clone().text()).toBeLessThan(300);
+      return created.headers.getSetCookie().find((line) => line.startsWith("runnel_session="))!.split(";")[0]!;
+    };
+    const state = await startFor(bob, "console");
+    const asBob = await fetch(`${server.url}/oauth/authorize?state=${state}`, { redirect: "manual", headers: { cookie: await session(bob.key) } });
+    expect(asBob.status).toBe(303);
+    expect(new URL(asBob.headers.get("location")!).searchParams.get("state")).toBe(state);
+    expect(asBob.headers.getSetCookie().some((line) => line.startsWith("runnel_oauth_"))).toBe(true);
+    const asAlice = await fetch(`${server.url}/oauth/authorize?state=${state}`, { redirect: "manual", headers: { cookie: await session(alice.key) } });
+    expect(asAlice.status).toBe(200);
+    expect(await asAlice.text()).toContain("to the Runnel user bob?");
   });
 });
 

@@ -45,8 +45,8 @@ describe("runnel accounts", () => {
     const empty = succeeded(await cli("accounts", "list"));
     expect(empty.stderr).toContain("runnel accounts connect <app>");
     const connecting = startCli(["accounts", "connect", "test-idp", "--name", "work"], { env, cwd: dir });
-    const [, url] = await connecting.waitFor(/^(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)$/m);
-    const page = await followLikeABrowser(url!);
+    const [, url] = await connecting.waitFor(/^(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)$/m);
+    const page = await followLikeABrowser(url!, { confirm: true });
     expect(page.text).toContain("is connected as apn_");
     const [, id] = await connecting.waitFor(/^Connected Test IdP account 'work' as (apn_[0-9a-z]+)\. Use it with --prop <app prop>=apn_/m);
     expect((await connecting.exited).code).toBe(0);
@@ -56,10 +56,10 @@ describe("runnel accounts", () => {
     expect(table).toMatch(new RegExp(`${id}\\s*│\\s*test-idp\\s*│\\s*work\\s*│\\s*ok`));
 
     const reconnecting = startCli(["accounts", "reconnect", id!], { env, cwd: dir });
-    const [, again] = await reconnecting.waitFor(/^(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)$/m);
+    const [, again] = await reconnecting.waitFor(/^(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)$/m);
     // The account's updated_at is in seconds: the reconnection must land in a later second to be told apart.
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    await followLikeABrowser(again!);
+    await followLikeABrowser(again!, { confirm: true });
     await reconnecting.waitFor(new RegExp(`^Reconnected Test IdP account 'work' \\(${id}\\)\\.$`, "m"));
     expect((await reconnecting.exited).code).toBe(0);
   });

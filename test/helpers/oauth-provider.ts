@@ -157,14 +157,19 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
  * Follows a browser's redirects from `url` with cookies kept per host, as a
  * person's browser would through the provider's login and consent, until an
  * answer that is not a redirect; returns it with the URL that gave it.
+ * `confirm`: on Runnel's "Connect … to the Runnel user …?" page, the person
+ * presses Continue (the form is posted from the page's own origin).
  */
-export async function followLikeABrowser(url: string): Promise<{ url: string; status: number; text: string }> {
-  const jar = new Map<string, Map<string, string>>();
+export async function followLikeABrowser(url: string, options: { confirm?: boolean; jar?: Map<string, Map<string, string>> } = {}): Promise<{ url: string; status: number; text: string }> {
+  const jar = options.jar ?? new Map<string, Map<string, string>>();
   let current = url;
+  let post: { body: string; origin: string } | null = null;
   for (let hop = 0; hop < 20; hop++) {
     const host = new URL(current).host;
     const cookies = jar.get(host) ?? new Map<string, string>();
-    const response = await fetch(current, { redirect: "manual", headers: cookies.size > 0 ? { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; ") } : {} });
+    const headers: Record<string, string> = cookies.size > 0 ? { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; ") } : {};
+    const response = await fetch(current, post ? { method: "POST", redirect: "manual", headers: { ...headers, origin: post.origin, "content-type": "application/x-www-form-urlencoded" }, body: post.body } : { redirect: "manual", headers });
+    post = null;
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(";");
       const at = pair!.indexOf("=");
@@ -177,7 +182,15 @@ export async function followLikeABrowser(url: string): Promise<{ url: string; st
       current = new URL(location, current).toString();
       continue;
     }
-    return { url: current, status: response.status, text: await response.text() };
+    const text = await response.text();
+    const form = /<form method="post" action="\/oauth\/authorize"><input type="hidden" name="state" value="([^"]+)">/.exec(text);
+    if (options.confirm && form && response.status === 200) {
+      const origin = new URL(current).origin;
+      post = { body: new URLSearchParams({ state: form[1]! }).toString(), origin };
+      current = `${origin}/oauth/authorize`;
+      continue;
+    }
+    return { url: current, status: response.status, text };
   }
   throw new Error(`more than 20 redirects from ${url}`);
 }

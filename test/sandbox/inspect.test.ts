@@ -98,6 +98,12 @@ describe("inspect", () => {
     expect(additional.value).toEqual({ extra: { type: "string", options: { $fn: true } } });
   });
 
+  it("keeps the label, description and optional of an app prop written inline", async () => {
+    const inline = fixture.bundle(`module.exports = { name: "x", props: { gh: { type: "app", app: "github", label: "Work account", description: "Where issues are read", optional: true } }, run() {} };`);
+    const result = await fixture.sandbox.inspect(inline);
+    expect(result).toMatchObject({ ok: true, manifest: { props: { gh: { type: "app", app: "github", label: "Work account", description: "Where issues are read", optional: true } } } });
+  });
+
   it("names a propDefinition the app does not define", async () => {
     const broken = fixture.bundle(
       `const acme = require("./acme.app.js"); module.exports = { name: "x", props: { acme, p: { propDefinition: [acme, "nope"] } }, run() {} };`,

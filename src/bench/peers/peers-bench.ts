@@ -10,8 +10,14 @@ import { installNodeRed, NODE_RED_VERSION, nodeRedDir, startNodeRed } from "./no
 
 /** The targets take turns this many times: a shared VM's speed drifts over a run by more than the differences measured. */
 const ROUNDS = 3;
-/** Load before each measured run, not counted: sustained throughput, not the first second's JIT. */
-const WARM_UP_SECONDS = 1;
+/**
+ * Load before each measured run, not counted: sustained throughput, not the
+ * JIT's warm-up. With 1 s, V8's compiler threads still took about a quarter
+ * of Runnel's server CPU in the measured run (perf, session 10: 25 % of the
+ * process's samples in its first 10 s of load, 13 % after); every target
+ * gets the same warm-up.
+ */
+const WARM_UP_SECONDS = 5;
 
 const TARGETS = ["fastify", "nodeRed", "runnel"] as const;
 type Target = (typeof TARGETS)[number];

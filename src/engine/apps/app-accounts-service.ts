@@ -5,7 +5,7 @@
  * secret, renamed, reconnected and deleted. Another user's account is "not
  * found".
  */
-import { checkAccountName, hashState, newOAuthState, newPkcePair, OAUTH_FLOW_TTL_MS, type AppAccount } from "../../domain/app-accounts.js";
+import { checkAccountName, hashState, newOAuthState, newPkcePair, OAUTH_FLOW_TTL_MS, pkceChallenge, type AppAccount } from "../../domain/app-accounts.js";
 import { checkKeyAccountFields, type AppDefinition, type KeysAppAuth, type OAuthAppAuth } from "../../domain/apps.js";
 import { describeValue } from "../../domain/describe-value.js";
 import type { EgressPolicy } from "../../domain/egress-policy.js";
@@ -14,6 +14,7 @@ import { newId } from "../../domain/ids.js";
 import type { Store } from "../../store/store.js";
 import type { SecretBox } from "../secrets.js";
 import type { AppCatalog } from "./app-catalog.js";
+import { OAuthBrowserBinding } from "./oauth-browser-binding.js";
 import { exchangeCode, TokenRequestError } from "./oauth-token-client.js";
 
 /** The most accounts one user may keep. */
@@ -35,6 +36,20 @@ export interface AccountEntry {
   app: AppDefinition;
 }
 
+const USED_OR_EXPIRED = "This connection link was used already or has expired (they last 10 minutes). Start connecting the account again.";
+
+/** A connection waiting for its browser: what Runnel's authorize page shows, and where it sends the browser on. */
+export interface PendingOAuthFlow {
+  stateHash: string;
+  ownerId: string;
+  /** The starter's username, shown so that a person who did not start it can tell. */
+  ownerName: string;
+  appName: string;
+  accountName: string;
+  reconnect: boolean;
+  providerUrl: string;
+}
+
 /** A callback that could not finish: said on the page the browser lands on. */
 export class OAuthCallbackError extends Error {
   constructor(message: string) {
@@ -44,10 +59,13 @@ export class OAuthCallbackError extends Error {
 }
 
 export class AppAccountsService {
+  /** The cookie that ties a connection to the browser that confirmed it (/oauth/authorize sets it, /oauth/callback checks it). */
+  readonly binding: OAuthBrowserBinding;
   private readonly now: () => number;
 
   constructor(private readonly options: AppAccountsServiceOptions) {
     this.now = options.now ?? Date.now;
+    this.binding = new OAuthBrowserBinding(options.secrets);
   }
 
   async list(ownerId: string): Promise<AccountEntry[]> {
@@ -119,10 +137,18 @@ export class AppAccountsService {
    * the PKCE verifier, and the account stored (or, on reconnect, its tokens
    * replaced).
    */
-  async finishOAuth(query: { state?: unknown; code?: unknown; error?: unknown; error_description?: unknown }): Promise<AccountEntry> {
+  async finishOAuth(query: { state?: unknown; code?: unknown; error?: unknown; error_description?: unknown }, binding: (stateHash: string) => boolean): Promise<AccountEntry> {
     if (typeof query.state !== "string" || query.state === "") throw new OAuthCallbackError("This page was opened without the state the connection started with. Start connecting the account again.");
-    const flow = await this.options.store.takeOAuthFlow(hashState(query.state), this.now());
-    if (!flow) throw new OAuthCallbackError("This connection link was used already or has expired (they last 10 minutes). Start connecting the account again.");
+    const stateHash = hashState(query.state);
+    // A code would connect an account: only in the browser that confirmed the connection (a refusal connects nothing).
+    if (typeof query.error !== "string" && !binding(stateHash)) {
+      if (!(await this.options.store.findOAuthFlow(stateHash, this.now()))) throw new OAuthCallbackError(USED_OR_EXPIRED);
+      throw new OAuthCallbackError(
+        "This connection was not started in this browser, so it was not finished: an account is connected only in the browser that opened Runnel's connection link. Open that link again in this browser, or start connecting the account again.",
+      );
+    }
+    const flow = await this.options.store.takeOAuthFlow(stateHash, this.now());
+    if (!flow) throw new OAuthCallbackError(USED_OR_EXPIRED);
     const app = await this.options.catalog.definition(flow.app);
     if (app.auth.type !== "oauth") throw new OAuthCallbackError(`${app.name} is no longer an OAuth app on this server.`);
     if (typeof query.error === "string") {
@@ -156,21 +182,43 @@ export class AppAccountsService {
   }
 
   private async beginFlow(ownerId: string, app: AppDefinition & { auth: OAuthAppAuth }, name: string, accountId: string | null): Promise<{ authorizationUrl: string; expiresAt: number }> {
-    const client = await this.options.catalog.clientFor(app);
+    // Checked now: a missing client is said at once, not on the page the user opens.
+    await this.options.catalog.clientFor(app);
     const state = newOAuthState();
     const pkce = newPkcePair();
     const at = this.now();
     const expiresAt = at + OAUTH_FLOW_TTL_MS;
     await this.options.store.createOAuthFlow({ stateHash: hashState(state), ownerId, app: app.slug, name, accountId, sealedVerifier: this.options.secrets.seal(pkce.verifier), expiresAt, createdAt: at });
-    const url = new URL(app.auth.authorizeUrl);
-    const params: Record<string, string> = { ...app.auth.authorizeParams, response_type: "code", client_id: client.clientId, redirect_uri: this.options.callbackUrl(), state };
-    if (app.auth.scopes.length > 0) params.scope = app.auth.scopes.join(app.auth.scopeSeparator);
-    if (app.auth.pkce) {
-      params.code_challenge = pkce.challenge;
+    // Runnel's own page first: it binds the flow to the browser that opens it (see OAuthBrowserBinding), then sends it on.
+    const url = new URL("/oauth/authorize", this.options.callbackUrl());
+    url.searchParams.set("state", state);
+    return { authorizationUrl: url.toString(), expiresAt };
+  }
+
+  /**
+   * GET /oauth/authorize: the flow a state starts, who started it, and the
+   * provider's address to send the browser to (with the flow's PKCE
+   * challenge). The flow stays: it is taken by the callback.
+   */
+  async pendingFlow(state: unknown): Promise<PendingOAuthFlow> {
+    if (typeof state !== "string" || state === "") throw new OAuthCallbackError("This page was opened without the state of a connection. Start connecting the account again.");
+    const stateHash = hashState(state);
+    const flow = await this.options.store.findOAuthFlow(stateHash, this.now());
+    if (!flow) throw new OAuthCallbackError(USED_OR_EXPIRED);
+    const app = await this.options.catalog.definition(flow.app);
+    if (app.auth.type !== "oauth") throw new OAuthCallbackError(`${app.name} is no longer an OAuth app on this server.`);
+    const oauthApp = app as AppDefinition & { auth: OAuthAppAuth };
+    const client = await this.options.catalog.clientFor(oauthApp);
+    const url = new URL(oauthApp.auth.authorizeUrl);
+    const params: Record<string, string> = { ...oauthApp.auth.authorizeParams, response_type: "code", client_id: client.clientId, redirect_uri: this.options.callbackUrl(), state };
+    if (oauthApp.auth.scopes.length > 0) params.scope = oauthApp.auth.scopes.join(oauthApp.auth.scopeSeparator);
+    if (oauthApp.auth.pkce) {
+      params.code_challenge = pkceChallenge(this.options.secrets.open(flow.sealedVerifier));
       params.code_challenge_method = "S256";
     }
     for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
-    return { authorizationUrl: url.toString(), expiresAt };
+    const owner = await this.options.store.findUser(flow.ownerId);
+    return { stateHash, ownerId: flow.ownerId, ownerName: owner?.username ?? flow.ownerId, appName: app.name, accountName: flow.name, reconnect: flow.accountId !== null, providerUrl: url.toString() };
   }
 
   private async find(ownerId: string, accountId: string): Promise<AppAccount> {

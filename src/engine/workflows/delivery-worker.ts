@@ -25,11 +25,24 @@ export interface DeliveryWorkerOptions {
   claimer?: string;
   /** Deliveries claimed at once. Default 64. */
   batchSize?: number;
-  /** Batches running at once. Default 4 (as many as the sandbox has runners). */
+  /**
+   * Batches running at once, all owners together. Default 32: a batch whose
+   * steps wait on an API costs the server nothing while it waits, and the
+   * sandbox's pool bounds the runners that compute.
+   */
   concurrency?: number;
+  /**
+   * Batches of one owner running at once. Default 4: an owner whose runs all
+   * wait (a slow API, a step that sleeps) holds this many slots and no more,
+   * and the other owners' runs go on.
+   */
+  perOwner?: number;
   now?: () => number;
 }
 
+/** Batches running at once, all owners together, and of one owner, by default (see the options). */
+const DEFAULT_CONCURRENCY = 32;
+const DEFAULT_PER_OWNER = 4;
 /** How long a claimed delivery is this process's before another may take it (its process died), by default. */
 const DEFAULT_LEASE_MS = 600_000;
 /** Webhook groups sent at once, beside the workflow and source runs (see startGroup). */
@@ -50,6 +63,8 @@ export class DeliveryWorker implements DeliveryHandOff {
   private readonly workflows = new ExpiringCache<string, Workflow | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
   private readonly sources = new ExpiringCache<string, DeployedSource | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
   private readonly running = new Set<Promise<void>>();
+  /** Batches running, by owner (see perOwner). */
+  private readonly runningByOwner = new Map<string, number>();
   private readonly now: () => number;
   private loop: Promise<void> | null = null;
   private stopped = false;
@@ -57,7 +72,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   /** The last claim took all there was: claim again only when told of more (wake) or at the poll. */
   private drained = false;
   private wakeUp: (() => void) | null = null;
-  /** Deliveries recorded claimed for this process (take), by listener, waiting for a free slot. */
+  /** Deliveries recorded claimed for this process (take) or claimed while their owner had no free slot, by listener, waiting for a slot. */
   private handedOff: ClaimedDelivery[][] = [];
   /** Webhook groups being sent, and those waiting for a sending slot (see startGroup). */
   private readonly sending = new Set<Promise<void>>();
@@ -125,7 +140,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   }
 
   private async run(): Promise<void> {
-    const concurrency = this.options.concurrency ?? 4;
+    const concurrency = this.options.concurrency ?? DEFAULT_CONCURRENCY;
     while (!this.stopped) {
       if (this.running.size >= concurrency) {
         await Promise.race(this.running);
@@ -136,7 +151,8 @@ export class DeliveryWorker implements DeliveryHandOff {
         this.startGroup(handed);
         continue;
       }
-      // A short claim took all there was: wait for news rather than ask the store again for nothing.
+      // A short claim took all there was (or what waits is of owners with no free slot): wait for news, or for a
+      // batch to end, rather than ask the store again for nothing.
       if (this.drained && !this.woken) {
         await this.idle();
         continue;
@@ -152,7 +168,11 @@ export class DeliveryWorker implements DeliveryHandOff {
         continue;
       }
       this.drained = claimed.length < (this.options.batchSize ?? 64);
-      for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.startGroup(group);
+      for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) {
+        // An owner with all its slots taken: its group waits with the handed-off ones (its lease holds meanwhile).
+        if (group[0]!.listenerId.startsWith("wh_") || this.hasRoom(group[0]!.ownerId)) this.startGroup(group);
+        else this.handedOff.push(group);
+      }
     }
     // Webhook groups that never got a sending slot go back to the queue too.
     const unsent = this.waitingToSend.splice(0).flat();
@@ -169,8 +189,10 @@ export class DeliveryWorker implements DeliveryHandOff {
    * store about what one small group does.
    */
   private nextHandedOff(): ClaimedDelivery[] | undefined {
-    const first = this.handedOff.shift();
-    if (!first) return undefined;
+    // The oldest of an owner with a free slot: one owner's waiting runs never hold up another's.
+    const at = this.handedOff.findIndex((group) => this.hasRoom(group[0]!.ownerId));
+    if (at < 0) return undefined;
+    const [first] = this.handedOff.splice(at, 1) as [ClaimedDelivery[]];
     const limit = this.options.batchSize ?? 64;
     const listenerId = first[0]!.listenerId;
     const merged = [...first];
@@ -189,7 +211,7 @@ export class DeliveryWorker implements DeliveryHandOff {
    * holds up anyone's runs.
    */
   private startGroup(group: ClaimedDelivery[]): void {
-    if (!group[0]!.listenerId.startsWith("wh_")) return this.track(this.runGroup(group));
+    if (!group[0]!.listenerId.startsWith("wh_")) return this.track(group[0]!.ownerId, this.runGroup(group));
     if (this.sending.size >= WEBHOOK_SLOTS) {
       this.waitingToSend.push(group);
       return;
@@ -208,9 +230,22 @@ export class DeliveryWorker implements DeliveryHandOff {
    * recorded, and a wake per finished batch was a claim that mostly found
    * nothing (two of every three claims, under load).
    */
-  private track(task: Promise<void>): void {
-    const tracked = task.finally(() => this.running.delete(tracked));
+  private track(ownerId: string, task: Promise<void>): void {
+    this.runningByOwner.set(ownerId, (this.runningByOwner.get(ownerId) ?? 0) + 1);
+    const tracked = task.finally(() => {
+      this.running.delete(tracked);
+      const left = (this.runningByOwner.get(ownerId) ?? 1) - 1;
+      if (left > 0) this.runningByOwner.set(ownerId, left);
+      else this.runningByOwner.delete(ownerId);
+      // This owner's groups that waited for a slot of theirs may start now.
+      if (this.handedOff.some((group) => group[0]!.ownerId === ownerId)) this.wakeUp?.();
+    });
     this.running.add(tracked);
+  }
+
+  /** Whether the owner may start another batch (perOwner). */
+  private hasRoom(ownerId: string): boolean {
+    return (this.runningByOwner.get(ownerId) ?? 0) < (this.options.perOwner ?? DEFAULT_PER_OWNER);
   }
 
   /** Waits for a wake, a hand-off, or the poll interval (after which the store is asked again: other processes' work, expired leases). */

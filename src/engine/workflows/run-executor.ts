@@ -77,6 +77,12 @@ interface PreparedWorkflow {
 const MAX_LOG_ENTRIES_PER_STEP = 200;
 /** Interruptions after which a delivery is recorded as a RepeatedCrash instead of run again (RUNNEL_MAX_RUN_INTERRUPTIONS's default). */
 export const DEFAULT_MAX_RUN_INTERRUPTIONS = 3;
+/**
+ * How long the answer of a run whose steps have ended waits for its batch's
+ * record before its delivery is recorded so that it can be given alone (a
+ * batch's slowest run holds the others' record back).
+ */
+const ENDED_RUN_ANSWER_WAIT_MS = 50;
 /** Runs sent to one runner at once (see runSegment). */
 const STEP_CALLS_PER_RUNNER = 16;
 
@@ -241,7 +247,14 @@ export class RunExecutor {
     const onDataStore = prepared.dataStores.length > 0 ? this.options.dataStores?.handlerFor(workflow.ownerId, prepared.dataStores) : undefined;
     const accounts = this.accountsOf(appSteps, withStores);
     const onAuth = accounts.length > 0 ? this.options.accountAuth?.refreshHandler(workflow.ownerId, accounts) : undefined;
-    const callbacks = runs.map((run) => ({ onRespond: (response: HttpResponse) => this.respond(workflow, run, response), ...(onDataStore ? { onDataStore } : {}), ...(onAuth ? { onAuth } : {}) }));
+    // The runs' last steps: when their call ends, a held answer waits for the batch's record rather than recording a delivery.
+    const lastSegment = to === workflow.steps.length;
+    const callbacks = runs.map((run) => ({
+      onRespond: (response: HttpResponse) => this.respond(workflow, run, response),
+      ...(lastSegment ? { onEnded: () => void (run.stepsEnded = true) } : {}),
+      ...(onDataStore ? { onDataStore } : {}),
+      ...(onAuth ? { onAuth } : {}),
+    }));
     const chunks: Array<Promise<InvokeResult[]>> = [];
     for (let first = 0; first < requests.length; first += STEP_CALLS_PER_RUNNER) {
       chunks.push(this.options.sandbox.invokeBatch(requests.slice(first, first + STEP_CALLS_PER_RUNNER), callbacks.slice(first, first + STEP_CALLS_PER_RUNNER), { concurrent: true }));
@@ -376,10 +389,20 @@ export class RunExecutor {
     this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "response", response });
   }
 
-  /** A held answer of a run still going: its delivery is recorded (leased to this process), then the caller answered. */
-  private secureHeldAnswer(run: RunState): void {
+  /**
+   * A held answer of a run still going: its delivery is recorded (leased to
+   * this process), then the caller answered. A run whose steps have ended
+   * (its answer and its ending came in one read, but the other runs of its
+   * batch are still out) waits a moment for the batch's record instead: a
+   * delivery row written and deleted at once is most of a run's store work.
+   */
+  private secureHeldAnswer(run: RunState, waited = false): void {
     const response = run.heldResponse;
     if (run.recording || !response) return;
+    if (run.stepsEnded && !waited) {
+      setTimeout(() => this.secureHeldAnswer(run, true), ENDED_RUN_ANSWER_WAIT_MS);
+      return;
+    }
     run.heldResponse = null;
     const delivery = run.delivery;
     // From now on the run's record removes the row; the record waits for it to be written (securing).

@@ -39,6 +39,8 @@ export interface RunState {
   securing: Promise<void> | null;
   /** Its record is being written: a held answer goes with it. */
   recording: boolean;
+  /** Its last steps' call ended in the runner: its record follows with its batch's, and a held answer goes with that. */
+  stepsEnded: boolean;
   /** The run handles an error (a `$errors` event, or a replay of a run that did): its own error is routed nowhere. */
   handlingError: boolean;
   /** What its steps changed in their `$.service.db`, written when the run is recorded. */
@@ -85,6 +87,7 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     heldResponse: null,
     securing: null,
     recording: false,
+    stepsEnded: false,
     handlingError: delivery.channel === "$errors" || (replay !== null && isErrorEventBody(triggerEvent)),
     storeWrites: [],
   };

@@ -43,6 +43,10 @@ export function describeApp(app: PropDeclaration): PropManifest {
   return {
     type: "app",
     app: describeValue(app.app),
+    // An app prop written inline (`{ type: "app", app: "github", label: "Work account" }`) keeps what the form shows.
+    ...(typeof app.label === "string" ? { label: app.label } : {}),
+    ...(typeof app.description === "string" ? { description: app.description } : {}),
+    ...(typeof app.optional === "boolean" ? { optional: app.optional } : {}),
     propDefinitions: describeValue(app.propDefinitions ?? {}),
     methods: functionNames(app.methods),
   };

@@ -19,6 +19,7 @@ type AppQueries = Pick<
   | "updateAppAccount"
   | "deleteAppAccount"
   | "createOAuthFlow"
+  | "findOAuthFlow"
   | "takeOAuthFlow"
 >;
 
@@ -103,6 +104,11 @@ export function appQueries({ db, isUniqueViolation }: QueryContext): AppQueries 
           created_at: flow.createdAt,
         })
         .execute();
+    },
+
+    async findOAuthFlow(stateHash, now) {
+      const row = await db.selectFrom("oauth_flows").selectAll().where("state_hash", "=", stateHash).where("expires_at", ">=", now).executeTakeFirst();
+      return row ? toFlow(row) : null;
     },
 
     async takeOAuthFlow(stateHash, now) {
