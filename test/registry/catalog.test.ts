@@ -71,8 +71,9 @@ describe("Runnel's catalog in the registry", () => {
 
   it("searches by words over key, name and description, by app and by type", async () => {
     const keysOf = async (query: string) => (await list(ada.key, query)).body.data.map((item: any) => item.key);
-    expect(await keysOf("?q=sum%20INTEGERS")).toEqual(["fixture_demo-add-numbers"]);
-    expect(await keysOf("?q=ping")).toEqual(["fixture_demo-new-pings"]);
+    // (Words of the fixtures that the real catalog beside them does not have all of.)
+    expect(await keysOf("?q=sum%20of%20two%20INTEGERS")).toEqual(["fixture_demo-add-numbers"]);
+    expect(await keysOf("?q=ping%20greeting")).toEqual(["fixture_demo-new-pings"]);
     expect(await keysOf("?app=fixture_demo")).toEqual(["fixture_demo-add-numbers", "fixture_demo-new-pings"]);
     expect(await keysOf("?app=fixture_demo&type=source")).toEqual(["fixture_demo-new-pings"]);
     expect(await keysOf("?app=fixture_demo&type=action")).toEqual(["fixture_demo-add-numbers"]);
