@@ -41,6 +41,11 @@ if (force || !outputs.every((file) => existsSync(file)) || readStamp(stampFile) 
   writeFileSync(stampFile, `${stamp}\n`);
 }
 
+// The catalog (catalog/ → dist/catalog/manifest.json) has its own fingerprint, checked by the step itself.
+// (A tree without the step, as the build script's own tests use, has no catalog to build.)
+const catalogStep = join(root, "scripts", "build-catalog.mjs");
+if (existsSync(catalogStep)) run(process.execPath, [catalogStep]);
+
 // The console imports the API's schemas as types, so src/ is among its inputs.
 const uiStampFile = join(root, "dist", ".ui-build-stamp");
 const uiStamp = fingerprint([

@@ -51,7 +51,9 @@ export async function saveTarget(client: ApiClient, target: ComponentTarget): Pr
         return await client.getComponent(target.key);
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) {
-          throw new Error(`"${target.key}" is not a file here, nor the key of a component you published or saved. Give a path to a component file, an http(s) URL of its code, or a saved key.`);
+          throw new Error(
+            `"${target.key}" is not a file here, nor a key of the registry (Runnel's catalog and what you published) or of a component you saved. Find keys with \`runnel list registry <words>\`, or give a path to a component file or an http(s) URL of its code.`,
+          );
         }
         throw error;
       }

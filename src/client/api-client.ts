@@ -7,7 +7,7 @@ import type { SignInLinkView } from "../api/schemas/sessions.js";
 import type { AccountSchema, AppSchema } from "../api/schemas/apps.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
 import type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
-import type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
+import type { PublishedComponentView, RegistryEntryView, RegistryListingView } from "../api/schemas/registry.js";
 import type { ErrorSummaryView, RunView, SubscriptionSchema, WorkflowBodySchema, WorkflowView } from "../api/schemas/workflows.js";
 import type {
   ComponentInputFields,
@@ -23,7 +23,15 @@ import type { Page } from "../domain/paging.js";
 import { SseParser, type SseMessage } from "./sse-parser.js";
 
 export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas/sources.js";
-export type { PublishedComponentView, RegistryEntryView } from "../api/schemas/registry.js";
+export type { PublishedComponentView, RegistryEntryView, RegistryListingView } from "../api/schemas/registry.js";
+
+/** Filters of the registry listing (GET /v1/components/registry). */
+export interface RegistryQuery {
+  q?: string | undefined;
+  app?: string | undefined;
+  type?: "source" | "action" | undefined;
+  namespace?: "catalog" | "user" | undefined;
+}
 export type { SseMessage } from "./sse-parser.js";
 export type { SignInLinkView } from "../api/schemas/sessions.js";
 export type { OutboxMailView } from "../api/schemas/outbox.js";
@@ -251,9 +259,30 @@ export class ApiClient {
     return this.data<PublishedComponentView>("POST", "/v1/components/registry", input);
   }
 
-  /** Every version you published: keys alphabetically, each key's versions newest first. */
+  /** Every version you published (not the catalog's): keys alphabetically, each key's versions newest first. */
   async listPublished(): Promise<RegistryEntryView[]> {
-    return this.data<RegistryEntryView[]>("GET", "/v1/components/registry");
+    const entries: RegistryEntryView[] = [];
+    for (const listing of await this.listAllRegistry({ namespace: "user" })) {
+      for (const version of listing.versions) entries.push({ key: listing.key, version: version.version, kind: listing.type, published_at: version.published_at });
+    }
+    return entries;
+  }
+
+  /** One page of the registry (Runnel's catalog and what you published), one item per key, keys alphabetically. */
+  listRegistry(query: RegistryQuery & PageParams = {}): Promise<Page<RegistryListingView>> {
+    return this.request("GET", `/v1/components/registry${queryString(query)}`);
+  }
+
+  /** Every page of the registry listing. */
+  async listAllRegistry(query: RegistryQuery = {}): Promise<RegistryListingView[]> {
+    const listings: RegistryListingView[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.listRegistry({ ...query, limit: 100, ...(after ? { after } : {}) });
+      listings.push(...page.data);
+      if (page.data.length < 100 || !page.page_info.end_cursor) return listings;
+      after = page.page_info.end_cursor;
+    }
   }
 
   /** A published component: the given version, or the highest release. */

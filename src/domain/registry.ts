@@ -1,4 +1,5 @@
 import semver from "semver";
+import type { ComponentManifest } from "./component-manifest.js";
 import { ValidationError } from "./errors.js";
 import { slugify } from "./slug.js";
 
@@ -114,4 +115,74 @@ export function searchRegistry(entries: readonly RegistryEntry[], search: Regist
   }
   const ranked = [...scored.entries()].sort(([a, x], [b, y]) => y.score - x.score || a.localeCompare(b));
   return { sources: ranked.filter(([, hit]) => hit.kind === "source").map(([key]) => key), actions: ranked.filter(([, hit]) => hit.kind === "action").map(([key]) => key) };
+}
+
+/**
+ * A version of a component of Runnel's own catalog (catalog/ in the
+ * repository), published at start-up into every installation. It belongs to
+ * no user: every user sees it beside their own entries, and deploying it
+ * copies it among the user's components (runners are per user).
+ */
+export interface CatalogEntry {
+  key: string;
+  version: string;
+  kind: "source" | "action";
+  name: string;
+  description: string | null;
+  /** Its file under catalog/, such as `http/sources/new-requests/new-requests.mjs`. */
+  path: string;
+  codeHash: string;
+  manifest: ComponentManifest;
+  publishedAt: number;
+}
+
+/** A catalog version with its code and the bundle a runner loads. */
+export interface CatalogComponent extends CatalogEntry {
+  code: string;
+  bundle: string;
+  bundleHash: string;
+  bundleMap: string | null;
+}
+
+/** Whose a registry entry is: Runnel's catalog (every user's), or the caller's own. */
+export type RegistryNamespace = "catalog" | "user";
+
+export interface RegistryFilter {
+  /** Words that must all appear in the key, name or description (any case, parts of words too). */
+  q?: string | undefined;
+  /** Only this app's components: keys that start with `<app>-`. */
+  app?: string | undefined;
+  type?: "source" | "action" | undefined;
+  namespace?: RegistryNamespace | undefined;
+}
+
+/** What a listing filters on. */
+export interface RegistryListingFields {
+  key: string;
+  name: string;
+  description: string | null;
+  kind: "source" | "action";
+  namespace: RegistryNamespace;
+}
+
+export function matchesRegistryFilter(item: RegistryListingFields, filter: RegistryFilter): boolean {
+  if (filter.type && item.kind !== filter.type) return false;
+  if (filter.namespace && item.namespace !== filter.namespace) return false;
+  if (filter.app && !item.key.startsWith(`${filter.app.toLowerCase()}-`)) return false;
+  const haystack = `${item.key} ${item.name} ${item.description ?? ""}`.toLowerCase();
+  return words(filter.q ?? "").every((word) => haystack.includes(word));
+}
+
+/**
+ * One page of a list sorted by key: `after` gives the keys after it, `before`
+ * the `limit` keys just before it. Cursors are keys, compared rather than
+ * looked up, so a cursor whose key went away still pages on.
+ */
+export function pageByKey<T extends { key: string }>(sorted: readonly T[], request: { limit: number; after?: string | undefined; before?: string | undefined }): T[] {
+  if (request.after !== undefined) return sorted.filter((item) => item.key > request.after!).slice(0, request.limit);
+  if (request.before !== undefined) {
+    const earlier = sorted.filter((item) => item.key < request.before!);
+    return earlier.slice(Math.max(0, earlier.length - request.limit));
+  }
+  return sorted.slice(0, request.limit);
 }

@@ -135,12 +135,14 @@ export function createEngine(options: EngineOptions): Engine {
   const dataStores = new DataStoresService({ store, logger });
   const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults, dataStores, accountAuth });
   const scheduler = new TimerScheduler({ store, invoker, logger });
-  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake(), accountAuth });
+  // Keys resolve through the registry (the owner's own, then Runnel's catalog); it is made below, and only called later.
+  const resolvePublished = (ownerId: string, key: string, version?: string) => componentRegistry.findSaved(ownerId, key, version);
+  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake(), accountAuth, resolvePublished });
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
   const admission = new EndpointAdmission(options.pendingRequests);
   const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, admission, awaitWorkflow: (source, event) => awaited.await(source, event), respondingWorkflows: (source) => awaited.respondingWorkflows(source) });
-  const componentRegistry = new RegistryService({ store, loader });
+  const componentRegistry = new RegistryService({ store, loader, logger });
   const mailer = options.mailer ?? null;
   const builtins = builtinActions({
     claimDailyNotice: (ownerId, workflowId, code, day) => store.claimDailyNotice(ownerId, workflowId, code, day),

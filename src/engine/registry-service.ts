@@ -1,29 +1,61 @@
+import type { Logger } from "pino";
 import semver from "semver";
+import type { BuiltCatalog } from "../catalog/build-catalog.js";
+import { validateComponent, type ValidatedComponent } from "../domain/component-rules.js";
 import { ConflictError, NotFoundError } from "../domain/errors.js";
-import { checkRegistryKey, checkRegistryVersion, type RegistryEntry } from "../domain/registry.js";
+import { newId } from "../domain/ids.js";
+import {
+  checkRegistryKey,
+  checkRegistryVersion,
+  matchesRegistryFilter,
+  type CatalogComponent,
+  type CatalogEntry,
+  type RegistryEntry,
+  type RegistryFilter,
+  type RegistryListingFields,
+  type RegistryNamespace,
+} from "../domain/registry.js";
+import type { SavedComponent } from "../domain/sources.js";
 import type { Store } from "../store/store.js";
 import type { ComponentInput, ComponentLoader, LoadedComponent } from "./component-loader.js";
 
 export interface RegistryServiceOptions {
   store: Store;
   loader: ComponentLoader;
+  logger?: Logger;
   now?: () => number;
 }
 
-/** A published version with the component it is. */
+/** A published version with the component it is (for a catalog key: the caller's copy of it). */
 export interface PublishedComponent {
   entry: RegistryEntry;
+  namespace: RegistryNamespace;
   component: LoadedComponent;
 }
 
+/** One key as a listing shows it: its newest version, described. */
+export interface RegistryListing extends RegistryListingFields {
+  version: string;
+  publishedAt: number;
+  /** Every version, newest first. */
+  versions: Array<{ version: string; publishedAt: number }>;
+  validated: ValidatedComponent;
+}
+
+/** The owner id of catalog entries as RegistryEntry shows them: no user has it. */
+export const CATALOG_OWNER = "catalog";
+
 /**
- * The user's component registry: publish an action or a source under its
- * `key` and semantic `version`, and resolve a key (at a version, or the
- * newest) to the saved component, for deploys and workflow steps. Entries
- * live in the publisher's namespace; another user's keys are never seen.
+ * The component registry: the user's own published actions and sources, by
+ * `key` and semantic `version`, and beside them Runnel's catalog, which
+ * every user sees. A user's keys are never seen by another user; catalog keys
+ * cannot be published over. A catalog component resolved by key is copied
+ * among the caller's components (runners are per user), once per code.
  */
 export class RegistryService {
   private readonly now: () => number;
+  /** Catalog versions never change: each is validated once. */
+  private readonly catalogValidated = new Map<string, ValidatedComponent>();
 
   constructor(private readonly options: RegistryServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -32,15 +64,22 @@ export class RegistryService {
   /**
    * Saves the code as a component (bundled, loaded in a sandbox runner and
    * validated, as POST /v1/components does), checks the registry rules
-   * (ValidationError naming `key` or `version`), then publishes it.
-   * Publishing a version again with the same code returns the existing entry
-   * (`created: false`); with other code it is a ConflictError: versions are
-   * immutable, bump it.
+   * (ValidationError naming `key` or `version`; ConflictError for a key of
+   * the catalog), then publishes it. Publishing a version again with the
+   * same code returns the existing entry (`created: false`); with other
+   * code it is a ConflictError: versions are immutable, bump it.
    */
   async publish(ownerId: string, input: ComponentInput): Promise<PublishedComponent & { created: boolean }> {
     const loaded = await this.options.loader.save(ownerId, input);
     const key = checkRegistryKey(loaded.validated.key, loaded.validated.name);
     const version = checkRegistryVersion(loaded.validated.version);
+    if (await this.options.store.findCatalogComponent(key)) {
+      const slug = key.slice(key.indexOf("-") + 1);
+      throw new ConflictError(
+        `The key ${key} belongs to Runnel's catalog, which every user shares, so it cannot be published over. Give your component a key of its own (for example "my-${slug}") and publish again; deploy the catalog's one by its key.`,
+        { key },
+      );
+    }
     const { entry, created } = await this.options.store.publish({
       ownerId,
       key,
@@ -49,11 +88,11 @@ export class RegistryService {
       kind: loaded.validated.kind,
       publishedAt: this.now(),
     });
-    if (created || entry.componentId === loaded.component.id) return { entry, component: loaded, created };
+    if (created || entry.componentId === loaded.component.id) return { entry, namespace: "user", component: loaded, created };
     // The same code may have been saved twice (bundled under another file name, say): it is still the same version.
     const published = await this.options.store.findComponent(ownerId, entry.componentId);
     if (published && published.codeHash === loaded.component.codeHash) {
-      return { entry, component: { component: published, validated: this.options.loader.validatedOf(published) }, created: false };
+      return { entry, namespace: "user", component: { component: published, validated: this.options.loader.validatedOf(published) }, created: false };
     }
     throw new ConflictError(`${key}@${version} is published already with other code, and published versions never change. Bump the version (for example to ${semver.inc(version, "patch")}) and publish again.`, {
       key,
@@ -66,16 +105,181 @@ export class RegistryService {
     return (await this.find(ownerId, key, version)).component;
   }
 
-  /** As `resolve`, with the registry entry. */
+  /**
+   * As `resolve`, with the registry entry. The user's own key comes first (a
+   * key they published before the catalog had it stays theirs); otherwise the
+   * catalog's, copied among the user's components.
+   */
   async find(ownerId: string, key: string, version?: string): Promise<PublishedComponent> {
-    const entry = await this.options.store.findPublished(ownerId, key, version);
-    const component = entry ? await this.options.store.findComponent(ownerId, entry.componentId) : null;
-    if (!entry || !component) throw new NotFoundError("published component", version === undefined ? key : `${key}@${version}`);
-    return { entry, component: { component, validated: this.options.loader.validatedOf(component) } };
+    const { store, loader } = this.options;
+    const own = await store.findPublished(ownerId, key, version);
+    if (own) {
+      const component = await store.findComponent(ownerId, own.componentId);
+      if (component) return { entry: own, namespace: "user", component: { component, validated: loader.validatedOf(component) } };
+    }
+    const ownsKey = own !== null || (version !== undefined && (await store.findPublished(ownerId, key)) !== null);
+    const catalog = ownsKey ? null : await store.findCatalogComponent(key, version);
+    if (!catalog) throw new NotFoundError("published component", version === undefined ? key : `${key}@${version}`);
+    const component = await this.adopt(ownerId, catalog);
+    return {
+      entry: { ownerId: CATALOG_OWNER, key, version: catalog.version, componentId: component.component.id, kind: catalog.kind, publishedAt: catalog.publishedAt },
+      namespace: "catalog",
+      component,
+    };
+  }
+
+  /** As `resolve`, for deploys: the saved component, or null when the registry has no such key (or version). */
+  async findSaved(ownerId: string, key: string, version?: string): Promise<SavedComponent | null> {
+    try {
+      return (await this.find(ownerId, key, version)).component.component;
+    } catch (error) {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    }
   }
 
   /** Every version the owner published: keys alphabetically, newest version first. */
   list(ownerId: string): Promise<RegistryEntry[]> {
     return this.options.store.listPublished(ownerId);
   }
+
+  /** The owner's versions and the catalog's keys the owner has not published, for the word search. */
+  async searchable(ownerId: string): Promise<RegistryEntry[]> {
+    const own = await this.options.store.listPublished(ownerId);
+    const owned = new Set(own.map((entry) => entry.key));
+    const catalog = (await this.options.store.listCatalog()).filter((entry) => !owned.has(entry.key));
+    return [...own, ...catalog.map((entry) => catalogEntryAsRegistryEntry(entry))];
+  }
+
+  /**
+   * One item per key, its newest version described, keys alphabetically:
+   * the caller's own keys and the catalog's (a key the caller published
+   * hides the catalog's), filtered.
+   */
+  async listings(ownerId: string, filter: RegistryFilter = {}): Promise<RegistryListing[]> {
+    const { store, loader } = this.options;
+    const listings: RegistryListing[] = [];
+    const own = await store.listPublished(ownerId);
+    const ownKeys = new Map<string, RegistryEntry[]>();
+    for (const entry of own) ownKeys.set(entry.key, [...(ownKeys.get(entry.key) ?? []), entry]);
+    if (filter.namespace !== "catalog") {
+      for (const [key, versions] of ownKeys) {
+        const newest = versions.find((entry) => semver.prerelease(entry.version) === null) ?? versions[0]!;
+        const component = await store.findComponent(ownerId, newest.componentId);
+        if (!component) continue;
+        const validated = loader.validatedOf(component);
+        listings.push({
+          key,
+          name: validated.name,
+          description: validated.description,
+          kind: newest.kind,
+          namespace: "user",
+          version: newest.version,
+          publishedAt: newest.publishedAt,
+          versions: versions.map((entry) => ({ version: entry.version, publishedAt: entry.publishedAt })),
+          validated,
+        });
+      }
+    }
+    if (filter.namespace !== "user") {
+      const catalogKeys = new Map<string, CatalogEntry[]>();
+      for (const entry of await store.listCatalog()) if (!ownKeys.has(entry.key)) catalogKeys.set(entry.key, [...(catalogKeys.get(entry.key) ?? []), entry]);
+      for (const [key, versions] of catalogKeys) {
+        const newest = versions.find((entry) => semver.prerelease(entry.version) === null) ?? versions[0]!;
+        const validated = this.validatedCatalog(newest);
+        if (!validated) continue;
+        listings.push({
+          key,
+          name: newest.name,
+          description: newest.description,
+          kind: newest.kind,
+          namespace: "catalog",
+          version: newest.version,
+          publishedAt: newest.publishedAt,
+          versions: versions.map((entry) => ({ version: entry.version, publishedAt: entry.publishedAt })),
+          validated,
+        });
+      }
+    }
+    return listings.filter((listing) => matchesRegistryFilter(listing, filter)).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /**
+   * Start-up: adds the catalog's versions the store does not hold yet. A
+   * version held already is left as it is (the same code: nothing to do;
+   * other code: a warning, since versions never change). Components that
+   * failed to build are logged with their key and skipped.
+   */
+  async publishCatalog(catalog: BuiltCatalog): Promise<{ added: string[]; failed: string[] }> {
+    const logger = this.options.logger;
+    const failed: string[] = [];
+    for (const failure of catalog.failures) {
+      failed.push(failure.key ?? failure.path);
+      logger?.error({ key: failure.key, path: `catalog/${failure.path}` }, `The catalog component ${failure.key ?? `in catalog/${failure.path}`} was skipped: ${failure.message}`);
+    }
+    const held = new Map((await this.options.store.listCatalog()).map((entry) => [`${entry.key}@${entry.version}`, entry]));
+    const added: string[] = [];
+    for (const component of catalog.components) {
+      const id = `${component.key}@${component.version}`;
+      const existing = held.get(id);
+      if (existing) {
+        if (existing.codeHash !== component.codeHash) {
+          logger?.warn({ key: component.key, version: component.version, path: `catalog/${component.path}` }, `The catalog's ${id} changed but kept its version; the published ${id} is kept. Bump the version in catalog/${component.path}.`);
+        }
+        continue;
+      }
+      try {
+        validateComponent(component.manifest);
+        const publishedAt = this.now();
+        if (await this.options.store.addCatalogVersion({ ...component, publishedAt })) added.push(id);
+      } catch (error) {
+        failed.push(component.key);
+        logger?.error({ key: component.key, path: `catalog/${component.path}`, err: error }, `The catalog component ${component.key} was skipped: ${(error as Error).message}`);
+      }
+    }
+    logger?.info({ added: added.length, components: catalog.components.length, skipped: failed.length }, added.length > 0 ? `published ${added.length} new catalog version(s)` : "the catalog is published");
+    return { added, failed };
+  }
+
+  /** The catalog component as one of the owner's saved components (the same code is saved once). */
+  private async adopt(ownerId: string, catalog: CatalogComponent): Promise<LoadedComponent> {
+    const at = this.now();
+    const saved = await this.options.store.saveComponent({
+      id: newId("savedComponent", at),
+      ownerId,
+      name: catalog.name,
+      version: catalog.version,
+      key: catalog.key,
+      kind: catalog.kind,
+      code: catalog.code,
+      codeHash: catalog.codeHash,
+      bundle: catalog.bundle,
+      bundleHash: catalog.bundleHash,
+      bundleMap: catalog.bundleMap,
+      lock: null,
+      manifest: catalog.manifest,
+      createdAt: at,
+      updatedAt: at,
+    });
+    return { component: saved, validated: this.options.loader.validatedOf(saved) };
+  }
+
+  private validatedCatalog(entry: CatalogEntry): ValidatedComponent | null {
+    const id = `${entry.key}@${entry.version}`;
+    let validated = this.catalogValidated.get(id);
+    if (!validated) {
+      try {
+        validated = validateComponent(entry.manifest, { asStep: entry.kind === "action" });
+      } catch (error) {
+        this.options.logger?.error({ key: entry.key, version: entry.version, err: error }, `The catalog's ${id} is not listed: its stored manifest is not valid.`);
+        return null;
+      }
+      this.catalogValidated.set(id, validated);
+    }
+    return validated;
+  }
+}
+
+function catalogEntryAsRegistryEntry(entry: CatalogEntry): RegistryEntry {
+  return { ownerId: CATALOG_OWNER, key: entry.key, version: entry.version, componentId: "", kind: entry.kind, publishedAt: entry.publishedAt };
 }

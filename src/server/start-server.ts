@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createApp } from "../api/app.js";
+import { publishCatalogAtStart } from "../catalog/publish-at-start.js";
 import type { RunnelConfig } from "../config/config.js";
 import { generateApiKeySecret } from "../domain/accounts.js";
 import { createEngine, type Engine } from "../engine/create-engine.js";
@@ -68,6 +69,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
     const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId: await loadOrCreateInstanceId(config.dataDir) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
+    await publishCatalogAtStart(engine.registry, logger);
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
     if (sealedNow > 0) {
       // The rows they replaced may linger in freed pages: rewritten away, once.

@@ -4,7 +4,7 @@ import type { DataStoreRecord, DataStoreSummary, StepStoreWrite } from "../domai
 import type { DedupeStrategy, PendingEmit, Rejection } from "../domain/dedupe.js";
 import type { MailStatus, OutboxEntry } from "../domain/outbox.js";
 import type { PageRequest, PageSlice } from "../domain/paging.js";
-import type { RegistryEntry } from "../domain/registry.js";
+import type { CatalogComponent, CatalogEntry, RegistryEntry } from "../domain/registry.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
@@ -130,6 +130,17 @@ export interface Store {
   findPublished(ownerId: string, key: string, version?: string): Promise<RegistryEntry | null>;
   /** Every version the owner published: keys alphabetically, each key's versions newest first. */
   listPublished(ownerId: string): Promise<RegistryEntry[]>;
+
+  /**
+   * Adds a version to Runnel's catalog (no owner: every user sees it). True
+   * when added; false when (key, version) is there already, which is left
+   * untouched (versions never change). Race-safe across processes.
+   */
+  addCatalogVersion(component: CatalogComponent): Promise<boolean>;
+  /** Every catalog version without its code: keys alphabetically, each key's versions newest first. */
+  listCatalog(): Promise<CatalogEntry[]>;
+  /** A catalog key at `version`, or its highest release; null when there is none. */
+  findCatalogComponent(key: string, version?: string): Promise<CatalogComponent | null>;
 
   /** Creates a source with its initial key-value store; Conflict when the slug is taken. */
   createSource(source: DeployedSource, db: Record<string, unknown>): Promise<DeployedSource>;

@@ -86,7 +86,7 @@ async function onlyRun(workflowId: string): Promise<any> {
 describe("a default on a required prop", () => {
   it("is accepted at publish, shown in configurable_props, and stands in when no value is configured", async () => {
     const published = await publish("helper_functions/actions/random-integer/random-integer.mjs");
-    expect(published).toMatchObject({ key: "helper_functions-random-integer", version: "0.0.3", kind: "action" });
+    expect(published).toMatchObject({ key: "helper_functions-pick-random-integer", version: "0.0.3", kind: "action" });
     const props = published.component.configurable_props;
     expect(props.find((prop: any) => prop.name === "min")).toEqual({ name: "min", type: "integer", label: "Min", default: 7 });
     expect(props.find((prop: any) => prop.name === "min").optional).toBeUndefined();
@@ -95,8 +95,8 @@ describe("a default on a required prop", () => {
       name: "Random",
       trigger: { type: "http" },
       steps: [
-        { name: "defaulted", key: "helper_functions-random-integer" },
-        { name: "given", key: "helper_functions-random-integer", props: { min: 3, max: 3 } },
+        { name: "defaulted", key: "helper_functions-pick-random-integer" },
+        { name: "given", key: "helper_functions-pick-random-integer", props: { min: 3, max: 3 } },
       ],
     });
     await fetch(workflow.trigger.endpoint_url, { method: "POST" });
@@ -125,7 +125,7 @@ describe("registry keys with underscores inside their words", () => {
     const searched = await call(server.url, "GET", "/v1/components/search?query=send%20http&app=helper_functions", { key });
     expect(searched.body.actions).toContain("helper_functions-send-http-request");
 
-    const stray = (await components.bundle("helper_functions/actions/random-integer/random-integer.mjs")).component_code.replace("helper_functions-random-integer", "helper_functions-_random");
+    const stray = (await components.bundle("helper_functions/actions/random-integer/random-integer.mjs")).component_code.replace("helper_functions-pick-random-integer", "helper_functions-_random");
     const refused = await call(server.url, "POST", "/v1/components/registry", { key, json: { component_code: stray, filename: "stray.mjs" } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details.field).toBe("key");

@@ -39,12 +39,13 @@ export default {
   },
 };
 `,
-  // A required prop with a default, in an app whose slug has an underscore.
+  // A required prop with a default, in an app whose slug has an underscore. (Not the hosted key
+  // helper_functions-random-integer: Runnel's catalog has that one, and users cannot publish over it.)
   "helper_functions/actions/random-integer/random-integer.mjs": `import common from "../../common/base.mjs";
 
 export default {
   ...common,
-  key: "helper_functions-random-integer",
+  key: "helper_functions-pick-random-integer",
   name: "Random Integer",
   description: "Generate a random integer between min and max.",
   version: "0.0.3",

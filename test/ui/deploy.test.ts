@@ -207,7 +207,8 @@ describe("deploying a source in the console, in a real browser", () => {
     await page.goto("/sources?action=create&key=ui-deploy-timer");
     await page.waitForURL(/\/sources\/new\?key=ui-deploy-timer$/);
     expect(await page.getByLabel("Component key").inputValue()).toBe("ui-deploy-timer");
-    await page.getByText("Ticker", { exact: true }).waitFor();
+    // In the loaded component's summary (the registry's list beside it names it too).
+    await page.locator(".component-summary").getByText("Ticker", { exact: true }).waitFor();
     // The default schedule is filled in.
     expect(await page.getByLabel("Schedule: interval in seconds").inputValue()).toBe("3600");
 

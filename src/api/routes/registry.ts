@@ -1,16 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import { searchRegistry } from "../../domain/registry.js";
+import { parsePageRequest, toPage } from "../../domain/paging.js";
+import { pageByKey, searchRegistry } from "../../domain/registry.js";
 import type { RegistryService } from "../../engine/registry-service.js";
 import { principalOf } from "../request-context.js";
-import { DataSchema, ErrorBodySchema, errorResponses } from "../schemas/common.js";
+import { DataSchema, ErrorBodySchema, errorResponses, PageSchema } from "../schemas/common.js";
 import {
   PublishedComponentSchema,
-  RegistryEntrySchema,
   RegistryKeyParamsSchema,
+  RegistryListingSchema,
+  RegistryListQuerySchema,
   RegistryVersionQuerySchema,
   toPublishedComponentView,
-  toRegistryEntryView,
+  toRegistryListingView,
 } from "../schemas/registry.js";
 import { ComponentInputFields } from "../schemas/sources.js";
 
@@ -25,7 +27,7 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     {
       schema: {
         tags: ["components"],
-        summary: "Publish a component (its key and semantic version) to your registry: 201 when new, 200 when that version holds the same code already",
+        summary: "Publish a component (its key and semantic version) to your registry: 201 when new, 200 when that version holds the same code already; 409 for other code, or a key of Runnel's catalog",
         body: Type.Object(ComponentInputFields, { additionalProperties: false }),
         response: { 200: DataSchema(PublishedComponentSchema), 201: DataSchema(PublishedComponentSchema), ...errorResponses, 409: ErrorBodySchema },
       },
@@ -41,13 +43,16 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     {
       schema: {
         tags: ["components"],
-        summary: "Every version you published: keys alphabetically, each key's versions newest first",
-        response: { 200: DataSchema(Type.Array(RegistryEntrySchema)), ...errorResponses },
+        summary: "Runnel's catalog and the components you published, one item per key (its newest version), keys alphabetically, paged; q, app, type and namespace filter",
+        querystring: RegistryListQuerySchema,
+        response: { 200: PageSchema(RegistryListingSchema), ...errorResponses },
       },
     },
     async (request) => {
-      const entries = await registry.list(principalOf(request).user.id);
-      return { data: entries.map(toRegistryEntryView) };
+      const { q, app: appSlug, type, namespace, ...paging } = request.query;
+      const page = parsePageRequest(paging);
+      const listings = await registry.listings(principalOf(request).user.id, { q, app: appSlug, type, namespace });
+      return toPage({ items: pageByKey(listings, page).map(toRegistryListingView), totalCount: listings.length }, (item) => item.key);
     },
   );
 
@@ -71,7 +76,7 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     },
     async (request) => {
       const { query, app: appSlug, similarity_threshold: threshold } = request.query;
-      return searchRegistry(await registry.list(principalOf(request).user.id), { query, app: appSlug, threshold });
+      return searchRegistry(await registry.searchable(principalOf(request).user.id), { query, app: appSlug, threshold });
     },
   );
 
@@ -80,7 +85,7 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     {
       schema: {
         tags: ["components"],
-        summary: "A published component by key: the given version, or the highest release",
+        summary: "A published component by key (yours, else Runnel's catalog's, copied among your components): the given version, or the highest release",
         params: RegistryKeyParamsSchema,
         querystring: RegistryVersionQuerySchema,
         response: { 200: DataSchema(PublishedComponentSchema), ...errorResponses },

@@ -24,7 +24,7 @@ export function registerDeploy(program: Command, context: CommandContext): void 
   program
     .command("deploy <file|url|key>")
     .description(
-      "Deploy a source from a component file (its relative imports travel with it), an http(s) URL of its code, or a saved component's key; " +
+      "Deploy a source from a component file (its relative imports travel with it), an http(s) URL of its code, or a registry key (Runnel's catalog, yours: `runnel list registry`); " +
         "or a workflow from a .yaml file (created; a workflow of the same name is updated only with --update or a yes on a terminal; the file's id always updates that workflow)",
     )
     .option("--name <name>", "a name for the deployed source (default: the component's name)")

@@ -1,23 +1,36 @@
 import type { Command } from "commander";
 import type { ApiClient, SourceView, WorkflowView } from "../../client/api-client.js";
 import { globalOptions, type CommandContext } from "../command-context.js";
+import { cutAtWord } from "../../domain/error-text.js";
 import { formatTime, printJson, printTable } from "../output.js";
 import { openSession } from "../session.js";
 import { triggerOf } from "../source-output.js";
 
-const KINDS = ["sources", "components", "workflows", "actions"] as const;
+const KINDS = ["sources", "components", "workflows", "actions", "registry"] as const;
 
 export function registerList(program: Command, context: CommandContext): void {
   program
-    .command("list <sources|components|workflows|actions>")
+    .command("list <sources|components|workflows|actions|registry> [search...]")
     .alias("ls")
-    .description("List your deployed sources, the components behind them, your workflows, or the actions you published (with their versions)")
+    .description(
+      "List your deployed sources, the components behind them, your workflows, the actions you published (with their versions), " +
+        "or the registry: Runnel's catalog and what you published, searched by words (`runnel list registry new request`)",
+    )
+    .option("--app <app>", "registry: only this app's components, like http or schedule")
+    .option("--type <source|action>", "registry: only sources, or only actions")
     .option("--json", "print JSON")
-    .action(async (kind: string, options: { json?: boolean }, command: Command) => {
+    .action(async (kind: string, search: string[], options: RegistryListOptions, command: Command) => {
       if (!(KINDS as readonly string[]).includes(kind)) {
-        throw new Error(`Nothing called "${kind}" to list: try \`runnel list sources\`, \`runnel list components\` or \`runnel list workflows\`.`);
+        throw new Error(`Nothing called "${kind}" to list: try \`runnel list sources\`, \`runnel list components\`, \`runnel list workflows\` or \`runnel list registry\`.`);
+      }
+      if (kind !== "registry" && (search.length > 0 || options.app || options.type)) {
+        throw new Error(`Search words, --app and --type are for \`runnel list registry\`; \`runnel list ${kind}\` takes none.`);
+      }
+      if (options.type !== undefined && options.type !== "source" && options.type !== "action") {
+        throw new Error(`--type is source or action; got "${options.type}".`);
       }
       const { client } = await openSession(context.env, globalOptions(command).profile);
+      if (kind === "registry") return listRegistry(client, context, search.join(" "), options);
       if (kind === "workflows") return listWorkflows(client, context, Boolean(options.json));
       if (kind === "actions") return listActions(client, context, Boolean(options.json));
       const sources = await allSources(client);
@@ -106,4 +119,27 @@ async function listActions(client: ApiClient, context: CommandContext, json: boo
     [...byKey.entries()].map(([key, versions]) => [key, versions[0]!.version, formatTime(versions[0]!.published_at), versions.slice(1).map((entry) => entry.version).join(", ") || "-"]),
   );
   context.io.stderr.write("Use one in a workflow step with `key: <key>` (its latest release).\n");
+}
+
+interface RegistryListOptions {
+  app?: string;
+  type?: string;
+  json?: boolean;
+}
+
+/** The registry: one row per key (its newest version), Runnel's catalog and your own keys, filtered by words, app and type. */
+async function listRegistry(client: ApiClient, context: CommandContext, words: string, options: RegistryListOptions): Promise<void> {
+  const type = options.type === "source" || options.type === "action" ? options.type : undefined;
+  const listings = await client.listAllRegistry({ q: words.trim() || undefined, app: options.app, type });
+  if (options.json) return printJson(context.io, listings);
+  if (listings.length === 0) {
+    const filters = [words.trim() ? `"${words.trim()}"` : null, options.app ? `app ${options.app}` : null, type ? `type ${type}` : null].filter(Boolean).join(", ");
+    return void context.io.stderr.write(`Nothing in the registry matches ${filters || "(no filter)"}. Try fewer words, or \`runnel list registry\` for everything.\n`);
+  }
+  printTable(
+    context.io,
+    ["key", "type", "version", "description"],
+    listings.map((listing) => [listing.key, listing.type, listing.version, cutAtWord(listing.description ?? "-", 70)]),
+  );
+  context.io.stderr.write("Deploy a source with `runnel deploy <key>`; use an action in a workflow step with `key: <key>`.\n");
 }

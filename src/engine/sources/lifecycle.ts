@@ -73,6 +73,12 @@ export interface SourceLifecycleOptions {
   ceilings?: Pick<RunLimits, "maxMemoryMb" | "maxTimeoutMs">;
   /** Checks that app props' accounts are the owner's and of the right app. */
   accountAuth?: AccountAuth;
+  /**
+   * A published key (at a version, or its newest) as one of the owner's saved
+   * components, or null when the registry has no such key: the registry
+   * (the owner's own keys, then Runnel's catalog). Default: the owner's own.
+   */
+  resolvePublished?: (ownerId: string, key: string, version?: string) => Promise<SavedComponent | null>;
 }
 
 /**
@@ -197,8 +203,8 @@ export class SourceLifecycle {
     const ref = input.component_id ?? input.key;
     if (ref === undefined || ref === current?.id) return null;
     // A key names the newest published version first (the registry), else the newest saved component with that key.
-    const published = input.component_id === undefined ? await this.options.store.findPublished(ownerId, ref) : null;
-    const saved = await this.options.store.findComponent(ownerId, published?.componentId ?? ref);
+    const published = input.component_id === undefined ? await this.resolvePublished(ownerId, ref) : null;
+    const saved = published ?? (await this.options.store.findComponent(ownerId, ref));
     if (!saved) throw new NotFoundError("component", ref);
     return this.asSource({ saved, validated: this.options.loader.validatedOf(saved) });
   }
@@ -237,11 +243,17 @@ export class SourceLifecycle {
       if (!saved) throw new NotFoundError("component", ref.id);
       return { saved, validated: this.options.loader.validatedOf(saved) };
     }
-    const published = await this.options.store.findPublished(ownerId, ref.key, ref.version);
+    const published = await this.resolvePublished(ownerId, ref.key, ref.version);
     if (!published && ref.version !== undefined) throw new NotFoundError("published component", `${ref.key}@${ref.version}`);
-    const saved = await this.options.store.findComponent(ownerId, published?.componentId ?? ref.key);
+    const saved = published ?? (await this.options.store.findComponent(ownerId, ref.key));
     if (!saved) throw new NotFoundError("component", ref.key);
     return { saved, validated: this.options.loader.validatedOf(saved) };
+  }
+
+  private async resolvePublished(ownerId: string, key: string, version?: string): Promise<SavedComponent | null> {
+    if (this.options.resolvePublished) return this.options.resolvePublished(ownerId, key, version);
+    const published = await this.options.store.findPublished(ownerId, key, version);
+    return published ? this.options.store.findComponent(ownerId, published.componentId) : null;
   }
 
   private asSource(component: Component): Component {

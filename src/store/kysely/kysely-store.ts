@@ -9,6 +9,7 @@ import { eventQueries } from "./event-queries.js";
 import { migrateToLatest } from "./migrate.js";
 import { outboxQueries } from "./outbox-queries.js";
 import { registryQueries } from "./registry-queries.js";
+import { catalogQueries } from "./catalog-queries.js";
 import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
@@ -56,6 +57,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...deliveryQueries(options),
     ...sendOutboxQueries(options),
     ...registryQueries(options),
+    ...catalogQueries(options),
     ...outboxQueries(options),
     ...secretQueries(options),
     ...webhookQueries(options),

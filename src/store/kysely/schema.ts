@@ -16,6 +16,7 @@ export interface Database {
   workflows: WorkflowRow;
   runs: RunRow;
   registry: RegistryRow;
+  catalog_components: CatalogComponentRow;
   outbox: OutboxRow;
   error_notices: ErrorNoticeRow;
   webhooks: WebhookRow;
@@ -206,6 +207,23 @@ export interface RegistryRow {
   version: string;
   component_id: string;
   kind: string;
+  published_at: number;
+}
+
+/** One version of a component of Runnel's catalog: (key, version) is the primary key; no owner. */
+export interface CatalogComponentRow {
+  key: string;
+  version: string;
+  kind: string;
+  name: string;
+  description: string | null;
+  path: string;
+  code: string;
+  code_hash: string;
+  bundle: string;
+  bundle_hash: string;
+  bundle_map: string | null;
+  manifest: string;
   published_at: number;
 }
 

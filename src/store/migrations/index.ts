@@ -17,6 +17,7 @@ import { userEnvVarsMigration } from "./0015-user-env-vars.js";
 import { bundleSourceMapsMigration } from "./0016-bundle-source-maps.js";
 import { consoleSessionsMigration } from "./0017-console-sessions.js";
 import { appsAndAccountsMigration } from "./0019-apps-and-accounts.js";
+import { catalogMigration } from "./0020-catalog.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0016-bundle-source-maps": bundleSourceMapsMigration,
   "0017-console-sessions": consoleSessionsMigration,
   "0019-apps-and-accounts": appsAndAccountsMigration,
+  "0020-catalog": catalogMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

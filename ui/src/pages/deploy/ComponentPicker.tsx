@@ -41,7 +41,8 @@ export function ComponentPicker({ initialKey, initialUrl, onLoaded }: ComponentP
   const legendId = useId();
 
   const load = useMutation({
-    mutationFn: async (how: PickMethod): Promise<ComponentView> => {
+    mutationFn: async (how: PickMethod | { picked: string }): Promise<ComponentView> => {
+      if (typeof how === "object") return componentByKey(how.picked);
       switch (how) {
         case "key":
           return componentByKey(key.trim());
@@ -102,10 +103,16 @@ export function ComponentPicker({ initialKey, initialUrl, onLoaded }: ComponentP
 
       {method === "key" ? (
         <>
-          <FormField label="Component key" description="The key a component was published under (runnel publish), like github-new-issue.">
+          <FormField label="Component key" description="A key of the registry: Runnel's catalog (search it below) or a component you published (runnel publish), like http-new-requests.">
             {(f) => <input id={f.id} aria-describedby={f.describedBy} aria-invalid={f.invalid} value={key} spellCheck={false} onChange={(event) => setKey(event.target.value)} />}
           </FormField>
-          <RegistrySearch onPick={(picked) => setKey(picked)} />
+          <RegistrySearch
+            onPick={(picked) => {
+              // Picked from the list: loaded at once (reading the registry changes nothing), the key shown above.
+              setKey(picked);
+              load.mutate({ picked });
+            }}
+          />
         </>
       ) : null}
 

@@ -4,9 +4,9 @@
  * that shared file untouched by this page.
  */
 import { api, apiData, ApiError, segment } from "../../api/client";
-import type { ComponentView, SourceView } from "../../api/types";
+import type { ComponentView, Page, SourceView } from "../../api/types";
 import type { OptionsPage, OptionsRequest } from "../../components/props-form";
-import type { PublishedComponentView, RegistryEntryView } from "../../../../src/api/schemas/registry.js";
+import type { PublishedComponentView, RegistryListingView } from "../../../../src/api/schemas/registry.js";
 
 /** How the user gave the component: what POST /v1/components takes. */
 export type ComponentInput = { component_code: string; filename?: string } | { component_url: string };
@@ -29,23 +29,39 @@ export async function componentByKey(key: string): Promise<ComponentView> {
       return await apiData<ComponentView>("GET", `/v1/components/${segment(key)}`);
     } catch (second) {
       if (second instanceof ApiError && second.status === 404) {
-        throw new ApiError(404, "NotFound", `No component has the key "${key}" in your registry. Check its spelling, or publish it first (runnel publish).`);
+        throw new ApiError(404, "NotFound", `No component has the key "${key}" in the registry (Runnel's catalog and yours). Check its spelling, search above, or publish it first (runnel publish).`);
       }
       throw second;
     }
   }
 }
 
-/** The registry's source keys that match words (GET /v1/components/search). */
-export async function searchSourceKeys(query: string, signal?: AbortSignal): Promise<string[]> {
-  const found = await api<{ sources: string[]; actions: string[] }>("GET", "/v1/components/search", { query: { query }, ...(signal ? { signal } : {}) });
-  return found.sources;
+export interface RegistryFilters {
+  /** Words that must all appear in the key, name or description. */
+  q: string;
+  /** An app slug, or "" for every app. */
+  app: string;
+  /** "" for sources and actions. */
+  type: "source" | "action" | "";
 }
 
-/** Every source key published, each once (GET /v1/components/registry lists every version). */
-export async function publishedSourceKeys(signal?: AbortSignal): Promise<string[]> {
-  const entries = await apiData<RegistryEntryView[]>("GET", "/v1/components/registry", signal ? { signal } : {});
-  return [...new Set(entries.filter((entry) => entry.kind === "source").map((entry) => entry.key))];
+/** The registry's components (Runnel's catalog and yours) that match, keys alphabetically, all pages (GET /v1/components/registry). */
+export async function searchRegistry(filters: RegistryFilters, signal?: AbortSignal): Promise<RegistryListingView[]> {
+  const listings: RegistryListingView[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const query = { limit: 100, after, q: filters.q || undefined, app: filters.app || undefined, type: filters.type || undefined };
+    const page = await api<Page<RegistryListingView>>("GET", "/v1/components/registry", { query, ...(signal ? { signal } : {}) });
+    listings.push(...page.data);
+    if (page.data.length < 100 || !page.page_info.end_cursor) return listings;
+    after = page.page_info.end_cursor;
+  }
+}
+
+/** The apps the registry has components of (the part of each key before its first "-"), for the app filter. */
+export async function registryApps(signal?: AbortSignal): Promise<string[]> {
+  const all = await searchRegistry({ q: "", app: "", type: "" }, signal);
+  return [...new Set(all.map((listing) => listing.key.slice(0, listing.key.indexOf("-"))).filter(Boolean))].sort();
 }
 
 export interface DeployInput {

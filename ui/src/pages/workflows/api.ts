@@ -2,6 +2,7 @@ import type { Static } from "@sinclair/typebox";
 import type { LogSchema } from "../../../../src/api/schemas/sources.js";
 import { api, apiData, segment } from "../../api/client";
 import type { Page, PageParams } from "../../api/types";
+import type { RegistryListingView } from "../../../../src/api/schemas/registry.js";
 import type { PublishedComponentView, RegistryEntryView, RunView, WorkflowEmitSummaryView, SourceView, ComponentView, WorkflowDetails, WorkflowListItem } from "./types";
 
 /** The workflows pages' calls to /v1, and their query keys (so a save refreshes what shows the workflow). */
@@ -69,8 +70,16 @@ export async function runWorkflow(id: string, event: unknown): Promise<{ run: Ru
   return "run_id" in answer.data ? { runId: answer.data.run_id } : { run: answer.data };
 }
 
-export function listRegistry(signal?: AbortSignal): Promise<RegistryEntryView[]> {
-  return apiData<RegistryEntryView[]>("GET", "/v1/components/registry", { signal });
+/** Every version of every key in the registry (Runnel's catalog and yours), from its per-key listing, all pages. */
+export async function listRegistry(signal?: AbortSignal): Promise<RegistryEntryView[]> {
+  const entries: RegistryEntryView[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await api<Page<RegistryListingView>>("GET", "/v1/components/registry", { query: { limit: 100, after }, signal });
+    for (const listing of page.data) for (const version of listing.versions) entries.push({ key: listing.key, version: version.version, kind: listing.type, published_at: version.published_at });
+    if (page.data.length < 100 || !page.page_info.end_cursor) return entries;
+    after = page.page_info.end_cursor;
+  }
 }
 
 export function getPublished(key: string, version: string | undefined, signal?: AbortSignal): Promise<PublishedComponentView> {
