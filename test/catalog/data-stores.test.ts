@@ -72,6 +72,10 @@ describe.concurrent("data_stores actions (each test its own store)", () => {
     expect((await record("s-get", "missing")).status).toBe(404);
     expect(await stepReturn("get-record-or-create", { dataStore: "s-get", key: "fresh", value: { count: 0 } })).toMatchObject({ value: { count: 0 }, exports: { found: false } });
     expect(await record("s-get", "fresh")).toMatchObject({ status: 200, value: { count: 0 } });
+    // The hosted registry's configurations say whether to create: "No" stores nothing even with a value.
+    expect(await stepReturn("get-record-or-create", { dataStore: "s-get", key: "kept-out", value: 1, addRecordIfNotFound: "No" })).toMatchObject({ value: null, exports: { found: false } });
+    expect((await record("s-get", "kept-out")).status).toBe(404);
+    expect(await stepReturn("get-record-or-create", { dataStore: "s-get", key: "made", value: 2, addRecordIfNotFound: "Yes" })).toMatchObject({ value: 2 });
   });
 
   it("delete: removes a record and says so; a missing one is not an error", async () => {
