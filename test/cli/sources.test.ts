@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "../helpers/child.js";
+import { runCli, runCliInProcess, type CliResult } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { ECHO_JS, FIXTURES, writeFixtures } from "./fixtures.js";
 import { freePort } from "../helpers/ports.js";
@@ -14,7 +14,8 @@ describe("runnel source commands against a real server", () => {
   let dir: string;
   let env: Record<string, string>;
   let key: string;
-  const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env, cwd: dir });
+  // In this process (what the commands do); the spawned binary is kept for `-f` below and in cli.test.ts.
+  const cli = (...args: string[]): Promise<CliResult> => runCliInProcess(args, { env, cwd: dir });
   const json = (result: CliResult) => {
     expect(result.stderr.startsWith("Error") ? result.stderr : "").toBe("");
     expect(result.code).toBe(0);
@@ -61,7 +62,7 @@ describe("runnel source commands against a real server", () => {
   });
 
   it("reads prop answers piped to stdin, and says so when the server is down", async () => {
-    const answered = await runCli(["deploy", FIXTURES.echo, "--name", "Piped", "--json"], { env, cwd: dir, input: "from a pipe\n" });
+    const answered = await runCliInProcess(["deploy", FIXTURES.echo, "--name", "Piped", "--json"], { env, cwd: dir, input: "from a pipe\n" });
     expect(answered.stderr).toContain("label (string): ");
     expect(JSON.parse(answered.stdout)).toMatchObject({ name_slug: "piped", configured_props: { label: "from a pipe" } });
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult, succeeded } from "../helpers/child.js";
+import { runCliInProcess, type CliResult, succeeded } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 
 /** `runnel stores list|get|set|delete` against a real server, as two users. */
@@ -12,7 +12,8 @@ describe("runnel stores", () => {
   let env: Record<string, string>;
   let otherEnv: Record<string, string>;
   let key: string;
-  const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env, cwd: dir });
+  // In this process: what the commands do (the binary itself is run in cli.test.ts).
+  const cli = (...args: string[]): Promise<CliResult> => runCliInProcess(args, { env, cwd: dir });
   const ok = succeeded;
 
   beforeAll(async () => {
@@ -43,10 +44,10 @@ describe("runnel stores", () => {
     expect((await call(server.url, "GET", "/v1/data_stores/cache/records/greeting", { key })).body.data.value).toBe("hello there");
 
     // Another user sees nothing of it.
-    const stranger = await runCli(["stores", "get", "cache", "config"], { env: otherEnv, cwd: dir });
+    const stranger = await runCliInProcess(["stores", "get", "cache", "config"], { env: otherEnv, cwd: dir });
     expect(stranger.code).not.toBe(0);
     expect(stranger.stderr).toMatch(/No record in data store "cache"/);
-    expect(JSON.parse((await runCli(["stores", "list", "--json"], { env: otherEnv, cwd: dir })).stdout).data).toEqual([]);
+    expect(JSON.parse((await runCliInProcess(["stores", "list", "--json"], { env: otherEnv, cwd: dir })).stdout).data).toEqual([]);
 
     expect(ok(await cli("stores", "delete", "cache", "greeting")).stdout).toBe("Deleted greeting from cache.\n");
     const missing = await cli("stores", "get", "cache", "greeting");

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, type CliResult, succeeded } from "../helpers/child.js";
+import { runCliInProcess, type CliResult, succeeded } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource } from "../helpers/sources.js";
 import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -19,7 +19,8 @@ describe("runnel webhooks against a real server", () => {
   let env: Record<string, string>;
   let otherEnv: Record<string, string>;
   let key: string;
-  const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env, cwd: dir });
+  // In this process: what the commands do (the binary itself is run in cli.test.ts).
+  const cli = (...args: string[]): Promise<CliResult> => runCliInProcess(args, { env, cwd: dir });
   const ok = succeeded;
   const json = (result: CliResult) => JSON.parse(ok(result).stdout);
 
@@ -90,7 +91,7 @@ describe("runnel webhooks against a real server", () => {
     expect(shown).toMatch(new RegExp(`${deliveries[0].event_id}\\s*│\\s*${source.id}\\s*│\\s*\\(default\\)\\s*│\\s*delivered\\s*│\\s*1\\s*│\\s*HTTP 200`));
 
     // Another user sees none of it.
-    const other = (...args: string[]) => runCli(args, { env: otherEnv, cwd: dir });
+    const other = (...args: string[]) => runCliInProcess(args, { env: otherEnv, cwd: dir });
     for (const args of [["webhooks", "deliveries", id!], ["webhooks", "delete", id!]]) {
       const refused = await other(...args);
       expect(refused.code, args.join(" ")).toBe(1);

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, runCliOnTerminal, startCli, type CliResult } from "../helpers/child.js";
+import { runCliInProcess, runCliOnTerminal, startCli, type CliResult } from "../helpers/child.js";
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
 
@@ -71,7 +71,8 @@ describe("runnel workflow commands against a real server", () => {
   let env: Record<string, string>;
   let key: string;
   let otherEnv: Record<string, string>;
-  const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env, cwd: dir });
+  // In this process (what the commands do); the binary itself is run on a terminal and with -f below.
+  const cli = (...args: string[]): Promise<CliResult> => runCliInProcess(args, { env, cwd: dir });
   const ok = (result: CliResult): CliResult => {
     expect(result.stderr.startsWith("Error") ? result.stderr : "", result.stdout).toBe("");
     expect(result.code, `exit code ${result.code}; stderr: ${result.stderr}`).toBe(0);
@@ -370,7 +371,7 @@ describe("runnel workflow commands against a real server", () => {
   });
 
   it("does not show another user's workflow, and the same file deploys as that user's own", async () => {
-    const other = (...args: string[]) => runCli(args, { env: otherEnv, cwd: dir });
+    const other = (...args: string[]) => runCliInProcess(args, { env: otherEnv, cwd: dir });
     for (const args of [["runs", greeter.id], ["runs", "greeter"], ["errors", greeter.id], ["describe", greeter.id], ["delete", greeter.id], ["errors", "replay", greeter.id, "--all"]]) {
       const result = await other(...args);
       expect(result.code, args.join(" ")).toBe(1);

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { spawn, type ChildProcess, type ChildProcessByStdio } from "node:child_process";
-import type { Readable, Writable } from "node:stream";
+import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 export const RUNNEL_BIN = fileURLToPath(new URL("../../bin/runnel.js", import.meta.url));
@@ -48,6 +48,57 @@ export function runCli(args: string[], options: { env: Record<string, string>; c
     });
     child.stdin?.end(options.input ?? "");
   });
+}
+
+/**
+ * Runs the CLI's own `main` in this process, as `bin/runnel.js` would, with
+ * the same arguments, environment (only PATH and `env`, as runCli gives the
+ * child), working folder, piped stdin and captured output. For the tests of
+ * what the commands do; a node started per call costs about half a second of
+ * CPU, and the spawn itself is covered by the tests that keep runCli (the
+ * binary, its exit codes, prompts on a terminal, Ctrl-C). Calls run one at
+ * a time, even when started together: the working folder is the process's.
+ */
+export function runCliInProcess(args: string[], options: { env: Record<string, string>; cwd?: string; input?: string; timeoutMs?: number }): Promise<CliResult> {
+  const result = inProcessQueue.then(() => runMainOnce(args, options));
+  inProcessQueue = result.catch(() => undefined);
+  return result;
+}
+
+let inProcessQueue: Promise<unknown> = Promise.resolve();
+
+async function runMainOnce(args: string[], options: { env: Record<string, string>; cwd?: string; input?: string; timeoutMs?: number }): Promise<CliResult> {
+  const { main } = await import("../../src/cli/main.js");
+  let stdout = "";
+  let stderr = "";
+  const collect = (append: (text: string) => void) =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        append(chunk.toString());
+        done();
+      },
+    });
+  const io = {
+    stdout: collect((text) => (stdout += text)),
+    stderr: collect((text) => (stderr += text)),
+    stdin: Readable.from([options.input ?? ""]),
+  };
+  const previousCwd = process.cwd();
+  if (options.cwd) process.chdir(options.cwd);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`runnel ${args.join(" ")} did not finish in time.\nstdout: ${stdout}\nstderr: ${stderr}`)),
+        options.timeoutMs ?? 20_000,
+      );
+    });
+    const code = await Promise.race([main([process.execPath, RUNNEL_BIN, ...args], { PATH: process.env.PATH ?? "", ...options.env }, io), timedOut]);
+    return { code, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+    process.chdir(previousCwd);
+  }
 }
 
 /** A long-running child (the server) whose output is collected as it comes. */

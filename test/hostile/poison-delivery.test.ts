@@ -61,7 +61,8 @@ async function killLast(): Promise<void> {
 }
 
 describe("a delivery that takes its server down every time", () => {
-  it("is run three times, then recorded once as a RepeatedCrash error, replayable; every start is clean", async () => {
+  // Four starts of the real server binary: seconds each when the machine is busy (as on CI, two files at once).
+  it("is run three times, then recorded once as a RepeatedCrash error, replayable; every start is clean", { timeout: 90_000 }, async () => {
     const port = await freePort();
     let url = await start(port);
     const adminKey = (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();

@@ -128,7 +128,8 @@ describe("a server killed with SIGKILL in the middle of runs", () => {
   });
   const start = (port: number) => servers.start(port);
 
-  it("finishes the interrupted runs after a restart, one per trigger event, none doubled", async () => {
+  // Real server processes started and SIGKILLed: seconds each when the machine is busy (as on CI, two files at once).
+  it("finishes the interrupted runs after a restart, one per trigger event, none doubled", { timeout: 90_000 }, async () => {
     const port = await freePort();
     const first = await start(port);
     const { id: userId, key } = await servers.user(first.url, "crash");
@@ -414,7 +415,8 @@ describe("a server killed with SIGKILL after its runs are recorded, before their
   });
   const start = (port: number) => servers.start(port);
 
-  it("carries out every recorded run's $.send.http after a restart, once per idempotency key: nothing lost, nothing acted on twice", async () => {
+  // Real server processes started and SIGKILLed: seconds each when the machine is busy (as on CI, two files at once).
+  it("carries out every recorded run's $.send.http after a restart, once per idempotency key: nothing lost, nothing acted on twice", { timeout: 90_000 }, async () => {
     const port = await freePort();
     const first = await start(port);
     const { id: userId, key } = await servers.user(first.url, "sends");
