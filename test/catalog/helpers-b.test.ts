@@ -198,13 +198,13 @@ describe("catalog-b's component files", () => {
     "email/sources/new-email/new-email.mjs",
   ];
 
-  it("follow the catalog's layout: key <app>-<folder slug>, the type of their folder, version 0.1.0, a description, every prop labelled and described", async () => {
+  it("follow the catalog's layout: key <app>-<folder slug>, the type of their folder, a semantic version, a description, every prop labelled and described", async () => {
     for (const file of FILES) {
       const [app, kind, slug] = file.split("/");
       const component = (await import(/* @vite-ignore */ pathToFileURL(resolve(CATALOG_ROOT, file!)).href)).default;
       expect(component.key, file).toBe(`${app}-${slug}`);
       expect(component.type, file).toBe(kind === "sources" ? "source" : "action");
-      expect(component.version, file).toBe("0.1.0");
+      expect(component.version, file).toMatch(/^\d+\.\d+\.\d+$/);
       expect(component.description, file).toMatch(/^[A-Z].{20,}\.$/s);
       for (const [name, prop] of Object.entries<any>(component.props)) {
         expect(typeof prop, `${file}: ${name}`).toBe("object");
