@@ -66,9 +66,21 @@ describe("an OAuth client from the environment", () => {
       expect(app.body.data.oauth_client).toEqual({ client_id: "gl-env-id", source: "environment" });
       expect(JSON.stringify(app.body)).not.toContain("gl-env-secret");
       const started = await call(server.url, "POST", "/v1/accounts/oauth/start", { key: user.key, json: { app: "gitlab", name: "work" } });
-      const url = new URL(started.body.data.authorization_url);
+      // Runnel's own confirm page first (at its public address), which then sends the browser on to GitLab.
+      const confirm = new URL(started.body.data.authorization_url);
+      expect(`${confirm.origin}${confirm.pathname}`).toBe("https://runnel.example.com/oauth/authorize");
+      const confirmed = await fetch(`${server.url}/oauth/authorize`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { origin: "https://runnel.example.com", "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ state: confirm.searchParams.get("state")! }).toString(),
+      });
+      expect(confirmed.status).toBe(303);
+      const url = new URL(confirmed.headers.get("location")!);
       expect(`${url.origin}${url.pathname}`).toBe("https://gitlab.com/oauth/authorize");
       expect(Object.fromEntries(url.searchParams)).toMatchObject({ response_type: "code", client_id: "gl-env-id", redirect_uri: "https://runnel.example.com/oauth/callback", scope: "read_user api", code_challenge_method: "S256" });
+      // The public address is https: the binding cookie is Secure.
+      expect(confirmed.headers.getSetCookie().join("\n")).toContain("; Secure");
       expect(JSON.stringify(started.body)).not.toContain("gl-env-secret");
 
       await call(server.url, "PUT", "/v1/apps/gitlab/oauth_client", { key: server.adminKey, json: { client_id: "gl-api-id", client_secret: "gl-api-secret" } });
