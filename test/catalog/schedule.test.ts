@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { SqliteDatabaseClass as Database } from "../../src/store/sqlite/sqlite-binding.js";
 import { Cron } from "croner";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CATALOG_ROOT } from "../../src/catalog/bundle-catalog.js";

@@ -1,6 +1,6 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { SqliteDatabaseClass as Database } from "../../src/store/sqlite/sqlite-binding.js";
 import { Cron } from "croner";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer, type TestServer } from "../helpers/server.js";

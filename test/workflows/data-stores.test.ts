@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import { SqliteDatabaseClass as Database } from "../../src/store/sqlite/sqlite-binding.js";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deploySource } from "../helpers/sources.js";

@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import { SqliteDatabaseClass as Database } from "../../src/store/sqlite/sqlite-binding.js";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,7 +46,7 @@ class Gates {
  */
 describe("answers of runs that respond at their end", () => {
   let server: TestServer;
-  let database: Database.Database;
+  let database: InstanceType<typeof Database>;
   const gates = new Gates();
 
   beforeAll(async () => {
