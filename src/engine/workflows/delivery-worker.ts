@@ -170,7 +170,7 @@ export class DeliveryWorker implements DeliveryHandOff {
       this.drained = claimed.length < (this.options.batchSize ?? 64);
       for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) {
         // An owner with all its slots taken: its group waits with the handed-off ones (its lease holds meanwhile).
-        if (group[0]!.listenerId.startsWith("wh_") || this.hasRoom(group[0]!.ownerId)) this.startGroup(group);
+        if (isWebhookGroup(group) || this.hasRoom(group[0]!.ownerId)) this.startGroup(group);
         else this.handedOff.push(group);
       }
     }
@@ -211,7 +211,7 @@ export class DeliveryWorker implements DeliveryHandOff {
    * holds up anyone's runs.
    */
   private startGroup(group: ClaimedDelivery[]): void {
-    if (!group[0]!.listenerId.startsWith("wh_")) return this.track(group[0]!.ownerId, this.runGroup(group));
+    if (!isWebhookGroup(group)) return this.track(group[0]!.ownerId, this.runGroup(group));
     if (this.sending.size >= WEBHOOK_SLOTS) {
       this.waitingToSend.push(group);
       return;
@@ -335,6 +335,11 @@ export class DeliveryWorker implements DeliveryHandOff {
 }
 
 type TriggerKind = "http" | "timer" | "other";
+
+/** A webhook's group: sent in slots of its own, not the runs' (see startGroup). */
+function isWebhookGroup(group: ClaimedDelivery[]): boolean {
+  return group[0]!.listenerId.startsWith("wh_");
+}
 
 function groupBy<T, K>(items: T[], keyOf: (item: T) => K): Map<K, T[]> {
   const groups = new Map<K, T[]>();
