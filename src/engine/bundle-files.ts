@@ -20,8 +20,12 @@ export class BundleFiles {
       await stat(file);
     } catch {
       await mkdir(folder, { recursive: true, mode: 0o755 });
-      // Unique per write: two saves of the same code at once must not share (and steal) one temporary file.
-      const pending = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+      // Written beside the bundle folders, not in one: a runner being given this folder while another save of the
+      // same code is under way must not see (and try to link) a file that is renamed away under it. Unique per
+      // write: two saves at once must not share (and steal) one temporary file.
+      const pendingFolder = join(this.root, ".pending");
+      await mkdir(pendingFolder, { recursive: true, mode: 0o700 });
+      const pending = join(pendingFolder, `${hash}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
       await writeFile(pending, await code(), { mode: 0o644 });
       await rename(pending, file);
     }

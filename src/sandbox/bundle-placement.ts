@@ -35,8 +35,13 @@ function linkOrCopy(source: string, target: string): void {
   try {
     linkSync(source, target);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return;
-    copyFileSync(source, target);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST" || code === "ENOENT") return; // already placed, or gone since the folder was listed
+    try {
+      copyFileSync(source, target);
+    } catch (copyError) {
+      if ((copyError as NodeJS.ErrnoException).code !== "ENOENT") throw copyError;
+    }
   }
 }
 

@@ -1,0 +1,47 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { placeBundle } from "../sandbox/bundle-placement.js";
+import { BundleFiles } from "./bundle-files.js";
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+function tempRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), "runnel-bundles-"));
+  roots.push(root);
+  return root;
+}
+
+describe("BundleFiles", () => {
+  it("never leaves a half-written file in a bundle's folder, so a runner given the folder meanwhile gets whole files", async () => {
+    const root = tempRoot();
+    const runnerDir = join(root, "runners", "r-1");
+    const code = "module.exports = { run() { return 1 } };\n".repeat(2_000);
+    const hash = "a".repeat(64);
+    // Writers of the same code at once (several saves, several processes), placed into a runner while they write:
+    // the failure this guards against was a pending file listed, then renamed away before it was linked.
+    const writers = Array.from({ length: 24 }, () => new BundleFiles(root).fileFor(hash, async () => code));
+    const first = await writers[0]!;
+    const placements: string[] = [];
+    for (let i = 0; i < 50; i++) placements.push(placeBundle(runnerDir, first));
+    await Promise.all(writers);
+    for (const placed of placements) expect(readFileSync(placed, "utf8")).toBe(code);
+    expect(readdirSync(dirname(first))).toEqual(["component.cjs"]);
+    expect(readdirSync(join(root, ".pending"))).toEqual([]);
+  });
+
+  it("writes a bundle once per process, then answers from memory", async () => {
+    const root = tempRoot();
+    const files = new BundleFiles(root);
+    let built = 0;
+    const hash = "b".repeat(64);
+    const file = await files.fileFor(hash, () => (built++, "x"));
+    expect(await files.fileFor(hash, () => (built++, "y"))).toBe(file);
+    expect(built).toBe(1);
+    expect(readFileSync(file, "utf8")).toBe("x");
+  });
+});
