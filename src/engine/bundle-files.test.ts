@@ -22,16 +22,18 @@ describe("BundleFiles", () => {
     const runnerDir = join(root, "runners", "r-1");
     const code = "module.exports = { run() { return 1 } };\n".repeat(2_000);
     const hash = "a".repeat(64);
+    const bundlesRoot = join(root, "bundles");
     // Writers of the same code at once (several saves, several processes), placed into a runner while they write:
     // the failure this guards against was a pending file listed, then renamed away before it was linked.
-    const writers = Array.from({ length: 24 }, () => new BundleFiles(root).fileFor(hash, async () => code));
+    const writers = Array.from({ length: 24 }, () => new BundleFiles(bundlesRoot).fileFor(hash, async () => code));
     const first = await writers[0]!;
     const placements: string[] = [];
     for (let i = 0; i < 50; i++) placements.push(placeBundle(runnerDir, first));
     await Promise.all(writers);
     for (const placed of placements) expect(readFileSync(placed, "utf8")).toBe(code);
     expect(readdirSync(dirname(first))).toEqual(["component.cjs"]);
-    expect(readdirSync(join(root, ".pending"))).toEqual([]);
+    expect(readdirSync(bundlesRoot)).toEqual([hash]);
+    expect(readdirSync(`${bundlesRoot}.pending`)).toEqual([]);
   });
 
   it("writes a bundle once per process, then answers from memory", async () => {

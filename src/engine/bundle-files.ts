@@ -23,7 +23,8 @@ export class BundleFiles {
       // Written beside the bundle folders, not in one: a runner being given this folder while another save of the
       // same code is under way must not see (and try to link) a file that is renamed away under it. Unique per
       // write: two saves at once must not share (and steal) one temporary file.
-      const pendingFolder = join(this.root, ".pending");
+      // A sibling of the root (same file system, so the rename stays atomic): the root holds bundle folders only.
+      const pendingFolder = `${this.root}.pending`;
       await mkdir(pendingFolder, { recursive: true, mode: 0o700 });
       const pending = join(pendingFolder, `${hash}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
       await writeFile(pending, await code(), { mode: 0o644 });

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core";
@@ -110,9 +111,13 @@ export async function signIn(page: Page, key: string): Promise<void> {
   await page.getByRole("button", { name: "Sign out" }).waitFor();
 }
 
-/** A picture of the page for the README: docs/screenshots/<name>.png (full page). */
+/**
+ * A picture of the page (full page): into docs/screenshots/<name>.png, for the README, when RUNNEL_SCREENSHOTS=1
+ * (`RUNNEL_SCREENSHOTS=1 npx vitest run test/ui`); otherwise into a temporary folder, so that a test run leaves the
+ * working tree as it found it while the page is still rendered whole.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  const folder = join(root, "docs", "screenshots");
+  const folder = process.env.RUNNEL_SCREENSHOTS === "1" ? join(root, "docs", "screenshots") : join(tmpdir(), "runnel-screenshots");
   await mkdir(folder, { recursive: true });
   await page.screenshot({ path: join(folder, `${name}.png`), fullPage: true });
 }

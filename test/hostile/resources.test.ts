@@ -17,7 +17,11 @@ afterAll(() => h?.close());
 
 describe("resource exhaustion", () => {
   it("Buffers far past the heap limit: OutOfMemory naming the whole runner's limit, the bystander served", async () => {
-    const source = await h.deploySource(hog(`const held = []; for (let i = 0; i < 256; i++) held.push(Buffer.alloc(16 * 1024 * 1024, 1));`), { memory_mb: 128 });
+    const source = await h.deploySource(hog(`const held = []; for (let i = 0; i < 256; i++) held.push(Buffer.alloc(16 * 1024 * 1024, 1));`), {
+      memory_mb: 128,
+      // Long enough that the memory limit, not the clock, stops it on a loaded machine (a run of CI once hit the time limit first).
+      timeout_seconds: 30,
+    });
     const { outcome, bystander } = await h.whileAttacking(() => h.fire(source));
     expect(outcome.status).toBe(502);
     expect(JSON.stringify(outcome.body)).toContain("more than its memory limit of 256 MB (heap, Buffers and native memory together");
