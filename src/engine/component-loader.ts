@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ComponentBundler } from "../components/component-bundler.js";
+import { isAppFileManifest } from "../domain/app-files.js";
+import type { ComponentManifest } from "../domain/component-manifest.js";
 import { validateComponent, type ValidatedComponent } from "../domain/component-rules.js";
 import { ValidationError } from "../domain/errors.js";
 import { newId } from "../domain/ids.js";
@@ -30,6 +32,16 @@ export interface ComponentLoaderOptions {
   /** Bundles code with its packages, resolved through the registry and the package cache. */
   bundler: ComponentBundler;
   now?: () => number;
+}
+
+/** App code (`type: "app"`) as bundled and described by a runner: published on its own, never saved as a component. */
+export interface LoadedAppCode {
+  code: string;
+  codeHash: string;
+  bundle: string;
+  bundleHash: string;
+  bundleMap: string | null;
+  manifest: ComponentManifest;
 }
 
 export interface SaveOptions {
@@ -64,6 +76,23 @@ export class ComponentLoader {
    * anything is stored, so a failed update leaves the source as it was.
    */
   async save(ownerId: string, input: ComponentInput, options: SaveOptions = {}): Promise<LoadedComponent> {
+    const loaded = await this.load(ownerId, input, options);
+    if ("app" in loaded) {
+      const field = options.field ?? (input.component_code !== undefined ? "component_code" : "component_url");
+      throw new ValidationError(
+        field,
+        'This is an app file (type: "app"), not a component: an app is not deployed or run on its own. Publish it with `runnel publish <file>` (POST /v1/components/registry), and use it from a component through an app prop.',
+      );
+    }
+    return loaded;
+  }
+
+  /**
+   * As `save`, except that app code (`type: "app"`) is answered as
+   * `{ app }`, bundled and described but not saved: the registry publishes it
+   * on its own.
+   */
+  async load(ownerId: string, input: ComponentInput, options: SaveOptions = {}): Promise<LoadedComponent | { app: LoadedAppCode }> {
     const field = options.field ?? (input.component_code !== undefined ? "component_code" : "component_url");
     const code = input.component_code ?? (input.component_url !== undefined ? await fetchComponentCode(input.component_url) : undefined);
     if (code === undefined || code.trim() === "") {
@@ -90,6 +119,9 @@ export class ComponentLoader {
     const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file, sourceMaps: singleBundleMaps(bundle.map) });
     if (!inspected.ok) {
       throw new ValidationError(field, `The component could not be loaded: ${inspected.error.message}`, { cause: inspected.error.code });
+    }
+    if (isAppFileManifest(inspected.manifest) && !options.asStep) {
+      return { app: { code, codeHash, bundle: bundle.code, bundleHash: bundle.hash, bundleMap: bundle.map, manifest: inspected.manifest } };
     }
     const validated = validateComponent(inspected.manifest, { asStep: Boolean(options.asStep) });
     const at = this.now();
