@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCliInProcess } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { createWorkflow } from "../workflows/helpers.js";
 
 /** An app file as existing components' apps are written (ESM), with a version so that it can be published. */
 const esmApp = (over: { slug?: string | null; version?: string; greeting?: string; extra?: string } = {}) => `export default {
@@ -160,6 +161,49 @@ describe("app files published to the registry on their own (issue 17)", () => {
     const clash = await publish(ada.key, component, "clash.mjs");
     expect(clash.status).toBe(409);
     expect(clash.body.error.message).toContain("acme_crm is the key of an app you published");
+  });
+
+  it("gives a component whose inline app prop has no methods the published app's methods and propDefinitions (its newest release)", async () => {
+    const user = await createUser(server, "cleo");
+    expect((await publish(user.key, esmApp({ greeting: "hello", version: "1.0.0" }))).status).toBe(201);
+    const step = `export default defineComponent({
+  props: { crm: { type: "app", app: "acme_crm", label: "Work CRM" } },
+  async run() { return { greeting: this.crm.greet("ada"), auth: this.crm.$auth }; },
+});`;
+    const workflow = await createWorkflow(server, user.key, { name: "Uses the CRM", trigger: { type: "manual" }, steps: [{ name: "greet", code: step }] });
+    const ran = await call(server.url, "POST", `/v1/workflows/${workflow.id}/runs?wait=true`, { key: user.key, json: { event: {} } });
+    expect(ran.body.data).toMatchObject({ status: "success", steps: [{ name: "greet", status: "success", $return_value: { greeting: "hello ada", auth: {} } }] });
+
+    // The saved component describes the app prop with the app's definitions and methods, and keeps its own label.
+    const saved = await call(server.url, "POST", "/v1/components", {
+      key: user.key,
+      json: { component_code: step.replace("defineComponent({", 'defineComponent({ name: "CRM user", version: "0.0.1", type: "action",'), filename: "crm-user.mjs" },
+    });
+    expect(saved.status).toBe(200);
+    expect(saved.body.data.configurable_props).toEqual([{ name: "crm", type: "app", app: "acme_crm", label: "Work CRM" }]);
+
+    // A new release is what the next save links; the component saved before keeps the version it was linked to.
+    expect((await publish(user.key, esmApp({ greeting: "howdy", version: "1.1.0" }))).status).toBe(201);
+    const again = await createWorkflow(server, user.key, { name: "Uses the new CRM", trigger: { type: "manual" }, steps: [{ name: "greet", code: step }] });
+    const second = await call(server.url, "POST", `/v1/workflows/${again.id}/runs?wait=true`, { key: user.key, json: { event: {} } });
+    expect(second.body.data.steps[0].$return_value.greeting).toBe("howdy ada");
+
+    // A user without that app: the prop stays as written, and calling a method fails saying it is not a function.
+    const other = await createUser(server, "dora");
+    const lonely = await createWorkflow(server, other.key, { name: "No CRM", trigger: { type: "manual" }, steps: [{ name: "greet", code: step }] });
+    const failed = await call(server.url, "POST", `/v1/workflows/${lonely.id}/runs?wait=true`, { key: other.key, json: { event: {} } });
+    expect(failed.body.data.status).not.toBe("success");
+    expect(failed.body.data.steps[0].status).toBe("error");
+
+    // An error thrown in the app's method names the app's own file and line, through the linked bundle's map.
+    const throwing = esmApp({ version: "1.2.0" }).replace("methods: {", 'methods: {\n    fail() { throw new Error("the CRM said no"); },');
+    expect((await publish(user.key, throwing, "acme_crm.app.mjs")).status).toBe(201);
+    const failing = step.replace('this.crm.greet("ada")', "this.crm.fail()");
+    const third = await createWorkflow(server, user.key, { name: "CRM fails", trigger: { type: "manual" }, steps: [{ name: "greet", code: failing }] });
+    const crashed = await call(server.url, "POST", `/v1/workflows/${third.id}/runs?wait=true`, { key: user.key, json: { event: {} } });
+    expect(crashed.body.data.error.msg).toBe("the CRM said no");
+    expect(crashed.body.data.error.stack).toContain("at Object.fail (acme_crm.app.mjs:11:20)");
+    expect(crashed.body.data.error.stack).toMatch(/at Object\.run \(component\.ts:3:\d+\)/);
   });
 
   it("`runnel list registry --type app` shows the app row", async () => {
