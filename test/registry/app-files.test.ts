@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCliInProcess } from "../helpers/child.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { createTestSchema } from "../helpers/postgres.js";
 import { createWorkflow } from "../workflows/helpers.js";
 
 /** An app file as existing components' apps are written (ESM), with a version so that it can be published. */
@@ -229,4 +230,31 @@ describe("app files published to the registry on their own (issue 17)", () => {
       await rm(home, { recursive: true, force: true });
     }
   });
+});
+
+describe("app files in the registry, on PostgreSQL", () => {
+  it("publishes a version once under concurrent publishes, orders versions by semver, and links the newest release into a step", async () => {
+    const schema = await createTestSchema("runnel_apps");
+    const server = await startTestServer({ DATABASE_URL: schema.databaseUrl });
+    try {
+      const { key } = await createUser(server, "pia");
+      const publish = (code: string) => call(server.url, "POST", "/v1/components/registry", { key, json: { component_code: code, filename: "acme_crm.app.mjs" } });
+      const racing = await Promise.all([1, 2, 3].map(() => publish(esmApp({ version: "1.9.0", greeting: "nine" }))));
+      expect(racing.map((answer) => answer.status).sort()).toEqual([200, 200, 201]);
+      expect((await publish(esmApp({ version: "1.10.0", greeting: "ten" }))).status).toBe(201);
+      expect((await publish(esmApp({ version: "2.0.0-beta.1", greeting: "beta" }))).status).toBe(201);
+      const rows = await schema.admin.query(`SELECT version FROM ${schema.schema}.registry_apps WHERE slug = 'acme_crm'`);
+      expect(rows.rows.map((row) => row.version).sort()).toEqual(["1.10.0", "1.9.0", "2.0.0-beta.1"]);
+      const listed = await call(server.url, "GET", "/v1/components/registry?type=app", { key });
+      expect(listed.body.data).toMatchObject([{ key: "acme_crm", version: "1.10.0", versions: [{ version: "2.0.0-beta.1" }, { version: "1.10.0" }, { version: "1.9.0" }] }]);
+
+      const step = `export default defineComponent({ props: { crm: { type: "app", app: "acme_crm" } }, async run() { return this.crm.greet("pia"); } });`;
+      const workflow = await createWorkflow(server, key, { name: "CRM on PostgreSQL", trigger: { type: "manual" }, steps: [{ name: "greet", code: step }] });
+      const ran = await call(server.url, "POST", `/v1/workflows/${workflow.id}/runs?wait=true`, { key, json: { event: {} } });
+      expect(ran.body.data.steps[0].$return_value).toBe("ten pia");
+    } finally {
+      await server.close();
+      await schema.drop();
+    }
+  }, 60_000);
 });
