@@ -162,6 +162,7 @@ export class RegistryService {
 
   /** The published component of `key` at `version`, or the newest version; NotFoundError when there is none. */
   async resolve(ownerId: string, key: string, version?: string): Promise<LoadedComponent> {
+    await this.refuseApp(ownerId, key, version);
     return (await this.find(ownerId, key, version)).component;
   }
 
@@ -190,17 +191,22 @@ export class RegistryService {
 
   /** As `resolve`, for deploys: the saved component, or null when the registry has no such key (or version). */
   async findSaved(ownerId: string, key: string, version?: string): Promise<SavedComponent | null> {
-    if (await this.options.store.findPublishedApp(ownerId, key, version)) {
-      throw new ValidationError(
-        "key",
-        `${key} is an app, not a component: an app is not deployed. Components use it through an app prop (props: { ${propName(key)}: { type: "app", app: "${key}" } }); deploy such a component instead.`,
-      );
-    }
+    await this.refuseApp(ownerId, key, version);
     try {
       return (await this.find(ownerId, key, version)).component.component;
     } catch (error) {
       if (error instanceof NotFoundError) return null;
       throw error;
+    }
+  }
+
+  /** A ValidationError naming `key` when the key is one of the owner's apps: an app is used through an app prop, never deployed or run. */
+  private async refuseApp(ownerId: string, key: string, version?: string): Promise<void> {
+    if (await this.options.store.findPublishedApp(ownerId, key, version)) {
+      throw new ValidationError(
+        "key",
+        `${key} is an app, not a component: an app is not deployed, nor run as a workflow step. Components use it through an app prop (props: { ${propName(key)}: { type: "app", app: "${key}" } }); use such a component instead.`,
+      );
     }
   }
 

@@ -152,6 +152,11 @@ describe("app files published to the registry on their own (issue 17)", () => {
     expect(deployed.body.error.message).toContain("acme_crm is an app, not a component: an app is not deployed");
     expect(deployed.body.error.message).toContain('{ type: "app", app: "acme_crm" }');
 
+    const asStep = await call(server.url, "POST", "/v1/workflows", { key: ada.key, json: { name: "Step by app key", trigger: { type: "manual" }, steps: [{ name: "crm", key: "acme_crm" }] } });
+    expect(asStep.status).toBe(400);
+    expect(asStep.body.error.details.field).toBe("steps[0].key");
+    expect(asStep.body.error.message).toContain("acme_crm is an app, not a component");
+
     const asCode = await call(server.url, "POST", "/v1/sources", { key: ada.key, json: { component_code: esmApp(), filename: "acme.app.mjs" } });
     expect(asCode.status).toBe(400);
     expect(asCode.body.error.message).toContain('This is an app file (type: "app"), not a component');
