@@ -43,7 +43,9 @@ export async function saveTarget(client: ApiClient, target: ComponentTarget): Pr
     case "key":
       // The newest published version first (the registry), as POST /v1/sources does with a key.
       try {
-        return (await client.getPublished(target.key)).component;
+        const published = await client.getPublished(target.key);
+        if (published.component) return published.component;
+        throw new Error(`"${target.key}" is an app, not a component: an app is not deployed. Components use it through an app prop ({ type: "app", app: "${target.key}" }); deploy such a component instead.`);
       } catch (error) {
         if (!(error instanceof ApiError && error.status === 404)) throw error;
       }

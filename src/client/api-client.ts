@@ -29,7 +29,7 @@ export type { PublishedComponentView, RegistryEntryView, RegistryListingView } f
 export interface RegistryQuery {
   q?: string | undefined;
   app?: string | undefined;
-  type?: "source" | "action" | undefined;
+  type?: "source" | "action" | "app" | undefined;
   namespace?: "catalog" | "user" | undefined;
 }
 export type { SseMessage } from "./sse-parser.js";

@@ -51,6 +51,12 @@ export interface ComponentManifest {
   type?: unknown;
   description?: unknown;
   dedupe?: unknown;
+  /** An app file's (`type: "app"`) name slug. */
+  app?: unknown;
+  /** An app file's prop definitions, as written (functions as FunctionMarker). */
+  propDefinitions?: unknown;
+  /** An app file's `methods` as written (functions as FunctionMarker), so that a non-function is named, not dropped. */
+  appMethods?: unknown;
   /** In declaration order (object key order of `props`). */
   props: Record<string, PropManifest>;
   methods: string[];

@@ -141,7 +141,7 @@ export interface ConfigurableProp {
 }
 
 /** The `configurable_props` of a component; flags show only when true. */
-export function toConfigurableProps(component: ValidatedComponent): ConfigurableProp[] {
+export function toConfigurableProps(component: Pick<ValidatedComponent, "props">): ConfigurableProp[] {
   return component.props.map((prop) => {
     const out: ConfigurableProp = { name: prop.name, type: prop.type };
     const copy = <K extends keyof ConfigurableProp & keyof ValidatedProp>(field: K) => {

@@ -144,6 +144,9 @@ export interface CatalogComponent extends CatalogEntry {
   bundleMap: string | null;
 }
 
+/** What a registry key is: a component (deployed by key), or an app file (used by components through an app prop). */
+export type RegistryKind = "source" | "action" | "app";
+
 /** Whose a registry entry is: Runnel's catalog (every user's), or the caller's own. */
 export type RegistryNamespace = "catalog" | "user";
 
@@ -152,7 +155,7 @@ export interface RegistryFilter {
   q?: string | undefined;
   /** Only this app's components: keys that start with `<app>-`. */
   app?: string | undefined;
-  type?: "source" | "action" | undefined;
+  type?: RegistryKind | undefined;
   namespace?: RegistryNamespace | undefined;
 }
 
@@ -161,14 +164,15 @@ export interface RegistryListingFields {
   key: string;
   name: string;
   description: string | null;
-  kind: "source" | "action";
+  kind: RegistryKind;
   namespace: RegistryNamespace;
 }
 
 export function matchesRegistryFilter(item: RegistryListingFields, filter: RegistryFilter): boolean {
   if (filter.type && item.kind !== filter.type) return false;
   if (filter.namespace && item.namespace !== filter.namespace) return false;
-  if (filter.app && !item.key.startsWith(`${filter.app.toLowerCase()}-`)) return false;
+  // An app's key is its slug: `app=github` lists the app itself beside its components.
+  if (filter.app && !(item.kind === "app" ? item.key === filter.app.toLowerCase() : item.key.startsWith(`${filter.app.toLowerCase()}-`))) return false;
   const haystack = `${item.key} ${item.name} ${item.description ?? ""}`.toLowerCase();
   return words(filter.q ?? "").every((word) => haystack.includes(word));
 }

@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
 import type { ComponentBundler } from "../components/component-bundler.js";
+import { isAppFileManifest } from "../domain/app-files.js";
+import { isLinkedBundle, linkAppBundles, unboundAppProps, type BundlePart, type LinkedBundle } from "./app-linking.js";
+import type { ComponentManifest } from "../domain/component-manifest.js";
 import { validateComponent, type ValidatedComponent } from "../domain/component-rules.js";
 import { ValidationError } from "../domain/errors.js";
 import { newId } from "../domain/ids.js";
@@ -30,6 +33,16 @@ export interface ComponentLoaderOptions {
   /** Bundles code with its packages, resolved through the registry and the package cache. */
   bundler: ComponentBundler;
   now?: () => number;
+}
+
+/** App code (`type: "app"`) as bundled and described by a runner: published on its own, never saved as a component. */
+export interface LoadedAppCode {
+  code: string;
+  codeHash: string;
+  bundle: string;
+  bundleHash: string;
+  bundleMap: string | null;
+  manifest: ComponentManifest;
 }
 
 export interface SaveOptions {
@@ -64,6 +77,23 @@ export class ComponentLoader {
    * anything is stored, so a failed update leaves the source as it was.
    */
   async save(ownerId: string, input: ComponentInput, options: SaveOptions = {}): Promise<LoadedComponent> {
+    const loaded = await this.load(ownerId, input, options);
+    if ("app" in loaded) {
+      const field = options.field ?? (input.component_code !== undefined ? "component_code" : "component_url");
+      throw new ValidationError(
+        field,
+        'This is an app file (type: "app"), not a component: an app is not deployed or run on its own. Publish it with `runnel publish <file>` (POST /v1/components/registry), and use it from a component through an app prop.',
+      );
+    }
+    return loaded;
+  }
+
+  /**
+   * As `save`, except that app code (`type: "app"`) is answered as
+   * `{ app }`, bundled and described but not saved: the registry publishes it
+   * on its own.
+   */
+  async load(ownerId: string, input: ComponentInput, options: SaveOptions = {}): Promise<LoadedComponent | { app: LoadedAppCode }> {
     const field = options.field ?? (input.component_code !== undefined ? "component_code" : "component_url");
     const code = input.component_code ?? (input.component_url !== undefined ? await fetchComponentCode(input.component_url) : undefined);
     if (code === undefined || code.trim() === "") {
@@ -75,10 +105,14 @@ export class ComponentLoader {
     const same = await this.options.store.findComponentByCode(ownerId, codeHash);
     // The same code under the same name bundles, with the lock it saved, to the
     // same bytes: a redeploy this process has bundled before skips bundling.
-    const reusable = same && (same.kind === "action") === Boolean(options.asStep) ? same : null;
+    const candidate = same && (same.kind === "action") === Boolean(options.asStep) ? same : null;
+    // A saved component linked to (or waiting for) a published app is not reused as it is: the app may have a new version.
+    const reusable = candidate && !(await this.hasRegistryApps(ownerId, candidate)) ? candidate : null;
     if (reusable && this.bundledCache.get(recipe) === reusable.bundleHash) return { component: reusable, validated: this.validatedOf(reusable) };
     const hints = [same?.lock, options.previous?.lock].filter((lock) => lock != null);
-    const { bundle, lock } = await this.options.bundler.bundle({ source: { kind: "code", code, filename }, field, hints });
+    const bundled = await this.options.bundler.bundle({ source: { kind: "code", code, filename }, field, hints });
+    const lock = bundled.lock;
+    let bundle: { code: string; hash: string; map: string | null } = bundled.bundle;
     if (this.bundledCache.size >= 10_000) this.bundledCache.clear();
     this.bundledCache.set(recipe, bundle.hash);
     // A component saved before maps were kept goes on to be saved again: the store gives the saved one its map.
@@ -86,10 +120,14 @@ export class ComponentLoader {
       // Saved before, byte for byte: the store would return that one anyway, so skip loading it in a runner again.
       return { component: reusable, validated: this.validatedOf(reusable) };
     }
-    const file = await this.options.bundleFiles.fileFor(bundle.hash, () => bundle.code);
-    const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file, sourceMaps: singleBundleMaps(bundle.map) });
-    if (!inspected.ok) {
-      throw new ValidationError(field, `The component could not be loaded: ${inspected.error.message}`, { cause: inspected.error.code });
+    let inspected = await this.inspectBundle(ownerId, bundle, field);
+    if (isAppFileManifest(inspected.manifest) && !options.asStep) {
+      return { app: { code, codeHash, bundle: bundle.code, bundleHash: bundle.hash, bundleMap: bundle.map, manifest: inspected.manifest } };
+    }
+    const linked = await this.linkRegistryApps(ownerId, bundle, inspected.manifest);
+    if (linked) {
+      bundle = linked;
+      inspected = await this.inspectBundle(ownerId, bundle, field);
     }
     const validated = validateComponent(inspected.manifest, { asStep: Boolean(options.asStep) });
     const at = this.now();
@@ -112,6 +150,38 @@ export class ComponentLoader {
     });
     this.validatedCache.set(component.id, validated);
     return { component, validated };
+  }
+
+  /** Loads a bundle in a sandbox runner and describes it; a failure is a 400 naming the code's field. */
+  private async inspectBundle(ownerId: string, bundle: { code: string; hash: string; map: string | null }, field: string): Promise<{ manifest: ComponentManifest }> {
+    const file = await this.options.bundleFiles.fileFor(bundle.hash, () => bundle.code);
+    const inspected = await this.options.sandbox.inspect({ id: bundle.hash, ownerId, file, sourceMaps: singleBundleMaps(bundle.map) });
+    if (!inspected.ok) {
+      throw new ValidationError(field, `The component could not be loaded: ${inspected.error.message}`, { cause: inspected.error.code });
+    }
+    return inspected;
+  }
+
+  /** Whether the saved component was linked to published apps, or names one it could be linked to now (app-linking.ts). */
+  private async hasRegistryApps(ownerId: string, saved: SavedComponent): Promise<boolean> {
+    // Once linked, its props carry the app's methods: only its bundle tells.
+    if (isLinkedBundle(saved.bundle)) return true;
+    for (const { slug } of unboundAppProps(saved.manifest)) if (await this.options.store.findPublishedApp(ownerId, slug)) return true;
+    return false;
+  }
+
+  /**
+   * The component's bundle with the owner's published apps linked in, for
+   * each inline app prop that carries no methods or propDefinitions and
+   * names a published app (its newest release); null when there is none.
+   */
+  private async linkRegistryApps(ownerId: string, bundle: BundlePart, manifest: ComponentManifest): Promise<LinkedBundle | null> {
+    const apps: Array<{ prop: string; bundle: BundlePart }> = [];
+    for (const { prop, slug } of unboundAppProps(manifest)) {
+      const published = await this.options.store.findPublishedApp(ownerId, slug);
+      if (published) apps.push({ prop, bundle: { code: published.bundle, map: published.bundleMap } });
+    }
+    return apps.length > 0 ? linkAppBundles(bundle, apps) : null;
   }
 
   /** The validated form of a saved component (validation is pure, so it is cached by id). */

@@ -2,7 +2,10 @@ import type { Logger } from "pino";
 import semver from "semver";
 import type { BuiltCatalog } from "../catalog/build-catalog.js";
 import { validateComponent, type ValidatedComponent } from "../domain/component-rules.js";
-import { ConflictError, NotFoundError } from "../domain/errors.js";
+import { validateAppFile, type ValidatedAppFile } from "../domain/app-files.js";
+import { ConflictError, NotFoundError, ValidationError } from "../domain/errors.js";
+import type { PublishedAppEntry } from "../domain/published-apps.js";
+import { slugify } from "../domain/slug.js";
 import { newId } from "../domain/ids.js";
 import {
   checkRegistryKey,
@@ -17,7 +20,7 @@ import {
 } from "../domain/registry.js";
 import type { SavedComponent } from "../domain/sources.js";
 import type { Store } from "../store/store.js";
-import type { ComponentInput, ComponentLoader, LoadedComponent } from "./component-loader.js";
+import type { ComponentInput, ComponentLoader, LoadedAppCode, LoadedComponent } from "./component-loader.js";
 
 export interface RegistryServiceOptions {
   store: Store;
@@ -33,13 +36,22 @@ export interface PublishedComponent {
   component: LoadedComponent;
 }
 
-/** One key as a listing shows it: its newest version, described. */
+/** A published version of an app file (kind "app"): its key is its slug. */
+export interface PublishedAppVersion {
+  entry: PublishedAppEntry;
+  namespace: "user";
+  app: ValidatedAppFile;
+}
+
+/** One key as a listing shows it: its newest version, described (a component, or an app file). */
 export interface RegistryListing extends RegistryListingFields {
   version: string;
   publishedAt: number;
   /** Every version, newest first. */
   versions: Array<{ version: string; publishedAt: number }>;
-  validated: ValidatedComponent;
+  validated: ValidatedComponent | null;
+  /** For kind "app". */
+  app?: ValidatedAppFile;
 }
 
 /** The owner id of catalog entries as RegistryEntry shows them: no user has it. */
@@ -56,6 +68,7 @@ export class RegistryService {
   private readonly now: () => number;
   /** Catalog versions never change: each is validated once. */
   private readonly catalogValidated = new Map<string, ValidatedComponent>();
+  private readonly appsValidated = new Map<string, ValidatedAppFile>();
 
   constructor(private readonly options: RegistryServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -69,10 +82,14 @@ export class RegistryService {
    * same code returns the existing entry (`created: false`); with other
    * code it is a ConflictError: versions are immutable, bump it.
    */
-  async publish(ownerId: string, input: ComponentInput): Promise<PublishedComponent & { created: boolean }> {
-    const loaded = await this.options.loader.save(ownerId, input);
+  async publish(ownerId: string, input: ComponentInput): Promise<(PublishedComponent | PublishedAppVersion) & { created: boolean }> {
+    const loaded = await this.options.loader.load(ownerId, input);
+    if ("app" in loaded) return this.publishApp(ownerId, loaded.app);
     const key = checkRegistryKey(loaded.validated.key, loaded.validated.name);
     const version = checkRegistryVersion(loaded.validated.version);
+    if (await this.options.store.findPublishedApp(ownerId, key)) {
+      throw new ConflictError(`${key} is the key of an app you published; a component's key is "<app>-<component-name>", such as "${key}-${slugify(loaded.validated.name)}". Change the key and publish again.`, { key });
+    }
     if (await this.options.store.findCatalogComponent(key)) {
       const slug = key.slice(key.indexOf("-") + 1);
       throw new ConflictError(
@@ -100,8 +117,52 @@ export class RegistryService {
     });
   }
 
+  /**
+   * An app file (`type: "app"`) published on its own: its slug is its key,
+   * its version semantic and immutable, as a component's. A key held by a
+   * component (yours, or the catalog's) is a ConflictError.
+   */
+  private async publishApp(ownerId: string, code: LoadedAppCode): Promise<PublishedAppVersion & { created: boolean }> {
+    const { store } = this.options;
+    const app = validateAppFile(code.manifest);
+    const version = checkRegistryVersion(app.version);
+    const key = app.slug;
+    if ((await store.findPublished(ownerId, key)) || (await store.findCatalogComponent(key))) {
+      throw new ConflictError(`${key} is the key of a published component, so an app cannot be published under it. Give the app another slug, or the component another key.`, { key });
+    }
+    const { app: entry, created } = await store.publishApp({
+      ownerId,
+      slug: key,
+      version,
+      name: app.name,
+      description: app.description,
+      codeHash: code.codeHash,
+      manifest: code.manifest,
+      publishedAt: this.now(),
+      code: code.code,
+      bundle: code.bundle,
+      bundleHash: code.bundleHash,
+      bundleMap: code.bundleMap,
+    });
+    if (!created && entry.codeHash !== code.codeHash) {
+      throw new ConflictError(`The app ${key}@${version} is published already with other code, and published versions never change. Bump the version (for example to ${semver.inc(version, "patch")}) and publish again.`, {
+        key,
+        version,
+      });
+    }
+    return { entry, namespace: "user", app: this.validatedApp(entry), created };
+  }
+
+  /** A published key, a component or an app: GET /v1/components/registry/<key>. */
+  async findAny(ownerId: string, key: string, version?: string): Promise<PublishedComponent | PublishedAppVersion> {
+    const app = await this.options.store.findPublishedApp(ownerId, key, version);
+    if (app) return { entry: app, namespace: "user", app: this.validatedApp(app) };
+    return this.find(ownerId, key, version);
+  }
+
   /** The published component of `key` at `version`, or the newest version; NotFoundError when there is none. */
   async resolve(ownerId: string, key: string, version?: string): Promise<LoadedComponent> {
+    await this.refuseApp(ownerId, key, version);
     return (await this.find(ownerId, key, version)).component;
   }
 
@@ -130,11 +191,22 @@ export class RegistryService {
 
   /** As `resolve`, for deploys: the saved component, or null when the registry has no such key (or version). */
   async findSaved(ownerId: string, key: string, version?: string): Promise<SavedComponent | null> {
+    await this.refuseApp(ownerId, key, version);
     try {
       return (await this.find(ownerId, key, version)).component.component;
     } catch (error) {
       if (error instanceof NotFoundError) return null;
       throw error;
+    }
+  }
+
+  /** A ValidationError naming `key` when the key is one of the owner's apps: an app is used through an app prop, never deployed or run. */
+  private async refuseApp(ownerId: string, key: string, version?: string): Promise<void> {
+    if (await this.options.store.findPublishedApp(ownerId, key, version)) {
+      throw new ValidationError(
+        "key",
+        `${key} is an app, not a component: an app is not deployed, nor run as a workflow step. Components use it through an app prop (props: { ${propName(key)}: { type: "app", app: "${key}" } }); use such a component instead.`,
+      );
     }
   }
 
@@ -181,6 +253,7 @@ export class RegistryService {
         });
       }
     }
+    if (filter.namespace !== "catalog") listings.push(...(await this.appListings(ownerId)));
     if (filter.namespace !== "user") {
       const catalogKeys = new Map<string, CatalogEntry[]>();
       for (const entry of await store.listCatalog()) if (!ownKeys.has(entry.key)) catalogKeys.set(entry.key, [...(catalogKeys.get(entry.key) ?? []), entry]);
@@ -202,6 +275,39 @@ export class RegistryService {
       }
     }
     return listings.filter((listing) => matchesRegistryFilter(listing, filter)).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** The owner's published apps, one listing per slug (its newest release). */
+  private async appListings(ownerId: string): Promise<RegistryListing[]> {
+    const bySlug = new Map<string, PublishedAppEntry[]>();
+    for (const entry of await this.options.store.listPublishedApps(ownerId)) bySlug.set(entry.slug, [...(bySlug.get(entry.slug) ?? []), entry]);
+    return [...bySlug].map(([slug, versions]) => {
+      const newest = versions.find((entry) => semver.prerelease(entry.version) === null) ?? versions[0]!;
+      return {
+        key: slug,
+        name: newest.name,
+        description: newest.description,
+        kind: "app" as const,
+        namespace: "user" as const,
+        version: newest.version,
+        publishedAt: newest.publishedAt,
+        versions: versions.map((entry) => ({ version: entry.version, publishedAt: entry.publishedAt })),
+        validated: null,
+        app: this.validatedApp(newest),
+      };
+    });
+  }
+
+  /** A stored app version was validated when published; validation is pure, so it is cached. */
+  private validatedApp(entry: PublishedAppEntry): ValidatedAppFile {
+    const id = `${entry.ownerId} ${entry.slug}@${entry.version}`;
+    let validated = this.appsValidated.get(id);
+    if (!validated) {
+      validated = validateAppFile(entry.manifest);
+      if (this.appsValidated.size >= 10_000) this.appsValidated.clear();
+      this.appsValidated.set(id, validated);
+    }
+    return validated;
   }
 
   /**
@@ -282,4 +388,9 @@ export class RegistryService {
 
 function catalogEntryAsRegistryEntry(entry: CatalogEntry): RegistryEntry {
   return { ownerId: CATALOG_OWNER, key: entry.key, version: entry.version, componentId: "", kind: entry.kind, publishedAt: entry.publishedAt };
+}
+
+/** An app slug as a prop name, for an example: `google_sheets` → `google_sheets`, `my-app` → `my_app`. */
+function propName(slug: string): string {
+  return slug.replace(/-/g, "_");
 }

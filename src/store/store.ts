@@ -5,6 +5,7 @@ import type { DedupeStrategy, PendingEmit, Rejection } from "../domain/dedupe.js
 import type { MailStatus, OutboxEntry } from "../domain/outbox.js";
 import type { PageRequest, PageSlice } from "../domain/paging.js";
 import type { CatalogComponent, CatalogEntry, RegistryEntry } from "../domain/registry.js";
+import type { PublishedApp, PublishedAppEntry } from "../domain/published-apps.js";
 import type { DeployedSource, LogEntry, SavedComponent, StoredEvent } from "../domain/sources.js";
 import type { Delivery, DeliveryKey, Subscription } from "../domain/subscriptions.js";
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
@@ -141,6 +142,17 @@ export interface Store {
   listCatalog(): Promise<CatalogEntry[]>;
   /** A catalog key at `version`, or its highest release; null when there is none. */
   findCatalogComponent(key: string, version?: string): Promise<CatalogComponent | null>;
+
+  /**
+   * Publishes a version of an app file to the owner's registry. When (owner,
+   * slug, version) is published already, returns that version untouched with
+   * `created: false`. Race-safe, as `publish`.
+   */
+  publishApp(app: PublishedApp): Promise<{ app: PublishedAppEntry; created: boolean }>;
+  /** The owner's app `slug` at `version`, or its highest release; null when there is none. */
+  findPublishedApp(ownerId: string, slug: string, version?: string): Promise<PublishedApp | null>;
+  /** Every app version the owner published, without code: slugs alphabetically, each slug's versions newest first. */
+  listPublishedApps(ownerId: string): Promise<PublishedAppEntry[]>;
 
   /** Creates a source with its initial key-value store; Conflict when the slug is taken. */
   createSource(source: DeployedSource, db: Record<string, unknown>): Promise<DeployedSource>;

@@ -78,6 +78,21 @@ describe("the deploy page offers Runnel's catalog, in a real browser", () => {
     expectNoBrowserErrors(page);
   }, 90_000);
 
+  it("lists a published app under Type: Apps, with how components use it, and nothing to deploy", async () => {
+    const app = `export default { type: "app", app: "console_crm", version: "1.0.0", description: "A CRM for the console test", methods: { greet(name) { return "hi " + name; } } };`;
+    const published = await call(harness.url, "POST", "/v1/components/registry", { key: harness.key, json: { component_code: app, filename: "console_crm.app.mjs" } });
+    expect(published.status).toBe(201);
+    const page = await openDeployPage();
+    await page.getByLabel("Type").selectOption({ label: "Apps" });
+    await results(page).getByText("A CRM for the console test").waitFor();
+    expect(await results(page).getByText('An app is not deployed: a component uses it through an app prop, { type: "app", app: "console_crm" }, then calls this.<prop>.greet().').count()).toBe(1);
+    expect(await results(page).getByRole("button").count()).toBe(0);
+    // The app filter offers the app's own slug.
+    await page.getByLabel("App").selectOption("console_crm");
+    await results(page).getByText("A CRM for the console test").waitFor();
+    expectNoBrowserErrors(page);
+  }, 60_000);
+
   it("opens a catalog component from the hosted service's deploy URL (?action=create&key=) with its props form", async () => {
     const page = await openDeployPage("/sources?action=create&key=fixture_demo-new-pings");
     await page.waitForURL(/\/sources\/new\?key=fixture_demo-new-pings$/);

@@ -27,7 +27,7 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     {
       schema: {
         tags: ["components"],
-        summary: "Publish a component (its key and semantic version) to your registry: 201 when new, 200 when that version holds the same code already; 409 for other code, or a key of Runnel's catalog",
+        summary: "Publish a component (its key and semantic version), or an app file (type: \"app\"; key = its app slug), to your registry: 201 when new, 200 when that version holds the same code already; 409 for other code, or a key held already by another kind or by Runnel's catalog",
         body: Type.Object(ComponentInputFields, { additionalProperties: false }),
         response: { 200: DataSchema(PublishedComponentSchema), 201: DataSchema(PublishedComponentSchema), ...errorResponses, 409: ErrorBodySchema },
       },
@@ -43,7 +43,7 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     {
       schema: {
         tags: ["components"],
-        summary: "Runnel's catalog and the components you published, one item per key (its newest version), keys alphabetically, paged; q, app, type and namespace filter",
+        summary: "Runnel's catalog and the components and app files you published, one item per key (its newest version), keys alphabetically, paged; q, app, type (source, action, app) and namespace filter",
         querystring: RegistryListQuerySchema,
         response: { 200: PageSchema(RegistryListingSchema), ...errorResponses },
       },
@@ -85,14 +85,14 @@ export const registryRoutes: FastifyPluginAsyncTypebox<{ registry: RegistryServi
     {
       schema: {
         tags: ["components"],
-        summary: "A published component by key (yours, else Runnel's catalog's, copied among your components): the given version, or the highest release",
+        summary: "A published component by key (yours, else Runnel's catalog's, copied among your components), or a published app file by its slug: the given version, or the highest release",
         params: RegistryKeyParamsSchema,
         querystring: RegistryVersionQuerySchema,
         response: { 200: DataSchema(PublishedComponentSchema), ...errorResponses },
       },
     },
     async (request) => {
-      const published = await registry.find(principalOf(request).user.id, request.params.key, request.query.version);
+      const published = await registry.findAny(principalOf(request).user.id, request.params.key, request.query.version);
       return { data: toPublishedComponentView(published) };
     },
   );

@@ -1,7 +1,8 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { toConfigurableProps } from "../../domain/component-rules.js";
 import type { RegistryEntry, RegistryNamespace } from "../../domain/registry.js";
-import type { PublishedComponent, RegistryListing } from "../../engine/registry-service.js";
+import type { ValidatedAppFile } from "../../domain/app-files.js";
+import type { PublishedAppVersion, PublishedComponent, RegistryListing } from "../../engine/registry-service.js";
 import { toEpochSeconds } from "./common.js";
 import { ComponentSchema, toComponentView } from "./sources.js";
 
@@ -11,19 +12,45 @@ const NamespaceSchema = Type.Union([Type.Literal("catalog"), Type.Literal("user"
   description: "catalog: Runnel's own catalog, which every user sees; user: published by you.",
 });
 
+const KindSchema = Type.Union([Type.Literal("source"), Type.Literal("action"), Type.Literal("app")], {
+  description: "source or action: a component, deployed by key; app: an app file (key = its slug), used by components through an app prop, never deployed.",
+});
+
 const RegistryEntryFields = {
-  key: Type.String({ description: "The component's key, unique in your namespace with its version." }),
+  key: Type.String({ description: "The component's key (an app's: its slug), unique in your namespace with its version." }),
   version: Type.String({ description: "A semantic version; published versions never change." }),
-  kind: Type.Union([Type.Literal("source"), Type.Literal("action")]),
+  kind: KindSchema,
   published_at: Type.Integer({ description: "Epoch seconds." }),
 };
+
+/** An app file as published: what components get through an app prop of its slug. */
+export const PublishedAppSchema = Type.Object(
+  {
+    app: Type.String({ description: "The app's name slug (its registry key)." }),
+    name: Type.String(),
+    version: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    prop_definitions: Type.Array(JsonObject, { description: "Its propDefinitions, as configurable_props show props; components copy them with propDefinition." }),
+    methods: Type.Array(Type.String(), { description: "Its method names, called as this.<appProp>.<method>() in a component." }),
+  },
+  { title: "PublishedApp" },
+);
+type PublishedAppView = Static<typeof PublishedAppSchema>;
 
 /** One published version, without its component. */
 export const RegistryEntrySchema = Type.Object(RegistryEntryFields, { title: "RegistryEntry" });
 export type RegistryEntryView = Static<typeof RegistryEntrySchema>;
 
 /** One published version with its component, as GET /v1/components/<id> shows it (a catalog component: your copy of it). */
-export const PublishedComponentSchema = Type.Object({ ...RegistryEntryFields, namespace: NamespaceSchema, component: ComponentSchema }, { title: "PublishedComponent" });
+export const PublishedComponentSchema = Type.Object(
+  {
+    ...RegistryEntryFields,
+    namespace: NamespaceSchema,
+    component: Type.Optional(ComponentSchema),
+    app: Type.Optional(PublishedAppSchema),
+  },
+  { title: "PublishedComponent", description: "component for a source or an action; app for an app file." },
+);
 export type PublishedComponentView = Static<typeof PublishedComponentSchema>;
 
 /** One key of the registry listing: its newest version, described. */
@@ -33,11 +60,12 @@ export const RegistryListingSchema = Type.Object(
     name: Type.String(),
     version: Type.String({ description: "The newest release (a pre-release only when there is no release)." }),
     description: Type.Union([Type.String(), Type.Null()]),
-    type: Type.Union([Type.Literal("source"), Type.Literal("action")]),
+    type: KindSchema,
     namespace: NamespaceSchema,
     published_at: Type.Integer({ description: "When this version was published, epoch seconds." }),
     versions: Type.Array(Type.Object({ version: Type.String(), published_at: Type.Integer() }), { description: "Every published version, newest first." }),
-    configurable_props: Type.Array(JsonObject),
+    configurable_props: Type.Array(JsonObject, { description: "A component's props; empty for an app (see app)." }),
+    app: Type.Optional(PublishedAppSchema),
   },
   { title: "RegistryListing" },
 );
@@ -50,7 +78,7 @@ export const RegistryListQuerySchema = Type.Object(
     before: Type.Optional(Type.String({ description: "A start_cursor (a key): the keys before it." })),
     q: Type.Optional(Type.String({ maxLength: 200, description: "Words that must all appear in the key, name or description, like \"new request\"." })),
     app: Type.Optional(Type.String({ maxLength: 100, description: "Only this app's components (keys that start with <app>-), like http." })),
-    type: Type.Optional(Type.Union([Type.Literal("source"), Type.Literal("action")], { description: "Only sources, or only actions." })),
+    type: Type.Optional(Type.Union([Type.Literal("source"), Type.Literal("action"), Type.Literal("app")], { description: "Only sources, only actions, or only app files." })),
     namespace: Type.Optional(NamespaceSchema),
   },
   { additionalProperties: false },
@@ -67,7 +95,24 @@ export function toRegistryEntryView(entry: RegistryEntry): RegistryEntryView {
   return { key: entry.key, version: entry.version, kind: entry.kind, published_at: toEpochSeconds(entry.publishedAt) };
 }
 
-export function toPublishedComponentView({ entry, namespace, component }: PublishedComponent): PublishedComponentView {
+function toPublishedAppView(app: ValidatedAppFile): PublishedAppView {
+  return {
+    app: app.slug,
+    name: app.name,
+    version: app.version,
+    description: app.description,
+    // A definition is shown as a prop is: the same fields, the same flags.
+    prop_definitions: toConfigurableProps({ props: app.propDefinitions }) as unknown as Array<Record<string, unknown>>,
+    methods: app.methods,
+  };
+}
+
+export function toPublishedComponentView(published: PublishedComponent | PublishedAppVersion): PublishedComponentView {
+  if ("app" in published) {
+    const { entry, app } = published;
+    return { key: entry.slug, version: entry.version, kind: "app", published_at: toEpochSeconds(entry.publishedAt), namespace: published.namespace, app: toPublishedAppView(app) };
+  }
+  const { entry, namespace, component } = published;
   return { ...toRegistryEntryView(entry), namespace, component: toComponentView(component.component, component.validated) };
 }
 
@@ -81,6 +126,7 @@ export function toRegistryListingView(listing: RegistryListing): RegistryListing
     namespace: listing.namespace satisfies RegistryNamespace,
     published_at: toEpochSeconds(listing.publishedAt),
     versions: listing.versions.map((entry) => ({ version: entry.version, published_at: toEpochSeconds(entry.publishedAt) })),
-    configurable_props: toConfigurableProps(listing.validated) as unknown as Array<Record<string, unknown>>,
+    configurable_props: listing.validated ? (toConfigurableProps(listing.validated) as unknown as Array<Record<string, unknown>>) : [],
+    ...(listing.app ? { app: toPublishedAppView(listing.app) } : {}),
   };
 }

@@ -16,8 +16,8 @@ export function registerList(program: Command, context: CommandContext): void {
       "List your deployed sources, the components behind them, your workflows, the actions you published (with their versions), " +
         "or the registry: Runnel's catalog and what you published, searched by words (`runnel list registry new request`)",
     )
-    .option("--app <app>", "registry: only this app's components, like http or schedule")
-    .option("--type <source|action>", "registry: only sources, or only actions")
+    .option("--app <app>", "registry: only this app's components (and the app itself), like http or schedule")
+    .option("--type <source|action|app>", "registry: only sources, only actions, or only app files")
     .option("--json", "print JSON")
     .action(async (kind: string, search: string[], options: RegistryListOptions, command: Command) => {
       if (!(KINDS as readonly string[]).includes(kind)) {
@@ -26,8 +26,8 @@ export function registerList(program: Command, context: CommandContext): void {
       if (kind !== "registry" && (search.length > 0 || options.app || options.type)) {
         throw new Error(`Search words, --app and --type are for \`runnel list registry\`; \`runnel list ${kind}\` takes none.`);
       }
-      if (options.type !== undefined && options.type !== "source" && options.type !== "action") {
-        throw new Error(`--type is source or action; got "${options.type}".`);
+      if (options.type !== undefined && options.type !== "source" && options.type !== "action" && options.type !== "app") {
+        throw new Error(`--type is source, action or app; got "${options.type}".`);
       }
       const { client } = await openSession(context.env, globalOptions(command).profile);
       if (kind === "registry") return listRegistry(client, context, search.join(" "), options);
@@ -129,7 +129,7 @@ interface RegistryListOptions {
 
 /** The registry: one row per key (its newest version), Runnel's catalog and your own keys, filtered by words, app and type. */
 async function listRegistry(client: ApiClient, context: CommandContext, words: string, options: RegistryListOptions): Promise<void> {
-  const type = options.type === "source" || options.type === "action" ? options.type : undefined;
+  const type = options.type === "source" || options.type === "action" || options.type === "app" ? options.type : undefined;
   const listings = await client.listAllRegistry({ q: words.trim() || undefined, app: options.app, type });
   if (options.json) return printJson(context.io, listings);
   if (listings.length === 0) {
@@ -141,5 +141,8 @@ async function listRegistry(client: ApiClient, context: CommandContext, words: s
     ["key", "type", "version", "description"],
     listings.map((listing) => [listing.key, listing.type, listing.version, cutAtWord(listing.description ?? "-", 70)]),
   );
-  context.io.stderr.write("Deploy a source with `runnel deploy <key>`; use an action in a workflow step with `key: <key>`.\n");
+  const hasApps = listings.some((listing) => listing.type === "app");
+  context.io.stderr.write(
+    `Deploy a source with \`runnel deploy <key>\`; use an action in a workflow step with \`key: <key>\`.${hasApps ? ' An app is used by components through an app prop ({ type: "app", app: "<key>" }), not deployed.' : ""}\n`,
+  );
 }

@@ -7,9 +7,9 @@ import { openSession } from "../session.js";
 export function registerPublish(program: Command, context: CommandContext): void {
   program
     .command("publish <file>")
-    .description("Publish an action (or a source) to your registry under its key and semantic version; its relative imports travel with it")
+    .description("Publish an action (or a source) to your registry under its key and semantic version, or an app file (type: \"app\") under its app slug; its relative imports travel with it")
     .option("--json", "print JSON")
-    .addHelpText("after", "\nPublished versions never change: to publish other code, bump the component's version.")
+    .addHelpText("after", "\nPublished versions never change: to publish other code, bump the version. A published app is used by components that declare { type: \"app\", app: \"<slug>\" } without bundling its file.")
     .action(async (file: string, options: { json?: boolean }, command: Command) => {
       const target = await classifyTarget(file);
       if (target.kind !== "file") throw new Error(`No such file: ${file}. Give the path to a component file to publish.`);

@@ -326,6 +326,8 @@ export class WorkflowsService {
       action = await this.options.resolveAction(ownerId, key);
     } catch (error) {
       if (error instanceof NotFoundError) throw new ValidationError(`steps[${index}].key`, `There is no published action "${key}". Publish it first: runnel publish <file>.`);
+      // The registry's refusal of an app key, named at this step.
+      if (error instanceof ValidationError && error.field === "key") throw new ValidationError(`steps[${index}].key`, error.message);
       throw error;
     }
     if (action.validated.kind !== "action") throw new ValidationError(`steps[${index}].key`, `"${key}" is a source, not an action; a step needs an action.`);

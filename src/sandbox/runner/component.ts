@@ -51,10 +51,18 @@ function describeType(value: unknown): string {
 function functionsOf(definition: Record<string, unknown>, field: "methods" | "hooks"): Record<string, AnyFunction> {
   const group = definition[field];
   if (group === undefined) return {};
-  if (!isRecord(group)) throw new InvalidComponentError(`The component's ${field} must be an object of functions, found ${describeType(group)}.`);
+  // An app file's methods are described as they are and judged on the host (domain/app-files.ts), which names the field.
+  const lenient = isAppDeclaration(definition);
+  if (!isRecord(group)) {
+    if (lenient) return {};
+    throw new InvalidComponentError(`The component's ${field} must be an object of functions, found ${describeType(group)}.`);
+  }
   const functions: Record<string, AnyFunction> = {};
   for (const [name, value] of Object.entries(group)) {
-    if (typeof value !== "function") throw new InvalidComponentError(`The component's ${field}.${name} must be a function, found ${describeType(value)}.`);
+    if (typeof value !== "function") {
+      if (lenient) continue;
+      throw new InvalidComponentError(`The component's ${field}.${name} must be a function, found ${describeType(value)}.`);
+    }
     functions[name] = value as AnyFunction;
   }
   return functions;

@@ -66,8 +66,13 @@ export function describeComponent(component: Component): ComponentManifest {
   }
   const props: Record<string, PropManifest> = {};
   for (const [name, prop] of Object.entries(component.props)) props[name] = describeProp(name, prop);
+  // An app file (`type: "app"`): its slug, prop definitions and methods as written, for the host to judge.
+  const appFields = isAppDeclaration(definition)
+    ? { app: describeValue(definition.app), propDefinitions: describeValue(definition.propDefinitions), appMethods: describeValue(definition.methods) }
+    : {};
   return {
     ...fields,
+    ...appFields,
     props,
     methods: Object.keys(component.methods),
     hooks: Object.keys(component.hooks),

@@ -10,6 +10,7 @@ import { migrateToLatest } from "./migrate.js";
 import { outboxQueries } from "./outbox-queries.js";
 import { registryQueries } from "./registry-queries.js";
 import { catalogQueries } from "./catalog-queries.js";
+import { registryAppQueries } from "./registry-app-queries.js";
 import { sourceQueries } from "./source-queries.js";
 import { subscriptionQueries } from "./subscription-queries.js";
 import { deliveryQueries } from "./delivery-queries.js";
@@ -58,6 +59,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...sendOutboxQueries(options),
     ...registryQueries(options),
     ...catalogQueries(options),
+    ...registryAppQueries(options),
     ...outboxQueries(options),
     ...secretQueries(options),
     ...webhookQueries(options),

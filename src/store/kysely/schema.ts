@@ -17,6 +17,7 @@ export interface Database {
   runs: RunRow;
   registry: RegistryRow;
   catalog_components: CatalogComponentRow;
+  registry_apps: RegistryAppRow;
   outbox: OutboxRow;
   error_notices: ErrorNoticeRow;
   webhooks: WebhookRow;
@@ -218,6 +219,22 @@ export interface CatalogComponentRow {
   name: string;
   description: string | null;
   path: string;
+  code: string;
+  code_hash: string;
+  bundle: string;
+  bundle_hash: string;
+  bundle_map: string | null;
+  manifest: string;
+  published_at: number;
+}
+
+/** One version of an app file published on its own: (owner_id, slug, version) is the primary key. */
+export interface RegistryAppRow {
+  owner_id: string;
+  slug: string;
+  version: string;
+  name: string;
+  description: string | null;
   code: string;
   code_hash: string;
   bundle: string;

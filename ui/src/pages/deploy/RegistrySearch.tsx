@@ -7,14 +7,15 @@ import { registryApps, searchRegistry, type RegistryFilters } from "./api";
 const TYPES: Array<{ value: RegistryFilters["type"]; label: string }> = [
   { value: "source", label: "Sources" },
   { value: "action", label: "Actions" },
-  { value: "", label: "Sources and actions" },
+  { value: "app", label: "Apps" },
+  { value: "", label: "Everything" },
 ];
 
 /**
  * The registry, searchable: Runnel's catalog and the components you
- * published, by words, app and type. Picking a source loads it for deploy;
- * an action is shown with how to use it (a workflow step), since only
- * sources deploy here.
+ * published, by words, app and type (source, action, app). Picking a source
+ * loads it for deploy; an action is shown with how to use it (a workflow
+ * step), an app with how components use it (an app prop): neither deploys.
  */
 export function RegistrySearch({ onPick }: { onPick: (key: string) => void }) {
   const [typed, setTyped] = useState("");
@@ -75,6 +76,12 @@ export function RegistrySearch({ onPick }: { onPick: (key: string) => void }) {
               </div>
               {listing.description ? <p className="muted registry-result-description">{listing.description}</p> : null}
               {listing.type === "action" ? <p className="muted registry-result-description">{`An action runs as a workflow step: add it to a workflow with key ${listing.key}.`}</p> : null}
+              {listing.type === "app" ? (
+                <p className="muted registry-result-description">
+                  {`An app is not deployed: a component uses it through an app prop, { type: "app", app: "${listing.key}" }`}
+                  {listing.app && listing.app.methods.length > 0 ? `, then calls ${listing.app.methods.map((method) => `this.<prop>.${method}()`).join(", ")}.` : "."}
+                </p>
+              ) : null}
             </li>
           ))}
         </ul>

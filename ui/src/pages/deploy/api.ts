@@ -22,7 +22,9 @@ export function saveComponent(input: ComponentInput): Promise<ComponentView> {
  */
 export async function componentByKey(key: string): Promise<ComponentView> {
   try {
-    return (await apiData<PublishedComponentView>("GET", `/v1/components/registry/${segment(key)}`)).component;
+    const published = await apiData<PublishedComponentView>("GET", `/v1/components/registry/${segment(key)}`);
+    if (published.component) return published.component;
+    throw new ApiError(400, "ValidationError", `"${key}" is an app, not a component: an app is not deployed. Components use it through an app prop ({ type: "app", app: "${key}" }).`);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 404) throw error;
     try {
@@ -41,8 +43,8 @@ export interface RegistryFilters {
   q: string;
   /** An app slug, or "" for every app. */
   app: string;
-  /** "" for sources and actions. */
-  type: "source" | "action" | "";
+  /** "" for every kind. */
+  type: "source" | "action" | "app" | "";
 }
 
 /** The registry's components (Runnel's catalog and yours) that match, keys alphabetically, all pages (GET /v1/components/registry). */
@@ -58,10 +60,11 @@ export async function searchRegistry(filters: RegistryFilters, signal?: AbortSig
   }
 }
 
-/** The apps the registry has components of (the part of each key before its first "-"), for the app filter. */
+/** The apps the registry has components of (the part of each key before its first "-") or has itself (an app's key is its slug), for the app filter. */
 export async function registryApps(signal?: AbortSignal): Promise<string[]> {
   const all = await searchRegistry({ q: "", app: "", type: "" }, signal);
-  return [...new Set(all.map((listing) => listing.key.slice(0, listing.key.indexOf("-"))).filter(Boolean))].sort();
+  const slugOf = (listing: RegistryListingView) => (listing.type === "app" ? listing.key : listing.key.slice(0, listing.key.indexOf("-")));
+  return [...new Set(all.map(slugOf).filter(Boolean))].sort();
 }
 
 export interface DeployInput {

@@ -28,7 +28,7 @@ function byKey(entries: RegistryEntryView[]): PublishedKey[] {
   return [...keys.values()];
 }
 
-/** Published actions and sources, by key and version; one version's component on click. */
+/** Published actions, sources and app files, by key and version; one version's component (or app) on click. */
 export function RegistrySection() {
   const [chosen, setChosen] = useState<{ key: string; version: string } | null>(null);
   return (
@@ -39,7 +39,7 @@ export function RegistrySection() {
         fetchPage={async (params, signal) => pageOfArray(byKey(await apiData<RegistryEntryView[]>("GET", "/v1/components/registry", { signal })), params)}
         caption="Published components"
         rowKey={(entry) => entry.key}
-        empty={<EmptyState title="Nothing published yet.">Publish an action or source with the CLI (<code>runnel publish {"<file>"}</code>) to use it by key.</EmptyState>}
+        empty={<EmptyState title="Nothing published yet.">Publish an action, a source or an app file with the CLI (<code>runnel publish {"<file>"}</code>) to use it by key.</EmptyState>}
         columns={[
           { header: "Key", cell: (entry) => <code>{entry.key}</code> },
           { header: "Kind", cell: (entry) => entry.kind },
@@ -70,6 +70,34 @@ export function RegistrySection() {
   );
 }
 
+/** An app file: used by components through an app prop, so its definitions and methods are what matter. */
+function PublishedApp({ app, publishedAt }: { app: NonNullable<PublishedComponentView["app"]>; publishedAt: number }) {
+  return (
+    <>
+      <p>
+        <strong>{app.name}</strong> (app), published <RelativeTime value={publishedAt} />
+      </p>
+      {app.description ? <Markdown text={app.description} /> : null}
+      <p className="muted">{`Components use it through an app prop: { type: "app", app: "${app.app}" }.`}</p>
+      <h4>Prop definitions</h4>
+      {app.prop_definitions.length === 0 ? (
+        <p className="muted">None.</p>
+      ) : (
+        <ul>
+          {app.prop_definitions.map((prop, index) => (
+            <li key={String(prop.name ?? index)}>
+              <code>{String(prop.name)}</code> <span className="muted">{String(prop.type ?? "")}</span>
+              {typeof prop.label === "string" ? ` ${prop.label}` : null}
+            </li>
+          ))}
+        </ul>
+      )}
+      <h4>Methods</h4>
+      {app.methods.length === 0 ? <p className="muted">None.</p> : <p>{app.methods.map((method) => `${method}()`).join(", ")}</p>}
+    </>
+  );
+}
+
 function PublishedVersion({ entryKey, version, onClose }: { entryKey: string; version: string; onClose: () => void }) {
   const published = useQuery({
     queryKey: ["registry", entryKey, version],
@@ -84,7 +112,9 @@ function PublishedVersion({ entryKey, version, onClose }: { entryKey: string; ve
         <Loading />
       ) : published.isError ? (
         <ErrorMessage error={published.error} title="Could not load this version." />
-      ) : (
+      ) : published.data.app ? (
+        <PublishedApp app={published.data.app} publishedAt={published.data.published_at} />
+      ) : published.data.component ? (
         <>
           <p>
             <strong>{published.data.component.name}</strong> ({published.data.kind}), published <RelativeTime value={published.data.published_at} />
@@ -104,7 +134,7 @@ function PublishedVersion({ entryKey, version, onClose }: { entryKey: string; ve
             </ul>
           )}
         </>
-      )}
+      ) : null}
       <button type="button" onClick={onClose}>
         Close
       </button>
