@@ -90,6 +90,17 @@ describe("the deploy page offers Runnel's catalog, in a real browser", () => {
     // The app filter offers the app's own slug.
     await page.getByLabel("App").selectOption("console_crm");
     await results(page).getByText("A CRM for the console test").waitFor();
+
+    // Settings lists what you published (the app, by kind and version), not Runnel's catalog.
+    await page.goto("/settings");
+    const publishedTable = page.getByRole("table", { name: "Published components" });
+    const row = publishedTable.getByRole("row").filter({ hasText: "console_crm" });
+    await row.waitFor();
+    expect(await row.getByRole("cell").nth(1).textContent()).toBe("app");
+    await row.getByRole("button", { name: "console_crm 1.0.0" }).click();
+    await page.getByText('Components use it through an app prop: { type: "app", app: "console_crm" }.').waitFor();
+    const catalogKeys = (await loadCatalog(FIXTURE_CATALOG)).components.map((entry) => entry.key);
+    for (const key of catalogKeys) expect(await publishedTable.getByText(key, { exact: true }).count(), key).toBe(0);
     expectNoBrowserErrors(page);
   }, 60_000);
 

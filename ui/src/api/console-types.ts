@@ -10,7 +10,7 @@ import type { SubscriptionSchema } from "../../../src/api/schemas/workflows.js";
 import type { WorkflowView } from "../../../src/api/schemas/workflows.js";
 export type { WorkflowView, RunView, ErrorSummaryView } from "../../../src/api/schemas/workflows.js";
 export type { OutboxMailView } from "../../../src/api/schemas/outbox.js";
-export type { RegistryEntryView, PublishedComponentView } from "../../../src/api/schemas/registry.js";
+export type { RegistryEntryView, RegistryListingView, PublishedComponentView } from "../../../src/api/schemas/registry.js";
 export type { CreatedUserView } from "../../../src/api/schemas/accounts.js";
 
 export type SubscriptionView = Static<typeof SubscriptionSchema>;

@@ -1,8 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { apiData, segment } from "../../api/client";
-import { pageOfArray } from "../../api/array-page";
-import type { PublishedComponentView, RegistryEntryView } from "../../api/console-types";
+import { api, apiData, segment } from "../../api/client";
+import type { PublishedComponentView, RegistryListingView } from "../../api/console-types";
+import type { Page } from "../../api/types";
 import { EmptyState } from "../../components/EmptyState";
 import { ErrorMessage } from "../../components/ErrorMessage";
 import { Loading } from "../../components/Loading";
@@ -10,39 +10,22 @@ import { Markdown } from "../../components/Markdown";
 import { PagedTable } from "../../components/PagedTable";
 import { RelativeTime } from "../../components/RelativeTime";
 
-interface PublishedKey {
-  key: string;
-  kind: RegistryEntryView["kind"];
-  /** Newest first, as the API lists them. */
-  versions: RegistryEntryView[];
-}
-
-/** The API lists every version, keys alphabetically: grouped here by key. */
-function byKey(entries: RegistryEntryView[]): PublishedKey[] {
-  const keys = new Map<string, PublishedKey>();
-  for (const entry of entries) {
-    const known = keys.get(entry.key) ?? { key: entry.key, kind: entry.kind, versions: [] };
-    known.versions.push(entry);
-    keys.set(entry.key, known);
-  }
-  return [...keys.values()];
-}
-
 /** Published actions, sources and app files, by key and version; one version's component (or app) on click. */
 export function RegistrySection() {
   const [chosen, setChosen] = useState<{ key: string; version: string } | null>(null);
   return (
     <section aria-labelledby="registry-title" className="settings-section">
       <h2 id="registry-title">Published components</h2>
-      <PagedTable<PublishedKey>
-        queryKey={["registry"]}
-        fetchPage={async (params, signal) => pageOfArray(byKey(await apiData<RegistryEntryView[]>("GET", "/v1/components/registry", { signal })), params)}
+      <PagedTable<RegistryListingView>
+        queryKey={["registry", "user"]}
+        // Yours only: Runnel's catalog is on the deploy page. One item per key, with every version it has.
+        fetchPage={(params, signal) => api<Page<RegistryListingView>>("GET", "/v1/components/registry", { query: { ...params, namespace: "user" }, signal })}
         caption="Published components"
         rowKey={(entry) => entry.key}
         empty={<EmptyState title="Nothing published yet.">Publish an action, a source or an app file with the CLI (<code>runnel publish {"<file>"}</code>) to use it by key.</EmptyState>}
         columns={[
           { header: "Key", cell: (entry) => <code>{entry.key}</code> },
-          { header: "Kind", cell: (entry) => entry.kind },
+          { header: "Kind", cell: (entry) => entry.type },
           {
             header: "Versions",
             cell: (entry) => (
