@@ -18,3 +18,9 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
     throw new Error(`Database migration${name} failed: ${reason}`, { cause: error });
   }
 }
+
+/** The names of the migrations not applied yet (readiness: a process must not serve a schema older than its code). */
+export async function pendingMigrationNames(db: Kysely<any>, schema?: string): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) });
+  return (await migrator.getMigrations()).filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+}

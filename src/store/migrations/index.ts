@@ -18,6 +18,7 @@ import { bundleSourceMapsMigration } from "./0016-bundle-source-maps.js";
 import { consoleSessionsMigration } from "./0017-console-sessions.js";
 import { appsAndAccountsMigration } from "./0019-apps-and-accounts.js";
 import { catalogMigration } from "./0020-catalog.js";
+import { processesMigration } from "./0023-processes.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0017-console-sessions": consoleSessionsMigration,
   "0019-apps-and-accounts": appsAndAccountsMigration,
   "0020-catalog": catalogMigration,
+  "0023-processes": processesMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
