@@ -6,6 +6,7 @@ import { ServerProcess } from "../../src/chaos/server-process.js";
 import { SqliteDatabaseClass as Database } from "../../src/store/sqlite/sqlite-binding.js";
 import { RUNNEL_VERSION } from "../../src/version.js";
 import { runCliInProcess } from "../helpers/child.js";
+import { parsePrometheusText, sampleValue } from "../helpers/prometheus-text.js";
 import { freePort } from "../helpers/ports.js";
 import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
@@ -113,7 +114,7 @@ describe("processes sharing one PostgreSQL schema", () => {
 
   beforeAll(async () => {
     schema = await createTestSchema("status");
-    server = await startTestServer({ DATABASE_URL: schema.databaseUrl, RUNNEL_HEARTBEAT_INTERVAL_MS: "200" });
+    server = await startTestServer({ DATABASE_URL: schema.databaseUrl, RUNNEL_HEARTBEAT_INTERVAL_MS: "200", RUNNEL_METRICS: "admin" });
     otherDir = await mkdtemp(join(tmpdir(), "runnel-status-other-"));
     other = new ServerProcess({ dataDir: otherDir, port: await freePort(), env: { DATABASE_URL: schema.databaseUrl, RUNNEL_HEARTBEAT_INTERVAL_MS: "200", RUNNEL_LOG_LEVEL: "warn" } });
   });
@@ -122,6 +123,23 @@ describe("processes sharing one PostgreSQL schema", () => {
     await server?.close();
     await schema?.drop();
     await rm(otherDir, { recursive: true, force: true });
+  });
+
+  it("is ready, and shows the queue's depth and oldest wait in /v1/status and /metrics", async () => {
+    expect((await call(server.url, "GET", "/readyz")).body).toEqual({ status: "ready", role: "all", reason: null });
+    // A delivery recorded 5 s ago that backs off for an hour: it waits, and nobody runs it during the test.
+    const now = Date.now();
+    await server.server.store.enqueueDeliveries([
+      { listenerId: "p_waiting", emitterId: "dc_waiting", eventId: "1-0", ownerId: "u_nobody", subscriptionId: "sub_waiting", channel: "default", availableAt: now + 3_600_000, createdAt: now - 5_000, event: {}, indexedAtMs: now - 5_000 },
+    ]);
+    const { queues } = await status(server);
+    expect(queues.deliveries.waiting).toBe(1);
+    expect(queues.deliveries.running).toBe(0);
+    expect(queues.deliveries.oldest_wait_ms).toBeGreaterThanOrEqual(5_000);
+    const metrics = parsePrometheusText((await call(server.url, "GET", "/metrics", { key: server.adminKey })).body as string);
+    expect(sampleValue(metrics, "runnel_delivery_queue_waiting")).toBe(1);
+    expect(sampleValue(metrics, "runnel_delivery_queue_oldest_wait_seconds")).toBeGreaterThanOrEqual(5);
+    await server.server.store.dropDeliveries([{ listenerId: "p_waiting", emitterId: "dc_waiting", eventId: "1-0" }]);
   });
 
   it("lists both; a killed one shows lost once its heartbeat ages; started again it is live; stopped cleanly it is gone", async () => {
