@@ -142,6 +142,20 @@ describe("processes sharing one PostgreSQL schema", () => {
     await server.server.store.dropDeliveries([{ listenerId: "p_waiting", emitterId: "dc_waiting", eventId: "1-0" }]);
   });
 
+  it("/readyz is 503 naming a migration the database lacks, and ready again once it is there", async () => {
+    const row = (await schema.admin.query(`SELECT name, timestamp FROM ${schema.schema}.kysely_migration WHERE name = '0023-processes'`)).rows[0];
+    expect(row).toBeDefined();
+    await schema.admin.query(`DELETE FROM ${schema.schema}.kysely_migration WHERE name = '0023-processes'`);
+    try {
+      const answer = await call(server.url, "GET", "/readyz");
+      expect(answer.status).toBe(503);
+      expect(answer.body.reason).toMatch(/lacks migrations this release needs \(0023-processes\); restart/);
+    } finally {
+      await schema.admin.query(`INSERT INTO ${schema.schema}.kysely_migration (name, timestamp) VALUES ($1, $2)`, [row.name, row.timestamp]);
+    }
+    expect((await call(server.url, "GET", "/readyz")).status).toBe(200);
+  });
+
   it("lists both; a killed one shows lost once its heartbeat ages; started again it is live; stopped cleanly it is gone", async () => {
     await other.start();
     const both = await status(server);
