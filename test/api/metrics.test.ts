@@ -1,3 +1,4 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePrometheusText, sampleValue, type Family } from "../helpers/prometheus-text.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
@@ -49,6 +50,13 @@ describe("RUNNEL_METRICS=admin", () => {
     server = await startTestServer({ RUNNEL_METRICS: "admin" });
   });
   afterAll(() => server.close());
+
+  it("is described in the OpenAPI document as text behind the Bearer key, and the document stays valid", async () => {
+    const { body } = await call(server.url, "GET", "/v1/openapi.json");
+    const result = await new Validator().validate(body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(body.paths["/metrics"].get.security).toEqual([{ bearerAuth: [] }]);
+  });
 
   it("needs an admin's key: none is 401, a user's is 403", async () => {
     const none = await call(server.url, "GET", "/metrics");

@@ -74,6 +74,17 @@ describe("one server (SQLite)", () => {
     expect(JSON.parse(json.stdout).processes[0].instance_id).toBe(server.server.instanceId);
   });
 
+  it("describes /readyz and /v1/status in the OpenAPI document, with their answers' schemas", async () => {
+    const { body } = await call(server.url, "GET", "/v1/openapi.json");
+    const okSchema = (path: string) => body.paths[path].get.responses["200"].content["application/json"].schema;
+    expect(Object.keys(okSchema("/readyz").properties).sort()).toEqual(["reason", "role", "status"]);
+    expect(body.paths["/readyz"].get.responses["503"]).toBeDefined();
+    expect(Object.keys(okSchema("/v1/status").properties).sort()).toEqual(["processes", "queues"]);
+    expect(body.paths["/v1/status"].get.responses["403"]).toBeDefined();
+    // /metrics exists only with RUNNEL_METRICS, so it is not described here.
+    expect(body.paths["/metrics"]).toBeUndefined();
+  });
+
   it("/readyz answers ready with the role, and needs no key", async () => {
     const answer = await call(server.url, "GET", "/readyz");
     expect(answer.status).toBe(200);
