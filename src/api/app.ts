@@ -18,6 +18,9 @@ import { apiKeysRoutes } from "./routes/api-keys.js";
 import { CREATE_SESSION_PATH, sessionsRoutes } from "./routes/sessions.js";
 import { createConsoleAssets } from "./console-assets.js";
 import { healthRoutes, type SandboxIsolation } from "./routes/health.js";
+import { readinessRoutes, type ReadinessState } from "./routes/readiness.js";
+import { metricsRoutes, type MetricsExposition } from "./routes/metrics.js";
+import { statusRoutes } from "./routes/status.js";
 import { openApiRoutes, OPENAPI_PATH } from "./routes/openapi.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { usersRoutes } from "./routes/users.js";
@@ -50,6 +53,16 @@ export interface AppOptions {
   isolation?: SandboxIsolation;
   /** Where the built web console is (dist/ui); by default next to the compiled server. */
   uiDir?: string;
+  /** /readyz, /metrics and /v1/status (server/start-server.ts); without it /readyz answers from the store alone. */
+  operations?: OperationsOptions;
+}
+
+/** What the operator's routes read: readiness, the metrics exposition (null: RUNNEL_METRICS off, no route) and this process. */
+export interface OperationsOptions {
+  readiness: () => Promise<ReadinessState>;
+  role: string;
+  metrics: { exposition: MetricsExposition; access: "public" | "admin" } | null;
+  instanceId: string | null;
 }
 
 /** API bodies carry component code and props; 5 MB is far above any real one. */
@@ -184,6 +197,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const publicUrl = () => options.engine.baseUrl();
 
   await app.register(healthRoutes, { store: options.store, version: RUNNEL_VERSION, isolation: options.isolation ?? null });
+  const operations = options.operations ?? storeOnlyOperations(options.store);
+  await app.register(readinessRoutes, { check: operations.readiness, role: operations.role });
+  if (operations.metrics) await app.register(metricsRoutes, { metrics: operations.metrics.exposition, access: operations.metrics.access, accounts: options.engine.accounts });
 
   // One limiter, one count per key, for every keyed route: /v1 and the stream addresses outside it (an SSE stream is
   // a request like any other; left out, a client could open them without end). Applied after auth (preHandler), so
@@ -214,6 +230,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(activityRoutes, { store: options.store });
       await v1.register(appsRoutes, { apps: options.engine.apps });
       await v1.register(appAccountsRoutes, { appAccounts: options.engine.appAccounts });
+      await v1.register(statusRoutes, { store: options.store, instanceId: operations.instanceId });
     },
     { prefix: "/v1" },
   );
@@ -234,6 +251,23 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(consoleAssets.routes);
 
   return app;
+}
+
+/** An app built without the server around it (tests that inject): ready while its store answers; no metrics. */
+function storeOnlyOperations(store: Store): OperationsOptions {
+  return {
+    role: "all",
+    metrics: null,
+    instanceId: null,
+    async readiness() {
+      try {
+        await store.ping();
+        return { ready: true };
+      } catch (error) {
+        return { ready: false, reason: `the store does not answer: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    },
+  };
 }
 
 /**

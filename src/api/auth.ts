@@ -74,7 +74,8 @@ function originOf(url: string | undefined): string | null {
   }
 }
 
-function bearerSecret(header: string | undefined): string {
+/** The key of an `Authorization: Bearer <key>` header; a clear 401 when there is none or it has another form. */
+export function bearerSecret(header: string | undefined): string {
   if (!header) {
     throw new UnauthorizedError("An API key is required: send the header `Authorization: Bearer <API key>`.");
   }

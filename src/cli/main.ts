@@ -23,6 +23,7 @@ import { registerRuns } from "./commands/runs.js";
 import { registerAdmin } from "./commands/admin.js";
 import { registerServer } from "./commands/server.js";
 import { registerStores } from "./commands/stores.js";
+import { registerStatus } from "./commands/status.js";
 import { registerSubscriptions } from "./commands/subscriptions.js";
 import { registerUpdate } from "./commands/update.js";
 import { registerUsers } from "./commands/users.js";
@@ -70,6 +71,7 @@ export function buildProgram(context: CommandContext): Command {
   registerWebhooks(program, context);
   registerEnv(program, context);
   registerAccounts(program, context);
+  registerStatus(program, context);
 
   return program;
 }

@@ -6,6 +6,7 @@ import type { EnvVarSchema } from "../api/schemas/env-vars.js";
 import type { SignInLinkView } from "../api/schemas/sessions.js";
 import type { AccountSchema, AppSchema } from "../api/schemas/apps.js";
 import type { OutboxMailView } from "../api/schemas/outbox.js";
+import type { StatusView } from "../api/schemas/status.js";
 import type { DataStoreRecordView, DataStoreView } from "../api/schemas/data-stores.js";
 import type { PublishedComponentView, RegistryEntryView, RegistryListingView } from "../api/schemas/registry.js";
 import type { ErrorSummaryView, RunView, SubscriptionSchema, WorkflowBodySchema, WorkflowView } from "../api/schemas/workflows.js";
@@ -212,6 +213,11 @@ export class ApiClient {
 
   async deleteAccount(id: string): Promise<void> {
     await this.request("DELETE", `/v1/accounts/${encodeURIComponent(id)}`);
+  }
+
+  /** The installation's processes and queues (admins). */
+  status(): Promise<StatusView> {
+    return this.request("GET", "/v1/status");
   }
 
   /** Your mails, newest first, with their delivery status. */

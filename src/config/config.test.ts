@@ -36,8 +36,19 @@ describe("loadConfig", () => {
       pendingRequests: { total: 8_192, perOwner: 2_048 },
       masterKeyFile: null,
       oauthClients: {},
+      metrics: "off",
+      heartbeatIntervalMs: 5_000,
+      shutdownDrainMs: 0,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("reads RUNNEL_METRICS (1 is admin, 0 is off), the heartbeat interval and the shutdown drain, and names a bad value", () => {
+    const metrics = (value: string) => loadConfig({ RUNNEL_METRICS: value }, {}, context).metrics;
+    expect([metrics("public"), metrics("admin"), metrics("ADMIN"), metrics("1"), metrics("0"), metrics("off")]).toEqual(["public", "admin", "admin", "admin", "off", "off"]);
+    expect(() => metrics("yes")).toThrow(new ConfigError("RUNNEL_METRICS", 'expected one of off, public, admin, got "yes".'));
+    expect(loadConfig({ RUNNEL_HEARTBEAT_INTERVAL_MS: "250", RUNNEL_SHUTDOWN_DRAIN_SECONDS: "15" }, {}, context)).toMatchObject({ heartbeatIntervalMs: 250, shutdownDrainMs: 15_000 });
+    expect(() => loadConfig({ RUNNEL_HEARTBEAT_INTERVAL_MS: "10" }, {}, context)).toThrow(/RUNNEL_HEARTBEAT_INTERVAL_MS/);
   });
 
   it("reads the inbound SMTP listener's address, domain and size limit, and names a bad one", () => {

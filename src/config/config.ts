@@ -80,6 +80,20 @@ export interface RunnelConfig {
    * `-` as `_`: RUNNEL_OAUTH_GITHUB_CLIENT_ID). One set through the API wins.
    */
   readonly oauthClients: Readonly<Record<string, { readonly clientId: string; readonly clientSecret: string }>>;
+  /**
+   * RUNNEL_METRICS: GET /metrics in Prometheus' format. "off" (unset, the
+   * default): no such route; "public": open to anyone who reaches the port;
+   * "admin" (or "1"): an admin's API key as Bearer.
+   */
+  readonly metrics: "off" | "public" | "admin";
+  /** RUNNEL_HEARTBEAT_INTERVAL_MS: how often this process beats in the process registry (lost after 6 missed beats). */
+  readonly heartbeatIntervalMs: number;
+  /**
+   * RUNNEL_SHUTDOWN_DRAIN_SECONDS: on a graceful stop, how long /readyz answers
+   * 503 while the server still serves, before the listener closes, so that a
+   * load balancer stops sending first. 0 (the default): close at once.
+   */
+  readonly shutdownDrainMs: number;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -161,6 +175,9 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
       baseDelayMs: parseInteger(raw("RUNNEL_SEND_RETRY_BASE_MS"), 10_000, 10, 3_600_000),
     }),
     oauthClients: parseOAuthClients(env, raw),
+    metrics: parseMetrics(raw("RUNNEL_METRICS")),
+    heartbeatIntervalMs: parseInteger(raw("RUNNEL_HEARTBEAT_INTERVAL_MS"), 5_000, 100, 60_000),
+    shutdownDrainMs: parseInteger(raw("RUNNEL_SHUTDOWN_DRAIN_SECONDS"), 0, 0, 300) * 1000,
   };
   return Object.freeze(config);
 }
@@ -189,6 +206,13 @@ function parseLimits(raw: (variable: string) => RawValue): RunnelConfig["limits"
 function defaultRunnerMemoryMb(totalMemoryBytes: number | undefined): number {
   if (totalMemoryBytes === undefined || !Number.isFinite(totalMemoryBytes) || totalMemoryBytes <= 0) return 1_024;
   return Math.max(512, Math.floor(totalMemoryBytes / 4 / (1024 * 1024)));
+}
+
+/** "1" is the short form of "admin": metrics on, behind the admin key (the safe choice). */
+function parseMetrics(raw: RawValue): RunnelConfig["metrics"] {
+  if (raw.value === "1") return "admin";
+  if (raw.value === "0") return "off";
+  return parseChoice(raw, ["off", "public", "admin"] as const, "off");
 }
 
 function flagNameFor(variable: string): string {

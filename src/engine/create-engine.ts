@@ -42,6 +42,7 @@ import { AccountAuth } from "./apps/account-auth.js";
 import { AppAccountsService } from "./apps/app-accounts-service.js";
 import { AppCatalog, type OAuthClient } from "./apps/app-catalog.js";
 import { DEFAULT_WEBHOOK_RETRY, type WebhookRetryPolicy } from "../domain/webhooks.js";
+import type { Metrics } from "./metrics.js";
 
 export interface EngineOptions {
   store: Store;
@@ -70,6 +71,8 @@ export interface EngineOptions {
   sendRetry?: SendRetryPolicy;
   /** OAuth clients from the environment (RUNNEL_OAUTH_<SLUG>_CLIENT_ID / _CLIENT_SECRET), by <SLUG>. */
   oauthClients?: Readonly<Record<string, OAuthClient>>;
+  /** Where runs and events are counted (RUNNEL_METRICS); none by default. */
+  metrics?: Metrics;
 }
 
 export interface Engine {
@@ -133,7 +136,7 @@ export function createEngine(options: EngineOptions): Engine {
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
   const dataStores = new DataStoresService({ store, logger });
-  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults, dataStores, accountAuth });
+  const invoker = new SourceInvoker({ store, sandbox, loader, hub, secrets, logger, endpointUrl, limits, onAppended, handOff, lateFaults, dataStores, accountAuth, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const scheduler = new TimerScheduler({ store, invoker, logger });
   // Keys resolve through the registry (the owner's own, then Runnel's catalog); it is made below, and only called later.
   const resolvePublished = (ownerId: string, key: string, version?: string) => componentRegistry.findSaved(ownerId, key, version);
@@ -156,7 +159,7 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId });
+  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const listeners = {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),

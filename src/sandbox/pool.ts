@@ -60,6 +60,14 @@ export interface AcquireRequest {
   exclusive?: boolean;
 }
 
+/** See RunnerPool.usage. */
+export interface RunnerPoolUsage {
+  busy: number;
+  idle: number;
+  max: number;
+  coldStarts: number;
+}
+
 interface Entry {
   runner: RunnerProcess;
   memoryMb: number;
@@ -110,6 +118,8 @@ export class RunnerPool {
   private closed = false;
   private readonly sweeper: NodeJS.Timeout;
   private spareFailures = 0;
+  /** Batches that waited for a runner process to start (no warm one of their owner, no spare): see usage(). */
+  private coldStarts = 0;
 
   constructor(options: PoolOptions) {
     this.options = options;
@@ -195,11 +205,30 @@ export class RunnerPool {
     if (leastBusy && (mine.length >= this.options.maxPerOwner || leastBusy.active < SHARE_BEFORE_NEW || this.busyRunners() >= this.options.busyBeforeSharing)) {
       return this.assign(leastBusy, request);
     }
-    const fresh = this.takeSpare(request) ?? (this.hasRoom() ? this.start(request.ownerId, request.memoryMb) : undefined);
+    const spare = this.takeSpare(request);
+    const fresh = spare ?? (this.hasRoom() ? this.start(request.ownerId, request.memoryMb) : undefined);
+    if (fresh && !spare) this.coldStarts += 1;
     if (fresh) return this.assign(fresh, request);
     // No room for another runner: share one of the owner's rather than wait.
     if (leastBusy) return this.assign(leastBusy, request);
     return undefined;
+  }
+
+  /**
+   * The pool as an operator sees it: runners busy with a batch, idle ones
+   * (spares included), the most it may have, and the batches so far that
+   * waited for a process to start. Counted when asked, so that metrics cost
+   * the pool nothing between scrapes.
+   */
+  usage(): RunnerPoolUsage {
+    let busy = 0;
+    let idle = 0;
+    for (const entry of this.entries.values()) {
+      if (entry.stopping) continue;
+      if (entry.active > 0) busy += 1;
+      else idle += 1;
+    }
+    return { busy, idle, max: this.options.maxRunners, coldStarts: this.coldStarts };
   }
 
   private busyRunners(): number {

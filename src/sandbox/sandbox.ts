@@ -40,7 +40,8 @@ import { DEFAULT_MAX_BUNDLES, EGRESS_ARG, MAX_BUNDLES_ARG } from "./runner/runne
 import type { HttpResponse } from "./http-response.js";
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from "./limits.js";
 import { detectNodeFlags, runnerNodeArgs, type NodeFlagSupport } from "./node-flags.js";
-import { RunnerPool, type RunnerHooks } from "./pool.js";
+import { RunnerPool, type RunnerHooks, type RunnerPoolUsage } from "./pool.js";
+export type { RunnerPoolUsage } from "./pool.js";
 import type { ComponentCall, DbSnapshot, RunnerCall, StepDone, StepOutcome } from "./protocol.js";
 import { prepareRunnerEntry, type RunnerEntry } from "./runner-entry.js";
 import type { AuthRefreshHandler, CallOutcome, DataStoreHandler, EmittedEvent, LogEntry } from "./call-collector.js";
@@ -203,6 +204,8 @@ export interface Sandbox {
   readonly isolation: Isolation;
   /** Tells `listener` of each late fault (one listener; a later call replaces it). */
   onLateFault(listener: (fault: LateFault) => void): void;
+  /** Runners busy and idle, the most allowed, and cold starts so far (metrics, the process registry). */
+  usage(): RunnerPoolUsage;
 }
 
 function resolveBubblewrap(options: SandboxOptions): BubblewrapCheck {
@@ -469,6 +472,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     onLateFault(listener) {
       lateFaultListener = listener;
     },
+    usage: () => pool.usage(),
     isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null, network: networkIsolation, memory: limiter.kind, pidsLimit: limiter.pidsLimit, cpuLimited: limiter.cpuLimited },
     async inspect(bundle, limits) {
       const [result] = await executeBatch([{ bundle, call: { kind: "inspect" }, props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) }], []);

@@ -19,6 +19,11 @@ import { writeAdminKeyFile } from "./admin-key-file.js";
 import { reservePort, type PortReservation } from "./port-reservation.js";
 import { loadOrCreateInstanceId } from "./instance-id.js";
 import { writeServerPid } from "./server-pid-file.js";
+import { NO_METRICS } from "../engine/metrics.js";
+import { RUNNEL_VERSION } from "../version.js";
+import { createPrometheusMetrics, type PrometheusMetrics } from "./prometheus-metrics.js";
+import { ProcessRegistration } from "./process-registration.js";
+import { Readiness } from "./readiness.js";
 
 export interface StartServerOptions {
   config: RunnelConfig;
@@ -35,6 +40,8 @@ export interface RunningServer {
   engine: Engine;
   /** The inbound SMTP listener (RUNNEL_SMTP_LISTEN) and the port it took; null when it is off. */
   inboundMail: { host: string; port: number } | null;
+  /** This process's id in the process registry (and on the leases it takes). */
+  instanceId: string;
   /** Stops accepting, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -67,7 +74,14 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const loadedKey = await loadOrCreateMasterKey(config.dataDir, config.masterKey, config.masterKeyFile);
     // A rotation stopped half-way leaves the new key beside the old: the one that opens the store wins.
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
-    const engine = createEngine({ store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId: await loadOrCreateInstanceId(config.dataDir) });
+    const instanceId = await loadOrCreateInstanceId(config.dataDir);
+    const openedSandbox = sandbox;
+    // Today's single process serves every role; scale-out (issue 18) brings api and worker.
+    const role = "all" as const;
+    const metrics: PrometheusMetrics | null =
+      config.metrics === "off" ? null : createPrometheusMetrics({ queueStats: () => store.deliveryQueueStats(Date.now()), poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
+    const readiness = new Readiness(store);
+    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
     await publishCatalogAtStart(engine.registry, logger);
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
@@ -87,7 +101,8 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
         logger,
       });
     }
-    const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation });
+    const operations = { readiness: () => readiness.check(), role, instanceId, metrics: metrics && config.metrics !== "off" ? { exposition: metrics, access: config.metrics } : null };
+    const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation, operations });
     await app.ready();
     reservation.release();
     await app.listen({ host: config.host, port: reservation.port });
@@ -99,6 +114,18 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     await engine.worker.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
     // The same for sends a crash cut off: tried again, with the idempotency keys they had.
     await engine.sender.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
+    const registration = new ProcessRegistration({
+      store,
+      instanceId,
+      role,
+      version: RUNNEL_VERSION,
+      url,
+      intervalMs: config.heartbeatIntervalMs,
+      load: () => ({ busyRunners: openedSandbox.usage().busy, queuedDeliveries: engine.worker.queuedCount() }),
+      logger,
+    });
+    await registration.start();
+    readiness.serving();
     logger.info({ url, publicUrl: config.publicUrl ?? url }, `Runnel is listening on ${url}`);
     const removePid = writeServerPid(config.dataDir);
 
@@ -111,11 +138,19 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
       store,
       engine,
       inboundMail: openInboundMail ? { host: openInboundMail.host, port: openInboundMail.port } : null,
+      instanceId,
       close() {
         closing ??= (async () => {
+          // Unready first, while still serving: a load balancer sees /readyz fail and stops sending before the listener closes.
+          readiness.stopping();
+          if (config.shutdownDrainMs > 0) {
+            logger.info({ drainMs: config.shutdownDrainMs }, "draining: /readyz answers 503 while requests are still served");
+            await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+          }
           await openInboundMail?.close();
           await app.close();
           await engine.stop();
+          await registration.stop();
           await mailer.close();
           await openSandbox.close();
           await store.close();

@@ -14,6 +14,7 @@ import type { EnvVar } from "../domain/env-vars.js";
 import type { AppAccount, OAuthFlow } from "../domain/app-accounts.js";
 import type { AppDefinition } from "../domain/apps.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
+import type { DeliveryQueueStats, ProcessRecord } from "../domain/processes.js";
 
 /**
  * The Store port. It speaks the domain, never SQL: every method is one
@@ -49,8 +50,19 @@ export interface Store {
   migrate(): Promise<void>;
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
+  /** The migrations this release knows that the database has not applied (empty once migrate() ran): readiness. */
+  pendingMigrations(): Promise<string[]>;
   /** Closes the pool; the store must not be used afterwards. */
   close(): Promise<void>;
+
+  /** Records this process (or its new heartbeat and load) in the process registry, by instance id. */
+  recordProcess(record: ProcessRecord): Promise<void>;
+  /** Takes a process out of the registry (its graceful stop). */
+  removeProcess(instanceId: string): Promise<void>;
+  /** Every process of the registry, live or lost, oldest start first. */
+  listProcesses(): Promise<ProcessRecord[]>;
+  /** The delivery queue's depth and its oldest wait, in one cheap query (metrics scrapes, status). */
+  deliveryQueueStats(now: number): Promise<DeliveryQueueStats>;
 
   createUser(input: NewUser): Promise<User>;
   /** Creates the first admin and its key unless an admin exists; returns null when one did. */

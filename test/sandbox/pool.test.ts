@@ -268,3 +268,25 @@ describe("the runner pool: lifecycle", () => {
     await expect(closing.invoke(bundle)).rejects.toThrow("The sandbox is closed.");
   });
 });
+
+describe("the runner pool's usage (metrics, the process registry)", () => {
+  it("counts busy and idle runners, and a cold start only when a batch waited for a process to start", async () => {
+    await withFixture({ maxRunners: 3, spares: 1, spareMemoryMb: LIMITS.memoryMb }, async (fixture) => {
+      expect(fixture.sandbox.usage()).toEqual({ busy: 0, idle: 0, max: 3, coldStarts: 0 });
+      const first = fixture.bundle(TOKENED("warm"), { ownerId: "owner_a" });
+      // The first call takes the spare, started ahead: no cold start.
+      await answer(fixture, first);
+      expect(fixture.sandbox.usage().coldStarts).toBe(0);
+      const slow = answer(fixture, first, { sleepMs: 600 });
+      await pause(200);
+      expect(fixture.sandbox.usage()).toMatchObject({ busy: 1 });
+      await slow;
+      // A heap size no spare has: its first call starts a runner, the second finds it warm.
+      const big = fixture.bundle(TOKENED("big"), { ownerId: "owner_b" });
+      for (let call = 0; call < 2; call += 1) expect((await fixture.invoke(big, { call: { kind: "run", event: {} }, limits: { ...LIMITS, memoryMb: 96 } })).ok).toBe(true);
+      expect(fixture.sandbox.usage()).toMatchObject({ busy: 0, coldStarts: 1 });
+      // owner_a's runner, owner_b's, and the spare started again after the first was taken.
+      expect(fixture.sandbox.usage().idle).toBeGreaterThanOrEqual(2);
+    });
+  });
+});

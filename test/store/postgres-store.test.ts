@@ -12,6 +12,7 @@ import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 import { describeAppAccountsContract } from "./app-accounts-contract.js";
+import { describeProcessContract } from "./process-contract.js";
 
 await requirePostgres();
 
@@ -45,6 +46,7 @@ describeRegistryContract("postgres", postgresBackend);
 describeOutboxContract("postgres", postgresBackend);
 describeActivityContract("postgres", postgresBackend);
 describeSessionContract("postgres", postgresBackend);
+describeProcessContract("postgres", postgresBackend);
 
 describe("PostgreSQL migrations beside other schemas", () => {
   const admin = async (statement: string) => {

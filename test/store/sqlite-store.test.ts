@@ -11,6 +11,7 @@ import { describeSendOutboxContract } from "./send-outbox-contract.js";
 import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 import { describeAppAccountsContract } from "./app-accounts-contract.js";
+import { describeProcessContract } from "./process-contract.js";
 
 const sqliteBackend = async () => {
   const dir = await mkdtemp(join(tmpdir(), "runnel-store-"));
@@ -33,3 +34,4 @@ describeRegistryContract("sqlite", sqliteBackend);
 describeOutboxContract("sqlite", sqliteBackend);
 describeActivityContract("sqlite", sqliteBackend);
 describeSessionContract("sqlite", sqliteBackend);
+describeProcessContract("sqlite", sqliteBackend);

@@ -53,7 +53,8 @@ async function runUntilSignalled(config: RunnelConfig, context: CommandContext):
     const timer = setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; stopping now");
       resolve(1);
-    }, config.shutdownTimeoutMs);
+      // The drain (RUNNEL_SHUTDOWN_DRAIN_SECONDS) is time the server keeps serving on purpose: not counted against the timeout.
+    }, config.shutdownTimeoutMs + config.shutdownDrainMs);
     timer.unref();
     process.once(signal === "SIGINT" ? "SIGINT" : "SIGTERM", () => {
       logger.warn("second signal: stopping now");

@@ -10,6 +10,8 @@ import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
 import type { ClaimedDelivery, Store } from "../../store/store.js";
 import type { EventHub } from "../event-hub.js";
+import { NO_METRICS, type Metrics, type RunTriggerKind } from "../metrics.js";
+import type { Trigger } from "./run-limits.js";
 import { logEntries, type LogLine } from "./run-logs.js";
 import type { CallOutcome } from "./sandbox-calls.js";
 
@@ -40,14 +42,21 @@ export interface ResultWriterOptions {
    * them from the store; a store that cannot leaves them pending and wakes.
    */
   handOff?: DeliveryHandOff;
+  /** Counts the calls that ran and the events they emitted; none by default. */
+  metrics?: Metrics;
   now?: () => number;
 }
 
+/** The run kind of a source's call; hooks and prop options are not runs. */
+const RUN_TRIGGERS: Partial<Record<Trigger, RunTriggerKind>> = { http: "http", timer: "timer", manual: "manual", subscription: "emit" };
+
 export class ResultWriter {
   private readonly now: () => number;
+  private readonly metrics: Metrics;
 
   constructor(private readonly options: ResultWriterOptions) {
     this.now = options.now ?? Date.now;
+    this.metrics = options.metrics ?? NO_METRICS;
   }
 
   /** Commits the calls' events and, when given, the source's store; returns what each call's caller gets. */
@@ -55,6 +64,7 @@ export class ResultWriter {
     const owners = new Map<PendingEmit, number>();
     outcomes.forEach((outcome, index) => outcome.emits.forEach((emit) => owners.set(emit, index)));
     const eventsByCall = await this.commitAll(source, outcomes, dedupe, db, owners);
+    if (this.metrics.enabled) this.countRuns(outcomes);
     return outcomes.map((outcome, index) => {
       const invocation: InvocationResult = { ok: outcome.result.ok, events: eventsByCall[index]!, durationMs: outcome.result.durationMs };
       if (outcome.result.error) invocation.error = outcome.result.error;
@@ -102,6 +112,7 @@ export class ResultWriter {
       ...(claim ? { claim } : {}),
       ...(held ? { held } : {}),
     });
+    if (appended.events.length > 0) this.metrics.eventsEmitted("source", appended.events.length);
     const byCall: StoredEvent[][] = outcomes.map(() => []);
     appended.events.forEach((event, index) => byCall[owners.get(appended.accepted[index]!) ?? 0]!.push(event));
     for (const log of appended.logs) hub.publish(source.id, { kind: "log", item: log });
@@ -115,6 +126,15 @@ export class ResultWriter {
       if (appended.claimed.length > 0) this.options.handOff?.take(appended.claimed);
     } else if (appended.deliveries > 0) this.options.onAppended?.();
     return byCall;
+  }
+
+  /** Counted once committed: a call whose commit failed is counted when it is committed alone (CommitChains). */
+  private countRuns(outcomes: CallOutcome[]): void {
+    for (const { trigger, result } of outcomes) {
+      const kind = trigger ? RUN_TRIGGERS[trigger] : undefined;
+      if (!kind) continue;
+      this.metrics.runEnded({ kind: "source", trigger: kind, outcome: result.ok ? "success" : "error", durationMs: result.durationMs, errorCode: result.error?.code });
+    }
   }
 
   private async writeLogs(source: DeployedSource, entries: LogLine[]): Promise<void> {

@@ -30,6 +30,8 @@ export interface CallOutcome {
   delivery?: DeliveryKey | undefined;
   /** Listeners whose deliveries of the call's one event are handed over without a row (EventBatch.held). */
   holdFor?: readonly string[] | undefined;
+  /** What started the call (metrics count runs by it). */
+  trigger?: Trigger | undefined;
 }
 
 /** A call to run: what it asks, what started it, and who takes its HTTP response. */
@@ -88,7 +90,7 @@ export async function runCalls(
   );
   let next = 0;
   return calls.map((pending): CallOutcome => {
-    const delivery = pending.delivery ? { delivery: pending.delivery } : {};
+    const delivery = pending.delivery ? { delivery: pending.delivery, trigger: pending.trigger } : { trigger: pending.trigger };
     if (plainSchedule(pending.call)) {
       // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
       const call = pending.call as Extract<ComponentCall, { kind: "run" }>;

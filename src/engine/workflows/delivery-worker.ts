@@ -124,6 +124,14 @@ export class DeliveryWorker implements DeliveryHandOff {
     return this.options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
+  /** Deliveries this process holds, waiting for a free slot of their owner (the process registry's load). */
+  queuedCount(): number {
+    let count = 0;
+    for (const group of this.handedOff) count += group.length;
+    for (const group of this.waitingToSend) count += group.length;
+    return count;
+  }
+
   /** A workflow or source changed here: forget what was cached of it. */
   forget(id: string): void {
     this.workflows.delete(id);

@@ -26,6 +26,8 @@ import type { AccountAuth } from "../apps/account-auth.js";
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import { workflowBundle } from "./workflow-bundle.js";
 import type { WorkflowResponses } from "./workflow-responses.js";
+import { NO_METRICS, type Metrics, type RunTriggerKind } from "../metrics.js";
+import { MANUAL_RUN_CHANNEL } from "./manual-run.js";
 
 export interface RunExecutorOptions {
   store: Store;
@@ -53,6 +55,8 @@ export interface RunExecutorOptions {
   claimer?: string | undefined;
   /** Gives steps' app props their account's `$auth`, read for each batch of runs; without it they get an empty one. */
   accountAuth?: AccountAuth;
+  /** Counts the runs recorded and the events they emitted; none by default. */
+  metrics?: Metrics;
   now?: () => number;
 }
 
@@ -97,9 +101,11 @@ const STEP_CALLS_PER_RUNNER = 16;
 export class RunExecutor {
   private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
   private readonly now: () => number;
+  private readonly metrics: Metrics;
 
   constructor(private readonly options: RunExecutorOptions) {
     this.now = options.now ?? Date.now;
+    this.metrics = options.metrics ?? NO_METRICS;
   }
 
   /** Runs and records the batch; resolves with how many deliveries its appends made (runs of other listeners now waiting). */
@@ -138,7 +144,7 @@ export class RunExecutor {
       index = end;
     }
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
-    return this.commit(workflow, runs);
+    return this.commit(workflow, runs, triggerKind);
   }
 
   /**
@@ -417,7 +423,7 @@ export class RunExecutor {
     );
   }
 
-  private async commit(workflow: Workflow, runs: RunState[]): Promise<number> {
+  private async commit(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other"): Promise<number> {
     const { store, hub } = this.options;
     for (const run of runs) run.recording = true;
     const securing = runs.flatMap((run) => (run.securing ? [run.securing] : []));
@@ -439,6 +445,7 @@ export class RunExecutor {
     // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
     const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: recordedDeliveries(runs), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
     for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
+    if (this.metrics.enabled) this.countRuns(runs, recorded, triggerKind, appended);
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is
     // not recorded now, and enqueued no sends: they were enqueued with the run that was.
     if (sends.some((send) => recorded.has(send.runId))) this.options.onSendsEnqueued?.();
@@ -452,6 +459,29 @@ export class RunExecutor {
     }
     return appended.reduce((sum, result) => sum + result.deliveries, 0);
   }
+
+  /** Runs recorded now (not those a redelivery had recorded before), from their start to their record. */
+  private countRuns(runs: RunState[], recorded: Set<string>, triggerKind: "http" | "timer" | "other", appended: Array<{ events: unknown[] }>): void {
+    const now = this.now();
+    for (const run of runs) {
+      if (!recorded.has(run.id)) continue;
+      this.metrics.runEnded({
+        kind: "workflow",
+        trigger: runTriggerOf(run, triggerKind),
+        outcome: run.status === "error" ? "error" : "success",
+        durationMs: now - run.startedAt,
+        errorCode: run.error?.code,
+      });
+    }
+    const events = appended.reduce((sum, result) => sum + result.events.length, 0);
+    if (events > 0) this.metrics.eventsEmitted("workflow", events);
+  }
+}
+
+/** A run started by a person (run now, a test run, a replay) is manual, whatever its source; one not from an HTTP or timer source ran on an emitted event. */
+function runTriggerOf(run: RunState, triggerKind: "http" | "timer" | "other"): RunTriggerKind {
+  if (run.delivery.channel === MANUAL_RUN_CHANNEL || run.delivery.channel === "$replay") return "manual";
+  return triggerKind === "other" ? "emit" : triggerKind;
 }
 
 /** The runs' deliveries that have a row to remove (those handed over unrecorded have none). */

@@ -6,7 +6,8 @@ import { secretQueries } from "./secret-queries.js";
 import { componentQueries } from "./component-queries.js";
 import type { QueryContext } from "./context.js";
 import { eventQueries } from "./event-queries.js";
-import { migrateToLatest } from "./migrate.js";
+import { migrateToLatest, pendingMigrationNames } from "./migrate.js";
+import { processQueries } from "./process-queries.js";
 import { outboxQueries } from "./outbox-queries.js";
 import { registryQueries } from "./registry-queries.js";
 import { catalogQueries } from "./catalog-queries.js";
@@ -36,6 +37,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
   return {
     kind: options.kind,
     migrate: () => migrateToLatest(db),
+    pendingMigrations: () => pendingMigrationNames(db),
     async ping() {
       await db.selectFrom("users").select("id").limit(1).execute();
     },
@@ -68,5 +70,6 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...envVarQueries(options),
     ...sessionQueries(options),
     ...appQueries(options),
+    ...processQueries(options),
   };
 }

@@ -1,4 +1,4 @@
-import { Migrator, type Kysely } from "kysely";
+import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely } from "kysely";
 import { migrationProvider } from "../migrations/index.js";
 
 /**
@@ -17,4 +17,25 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
     const reason = error instanceof Error ? error.message : String(error ?? "unknown error");
     throw new Error(`Database migration${name} failed: ${reason}`, { cause: error });
   }
+}
+
+/**
+ * The names of the migrations not applied yet (readiness: a process must not
+ * serve a schema older than its code). Reads Kysely's migration table
+ * directly: its migrator's own getMigrations() introspects every table and
+ * column of the database first, far too much for a probe every few seconds.
+ */
+export async function pendingMigrationNames(db: Kysely<any>, schema?: string): Promise<string[]> {
+  const known = Object.keys(await migrationProvider.getMigrations());
+  const scoped = schema ? db.withSchema(schema) : db;
+  let applied: Set<string>;
+  try {
+    applied = new Set((await scoped.selectFrom(DEFAULT_MIGRATION_TABLE).select("name").execute()).map((row: { name: string }) => row.name));
+  } catch (error) {
+    // No migration table yet (nothing applied) is an answer; a store that does not answer is not.
+    await sql`SELECT 1`.execute(db);
+    if (error instanceof Error && /no such table|does not exist/i.test(error.message)) return known;
+    throw error;
+  }
+  return known.filter((name) => !applied.has(name));
 }

@@ -32,6 +32,7 @@ export interface Database {
   oauth_clients: OAuthClientRow;
   app_accounts: AppAccountRow;
   oauth_flows: OAuthFlowRow;
+  processes: ProcessRow;
 }
 
 export interface UserRow {
@@ -401,4 +402,19 @@ export interface OAuthFlowRow {
   verifier: string;
   expires_at: number;
   created_at: number;
+}
+
+/** A server process of the installation (0022-processes). */
+export interface ProcessRow {
+  instance_id: string;
+  role: string;
+  version: string;
+  host: string;
+  pid: number;
+  url: string | null;
+  started_at: number;
+  heartbeat_at: number;
+  heartbeat_interval_ms: number;
+  busy_runners: number;
+  queued_deliveries: number;
 }

@@ -19,6 +19,7 @@ import { consoleSessionsMigration } from "./0017-console-sessions.js";
 import { appsAndAccountsMigration } from "./0019-apps-and-accounts.js";
 import { catalogMigration } from "./0020-catalog.js";
 import { registryAppsMigration } from "./0021-registry-apps.js";
+import { processesMigration } from "./0022-processes.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0019-apps-and-accounts": appsAndAccountsMigration,
   "0020-catalog": catalogMigration,
   "0021-registry-apps": registryAppsMigration,
+  "0022-processes": processesMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

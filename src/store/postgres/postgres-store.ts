@@ -1,7 +1,7 @@
 import { Kysely } from "kysely";
 import pg from "pg";
 import { createKyselyStore } from "../kysely/kysely-store.js";
-import { migrateToLatest } from "../kysely/migrate.js";
+import { migrateToLatest, pendingMigrationNames } from "../kysely/migrate.js";
 import { CurrentSchemaPostgresDialect } from "./current-schema-dialect.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
@@ -38,13 +38,16 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
   const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   const store = createKyselyStore({ kind: "postgres", db, isUniqueViolation });
 
+  // The schema the tables go in: the one given, or the connection's own (a search_path in the URL, else public).
+  const currentSchema = async () => schema ?? ((await pool.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0]?.schema || undefined);
   return {
     ...store,
     async migrate() {
       if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      // The schema the tables go in: the one given, or the connection's own (a search_path in the URL, else public).
-      const current = schema ?? ((await pool.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0]?.schema || undefined);
-      await migrateToLatest(db, current);
+      await migrateToLatest(db, await currentSchema());
+    },
+    async pendingMigrations() {
+      return pendingMigrationNames(db, await currentSchema());
     },
   };
 }
