@@ -52,7 +52,7 @@ describe("runnel list registry and runnel deploy <catalog key>", () => {
     expect(none.stderr).toContain('Nothing in the registry matches "nothing like this"');
     const badType = await cli("list", "registry", "--type", "trigger");
     expect(badType.code).not.toBe(0);
-    expect(badType.stderr).toContain('--type is source or action; got "trigger"');
+    expect(badType.stderr).toContain('--type is source, action or app; got "trigger"');
     const wordsElsewhere = await cli("list", "sources", "pings");
     expect(wordsElsewhere.code).not.toBe(0);
     expect(wordsElsewhere.stderr).toContain("are for `runnel list registry`");
