@@ -12,7 +12,7 @@ import { writeStepStores } from "./step-store-queries.js";
 import { toRunRow } from "./workflow-queries.js";
 import { enqueueSendsWithin } from "./send-outbox-queries.js";
 
-type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries">;
+type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries" | "settleClaimedDeliveries">;
 
 /**
  * The durable queue of the embedded server: deliveries are leased by a
@@ -109,6 +109,21 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
     async dropDeliveries(keys) {
       await eachKey(db, keys, (trx, key) => trx.deleteFrom("deliveries").where(...keyFilter(key)).execute());
     },
+
+    async settleClaimedDeliveries(claims, retryAt) {
+      const settled: DeliveryKey[] = [];
+      await eachKey(db, claims, async (trx, claim) => {
+        // The claim's own attempt count is its fence: a claim since (its lease ran out) counted one more.
+        const stillOurs = [...keyFilter(claim), (eb: any) => eb.and([eb("status", "=", "running"), eb("attempts", "=", claim.attempts)])] as const;
+        const result =
+          retryAt === null
+            ? await trx.deleteFrom("deliveries").where(stillOurs[0]).where(stillOurs[1]).executeTakeFirst()
+            : await trx.updateTable("deliveries").set({ status: "pending", available_at: retryAt }).where(stillOurs[0]).where(stillOurs[1]).executeTakeFirst();
+        const count = "numDeletedRows" in result ? result.numDeletedRows : result.numUpdatedRows;
+        if (Number(count) > 0) settled.push({ listenerId: claim.listenerId, emitterId: claim.emitterId, eventId: claim.eventId });
+      });
+      return settled;
+    },
   };
 }
 
@@ -118,7 +133,7 @@ function keyFilter(key: DeliveryKey) {
   ] as const;
 }
 
-async function eachKey(db: Kysely<Database>, keys: DeliveryKey[], action: (trx: Kysely<Database>, key: DeliveryKey) => Promise<unknown>): Promise<void> {
+async function eachKey<K extends DeliveryKey>(db: Kysely<Database>, keys: K[], action: (trx: Kysely<Database>, key: K) => Promise<unknown>): Promise<void> {
   if (keys.length === 0) return;
   await db.transaction().execute(async (trx) => {
     for (const key of keys) await action(trx, key);
