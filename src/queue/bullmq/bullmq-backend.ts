@@ -44,15 +44,16 @@ function redisBackend(url: string, prefix: string, logger: Logger): BullmqBacken
     live,
     async close() {
       await live.close();
-      await connection.quit().catch(() => connection.disconnect());
+      await closeRedis(connection);
     },
   };
 }
 
 function postgresBackend(url: string, schema: string, logger: Logger): BullmqBackend {
   const classes = withBackend(createPostgresBackend);
-  // A config object, not the bare URL: only that form carries the schema (see PostgresConnectionOptions).
-  const connection = { connectionString: url, schema };
+  // A config object, not the bare URL: only that form carries the schema (see PostgresConnectionOptions). BullMQ
+  // makes or updates its tables on connecting, under an advisory lock: processes starting together do it once.
+  const connection = { connectionString: url, schema, migrate: true };
   const live = new PostgresLiveChannel(url, `${schema}_live`, logger);
   return {
     kind: "postgres",
@@ -62,4 +63,10 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
     live,
     close: () => live.close(),
   };
+}
+
+/** Quits politely when connected; a connection still trying (a bad URL) is cut, or its retries would go on. */
+export async function closeRedis(connection: Redis): Promise<void> {
+  if (connection.status === "ready") await connection.quit().catch(() => connection.disconnect());
+  else connection.disconnect();
 }

@@ -18,6 +18,8 @@ export interface BullmqJobQueueOptions {
   maxTakeovers?: number;
   /** Timer ticks run at once by this instance. Default 8. */
   tickConcurrency?: number;
+  /** How long open() waits for the backend to answer before it gives up. Default 10 s. */
+  connectTimeoutMs?: number;
 }
 
 const DELIVERIES = "deliveries";
@@ -74,12 +76,21 @@ export class BullmqJobQueue implements JobQueue {
   /** Opens the queue and waits until its backend answers (a bad or unreachable URL fails here, naming it). */
   static async open(options: BullmqJobQueueOptions): Promise<BullmqJobQueue> {
     const queue = new BullmqJobQueue(options);
+    const timeoutMs = options.connectTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.all([queue.deliveries.waitUntilReady(), queue.timers.waitUntilReady(), queue.claimer.waitUntilReady()]);
+      // BullMQ waits for its backend for ever (it reconnects): at start-up, an address that does not answer is a mistake to report.
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+      });
+      await Promise.race([Promise.all([queue.deliveries.waitUntilReady(), queue.timers.waitUntilReady(), queue.claimer.waitUntilReady()]), timedOut]);
     } catch (error) {
-      await queue.close().catch(() => undefined);
+      await withinMs(queue.close(), 2_000);
       const variable = options.target.kind === "redis" ? "REDIS_URL" : "DATABASE_URL";
-      throw new Error(`The job queue (${options.target.kind}) could not be reached at ${variable}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`The job queue could not reach ${options.target.kind === "redis" ? "Redis" : "PostgreSQL"} at ${variable} (${reason}). Check ${variable} and that the server is up.`, { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
     // Takes over the jobs of instances that died holding them (their locks ran out).
     void queue.claimer.startStalledCheckTimer();
@@ -202,4 +213,11 @@ export class BullmqJobQueue implements JobQueue {
     );
     return settled;
   }
+}
+
+/** Waits for `work` at most `ms` (closing what never connected may hang): what is left runs on, unawaited. */
+async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

@@ -40,6 +40,7 @@ export class RedisLiveChannel implements LiveChannel {
   }
 
   async close(): Promise<void> {
-    await this.subscriber.quit().catch(() => this.subscriber.disconnect());
+    if (this.subscriber.status === "ready") await this.subscriber.quit().catch(() => this.subscriber.disconnect());
+    else this.subscriber.disconnect();
   }
 }
