@@ -1,6 +1,5 @@
 import type { TimerSchedule } from "../domain/sources.js";
 import type { DeliveryKey } from "../domain/subscriptions.js";
-import type { HubMessage } from "../engine/event-hub.js";
 import type { ClaimedDelivery, NewDelivery } from "../store/store.js";
 
 /**
@@ -58,13 +57,23 @@ export interface JobQueue {
   onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void>;
 
   /** Sends a live message to every subscriber of `channel` (an emitter id) in every process. */
-  publish(channel: string, message: HubMessage): Promise<void>;
+  publish(channel: string, message: LiveMessage): Promise<void>;
   /** Listens to `channel` until the returned function is called. */
-  subscribe(channel: string, listener: (message: HubMessage) => void): Promise<() => Promise<void>>;
+  subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>>;
 
   /** Stops ticking and listening, and lets go of connections. Claims not settled are left to their leases. */
   close(): Promise<void>;
 }
+
+/**
+ * What live listeners (SSE streams) receive: a new event or log line, or the
+ * end of the emitter. The same shape as the engine's EventHub messages (the
+ * queue does not import the engine: the engine imports the queue).
+ */
+export type LiveMessage =
+  | { kind: "event"; channel: string; item: unknown }
+  | { kind: "log"; item: unknown }
+  | { kind: "closed"; reason: string };
 
 /** A delivery as this instance claimed it: the claim it must settle it with travels along. */
 export interface ClaimedJob extends ClaimedDelivery {

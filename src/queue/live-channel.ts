@@ -1,17 +1,17 @@
 import { EventEmitter } from "node:events";
-import type { HubMessage } from "../engine/event-hub.js";
+import type { LiveMessage } from "./job-queue.js";
 
 /** Live messages between processes: what a transport (Redis pub/sub, PostgreSQL NOTIFY) gives the queue. */
 export interface LiveChannel {
-  publish(channel: string, message: HubMessage): Promise<void>;
-  subscribe(channel: string, listener: (message: HubMessage) => void): Promise<() => Promise<void>>;
+  publish(channel: string, message: LiveMessage): Promise<void>;
+  subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
 /** What travels on the wire: the logical channel (an emitter id) with its message. */
 export interface LiveEnvelope {
   channel: string;
-  message: HubMessage;
+  message: LiveMessage;
 }
 
 /**
@@ -31,7 +31,7 @@ export class LocalFanOut {
     this.emitter.emit(envelope.channel, envelope.message);
   }
 
-  add(channel: string, listener: (message: HubMessage) => void): () => void {
+  add(channel: string, listener: (message: LiveMessage) => void): () => void {
     this.emitter.on(channel, listener);
     return () => this.emitter.off(channel, listener);
   }

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { HubMessage } from "../../src/engine/event-hub.js";
-import type { ClaimedJob, JobQueue, TimerJob, TimerTick } from "../../src/queue/job-queue.js";
+import type { ClaimedJob, JobQueue, LiveMessage, TimerJob, TimerTick } from "../../src/queue/job-queue.js";
 import type { NewDelivery } from "../../src/store/store.js";
 
 /** One adapter's backend for one test: every `open` is another "process" on the same queues. */
@@ -149,11 +148,11 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     it("carries a live message to every subscriber of its channel in every instance, once", async () => {
       const one = await open(LONG_LEASE);
       const two = await open(LONG_LEASE);
-      const got: Array<[string, HubMessage]> = [];
+      const got: Array<[string, LiveMessage]> = [];
       const offOne = await one.subscribe("dc_live", (message) => got.push(["one", message]));
       await two.subscribe("dc_live", (message) => got.push(["two", message]));
       await two.subscribe("dc_other", (message) => got.push(["other", message]));
-      const message: HubMessage = { kind: "event", channel: "", item: { id: "1-0", event: { n: 1 } } };
+      const message: LiveMessage = { kind: "event", channel: "", item: { id: "1-0", event: { n: 1 } } };
       await two.publish("dc_live", message);
       await waitFor(() => got.length >= 2, 5_000);
       await sleep(200);

@@ -6,6 +6,7 @@ import pino from "pino";
 import { newId } from "../../src/domain/ids.js";
 import type { DeployedSource, SavedComponent } from "../../src/domain/sources.js";
 import { EventHub } from "../../src/engine/event-hub.js";
+import { nextTickAfter } from "../../src/engine/sources/timer-schedule.js";
 import { LocalJobQueue } from "../../src/queue/local/local-job-queue.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -40,7 +41,7 @@ export async function localFixture(): Promise<QueueFixture> {
 
   return {
     async open({ leaseMs }) {
-      return new LocalJobQueue({ store: await openStore(), hub, logger, leaseMs, claimer: `instance-${randomUUID()}`, timerPollMs: 200 });
+      return new LocalJobQueue({ store: await openStore(), hub, nextTickAfter, logger, leaseMs, claimer: `instance-${randomUUID()}`, timerPollMs: 200 });
     },
     delivery(eventId, availableAt = Date.now()) {
       const now = Date.now();

@@ -2,9 +2,8 @@ import type { Job, Queue, Worker } from "bullmq";
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
-import type { HubMessage } from "../../engine/event-hub.js";
 import type { NewDelivery } from "../../store/store.js";
-import { deliveryKeyText, type ClaimedJob, type JobQueue, type TimerJob, type TimerTick } from "../job-queue.js";
+import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type TimerJob, type TimerTick } from "../job-queue.js";
 import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
 
 export interface BullmqJobQueueOptions {
@@ -176,11 +175,11 @@ export class BullmqJobQueue implements JobQueue {
     await this.tickWorker.waitUntilReady();
   }
 
-  publish(channel: string, message: HubMessage): Promise<void> {
+  publish(channel: string, message: LiveMessage): Promise<void> {
     return this.backend.live.publish(channel, message);
   }
 
-  subscribe(channel: string, listener: (message: HubMessage) => void): Promise<() => Promise<void>> {
+  subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
     return this.backend.live.subscribe(channel, listener);
   }
 

@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { Logger } from "pino";
-import type { HubMessage } from "../../engine/event-hub.js";
+import type { LiveMessage } from "../job-queue.js";
 import { LocalFanOut, parseEnvelope, type LiveChannel } from "../live-channel.js";
 
 /** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more. */
@@ -28,13 +28,13 @@ export class PostgresLiveChannel implements LiveChannel {
     this.pool.on("error", (error) => logger.warn({ err: error }, "live events: a PostgreSQL connection failed"));
   }
 
-  async publish(channel: string, message: HubMessage): Promise<void> {
+  async publish(channel: string, message: LiveMessage): Promise<void> {
     let text = JSON.stringify({ channel, message });
     if (Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) text = JSON.stringify({ channel, message: tooLargeStub(message) });
     await this.pool.query("SELECT pg_notify($1, $2)", [this.wireChannel, text]);
   }
 
-  async subscribe(channel: string, listener: (message: HubMessage) => void): Promise<() => Promise<void>> {
+  async subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
     await (this.ready ??= this.listen());
     const remove = this.fanOut.add(channel, listener);
     return async () => remove();
@@ -66,7 +66,7 @@ export class PostgresLiveChannel implements LiveChannel {
 }
 
 /** What a message too large for NOTIFY becomes: the event without its body (SSE clients read it from the store by id). */
-function tooLargeStub(message: HubMessage): HubMessage {
+function tooLargeStub(message: LiveMessage): LiveMessage {
   if (message.kind !== "event" && message.kind !== "log") return message;
   const item = message.item as { id?: unknown } | null;
   const stub = { id: typeof item?.id === "string" ? item.id : null, truncated: true };

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import type { HubMessage } from "../../engine/event-hub.js";
+import type { LiveMessage } from "../job-queue.js";
 import { LocalFanOut, parseEnvelope, type LiveChannel } from "../live-channel.js";
 
 /**
@@ -29,11 +29,11 @@ export class RedisLiveChannel implements LiveChannel {
     this.ready = this.subscriber.subscribe(wireChannel);
   }
 
-  async publish(channel: string, message: HubMessage): Promise<void> {
+  async publish(channel: string, message: LiveMessage): Promise<void> {
     await this.publisher.publish(this.wireChannel, JSON.stringify({ channel, message }));
   }
 
-  async subscribe(channel: string, listener: (message: HubMessage) => void): Promise<() => Promise<void>> {
+  async subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
     await this.ready;
     const remove = this.fanOut.add(channel, listener);
     return async () => remove();

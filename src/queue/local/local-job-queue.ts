@@ -1,14 +1,16 @@
 import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
-import type { EventHub, HubMessage } from "../../engine/event-hub.js";
+import type { TimerSchedule } from "../../domain/sources.js";
 import type { NewDelivery, Store } from "../../store/store.js";
-import type { ClaimedJob, JobQueue, TimerJob, TimerTick } from "../job-queue.js";
+import type { ClaimedJob, JobQueue, LiveMessage, TimerJob, TimerTick } from "../job-queue.js";
 import { StoreTimerTicks } from "./store-timer-ticks.js";
 
 export interface LocalJobQueueOptions {
   store: Store;
-  /** The process's live fan-out (SSE streams listen to it). */
-  hub: EventHub;
+  /** The process's live fan-out (the engine's EventHub: SSE streams listen to it). */
+  hub: LiveHub;
+  /** When a timer's tick after `previousDue` is (the engine's nextTickAfter: the schedule's rule lives with the sources). */
+  nextTickAfter: (schedule: TimerSchedule, previousDue: number, now: number) => number;
   logger: Logger;
   /** This process's instance id, recorded with its leases (takeBackInterrupted "own"). */
   claimer?: string;
@@ -20,6 +22,12 @@ export interface LocalJobQueueOptions {
 }
 
 const DEFAULT_LEASE_MS = 600_000;
+
+/** The in-process fan-out the local adapter publishes to: the engine's EventHub has this shape. */
+export interface LiveHub {
+  publish(channel: string, message: LiveMessage): void;
+  subscribe(channel: string, listener: (message: LiveMessage) => void): () => void;
+}
 
 /**
  * The embedded adapter: today's store-backed mechanisms behind the port.
@@ -80,16 +88,17 @@ export class LocalJobQueue implements JobQueue {
       store: this.options.store,
       logger: this.options.logger,
       handler,
+      nextTickAfter: this.options.nextTickAfter,
       ...(this.options.now ? { now: this.options.now } : {}),
       ...(this.options.timerPollMs !== undefined ? { pollMs: this.options.timerPollMs } : {}),
     });
   }
 
-  async publish(channel: string, message: HubMessage): Promise<void> {
+  async publish(channel: string, message: LiveMessage): Promise<void> {
     this.options.hub.publish(channel, message);
   }
 
-  async subscribe(channel: string, listener: (message: HubMessage) => void): Promise<() => Promise<void>> {
+  async subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
     const unsubscribe = this.options.hub.subscribe(channel, listener);
     return async () => unsubscribe();
   }

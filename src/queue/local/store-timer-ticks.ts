@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { nextTickAfter } from "../../engine/sources/timer-schedule.js";
+import type { TimerSchedule } from "../../domain/sources.js";
 import type { Store } from "../../store/store.js";
 import type { TimerTick } from "../job-queue.js";
 
@@ -10,6 +10,8 @@ export interface StoreTimerTicksOptions {
   store: Store;
   logger: Logger;
   handler: (tick: TimerTick) => Promise<void>;
+  /** When the tick after `previousDue` is (see LocalJobQueueOptions). */
+  nextTickAfter: (schedule: TimerSchedule, previousDue: number, now: number) => number;
   now?: () => number;
   /** Longest sleep between looks at the store, so ticks set by other processes are seen. Default 5 s. */
   pollMs?: number;
@@ -78,7 +80,7 @@ export class StoreTimerTicks {
     const work = (async () => {
       const source = await this.options.store.findSource(ownerId, sourceId);
       if (!source?.timer || !source.active) return;
-      const next = nextTickAfter(source.timer, dueAt, this.now());
+      const next = this.options.nextTickAfter(source.timer, dueAt, this.now());
       if (!(await this.options.store.claimTick(sourceId, dueAt, next))) return; // another process has it
       await this.options.handler({ sourceId, ownerId, dueAt });
     })().catch((error: unknown) => this.options.logger.error({ err: error, sourceId }, "timer tick failed"));
