@@ -14,17 +14,27 @@ import { newUserInput } from "../store/store-contract.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
 import type { QueueFixture } from "./conformance.js";
 
-/**
- * The local adapter's backend: one SQLite file that every instance opens
- * with a store of its own (as processes sharing it would), and the
- * process's EventHub (one process: the embedded server's live messages).
- */
-export async function localFixture(): Promise<QueueFixture> {
+/** A database that each instance opens with a store of its own (as processes sharing it would), and its removal. */
+export interface SharedDatabase {
+  connect(): Store;
+  drop(): Promise<void>;
+}
+
+/** One SQLite file: the embedded server's database. */
+export async function sqliteDatabase(): Promise<SharedDatabase> {
   const dir = await mkdtemp(join(tmpdir(), "runnel-queue-"));
-  const file = join(dir, "runnel.sqlite");
+  return { connect: () => createSqliteStore({ file: join(dir, "runnel.sqlite") }), drop: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The local adapter's backend: a database every instance opens with a
+ * store of its own, and the process's EventHub (live messages of the local
+ * adapter stay in one process).
+ */
+export async function localFixture(database: SharedDatabase): Promise<QueueFixture> {
   const stores: Store[] = [];
   const openStore = async () => {
-    const store = createSqliteStore({ file });
+    const store = database.connect();
     await store.migrate();
     stores.push(store);
     return store;
@@ -57,7 +67,7 @@ export async function localFixture(): Promise<QueueFixture> {
     },
     async dispose() {
       for (const store of stores.splice(0)) await store.close().catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }

@@ -1,4 +1,4 @@
 import { describeJobQueueConformance } from "./conformance.js";
-import { localFixture } from "./local-fixture.js";
+import { localFixture, sqliteDatabase } from "./local-fixture.js";
 
-describeJobQueueConformance("local (SQLite store, EventHub)", localFixture);
+describeJobQueueConformance("local (SQLite store, EventHub)", async () => localFixture(await sqliteDatabase()));
