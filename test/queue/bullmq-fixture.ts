@@ -25,8 +25,8 @@ export function bullmqFixture(target: BullmqTarget, cleanUp: () => Promise<void>
       const now = Date.now();
       return { listenerId, emitterId, eventId, ownerId, subscriptionId: "sub_test", channel: "", availableAt, createdAt: now, event: { n: eventId }, indexedAtMs: now };
     },
-    async timer(intervalSeconds) {
-      return { sourceId: newId("deployedComponent"), ownerId, schedule: { intervalSeconds, cron: null } };
+    async timer(schedule) {
+      return { sourceId: newId("deployedComponent"), ownerId, schedule };
     },
     // BullMQ keeps the schedule itself: unscheduleTimer is the whole of it.
     removeTimer: async () => undefined,

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClaimedJob, JobQueue, LiveMessage, TimerJob, TimerTick } from "../../src/queue/job-queue.js";
+import type { TimerSchedule } from "../../src/domain/sources.js";
 import type { NewDelivery } from "../../src/store/store.js";
 
 /** One adapter's backend for one test: every `open` is another "process" on the same queues. */
@@ -8,8 +9,8 @@ export interface QueueFixture {
   open(options: { leaseMs: number }): Promise<JobQueue>;
   /** A delivery for the fixture's listener (rows the backend needs exist). */
   delivery(eventId: string, availableAt?: number): NewDelivery;
-  /** A timer source due every `intervalSeconds`, as deploy leaves it (the local adapter reads it from the store). */
-  timer(intervalSeconds: number): Promise<TimerJob>;
+  /** A timer source on `schedule`, as deploy leaves it (the local adapter reads it from the store). */
+  timer(schedule: TimerSchedule): Promise<TimerJob>;
   /** What undeploying the timer's source leaves in the backend, before the queue is told (the local adapter reads the store). */
   removeTimer(timer: TimerJob): Promise<void>;
   /** Removes the backend's data (obliterates the queues, drops the schema or the file). */
@@ -123,7 +124,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     });
 
     it("ticks a timer once per interval with two instances attached, and stops when unscheduled", async () => {
-      const timer = await fixture.timer(1);
+      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
       const ticks: Array<TimerTick & { by: string }> = [];
       const one = await open(LONG_LEASE);
       const two = await open(LONG_LEASE);
@@ -143,6 +144,40 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       expect(ticks.every((tick) => tick.sourceId === timer.sourceId && tick.ownerId === timer.ownerId)).toBe(true);
       await sleep(2_000);
       expect(ticks.length).toBeLessThanOrEqual(seen + 1); // a tick already due when it was removed may still run
+    });
+
+    it("ticks a cron timer on its pattern (every second, six fields), once per due time", async () => {
+      const timer = await fixture.timer({ intervalSeconds: null, cron: "* * * * * *", timezone: "UTC" });
+      const ticks: TimerTick[] = [];
+      const one = await open(LONG_LEASE);
+      const two = await open(LONG_LEASE);
+      await one.onTimerTick(async (tick) => void ticks.push(tick));
+      await two.onTimerTick(async (tick) => void ticks.push(tick));
+      await one.scheduleTimer(timer);
+      await sleep(3_600);
+      await fixture.removeTimer(timer);
+      await one.unscheduleTimer(timer.sourceId);
+      const dueTimes = ticks.map((tick) => tick.dueAt);
+      expect(new Set(dueTimes).size).toBe(dueTimes.length);
+      expect(dueTimes.length).toBeGreaterThanOrEqual(2);
+      // On the pattern: whole seconds.
+      expect(dueTimes.every((dueAt) => dueAt % 1000 === 0)).toBe(true);
+    });
+
+    it("loses only the tick whose handler failed: the next one comes as planned", async () => {
+      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
+      const handled: number[] = [];
+      let failures = 0;
+      const queue = await open(LONG_LEASE);
+      await queue.onTimerTick(async (tick) => {
+        if (failures++ === 0) throw new Error("the source's run could not start");
+        handled.push(tick.dueAt);
+      });
+      await queue.scheduleTimer(timer);
+      await waitFor(() => handled.length >= 1, 6_000);
+      await fixture.removeTimer(timer);
+      await queue.unscheduleTimer(timer.sourceId);
+      expect(failures).toBeGreaterThanOrEqual(2);
     });
 
     it("carries a live message to every subscriber of its channel in every instance, once", async () => {

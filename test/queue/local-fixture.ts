@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { newId } from "../../src/domain/ids.js";
-import type { DeployedSource, SavedComponent } from "../../src/domain/sources.js";
+import type { DeployedSource, SavedComponent, TimerSchedule } from "../../src/domain/sources.js";
 import { EventHub } from "../../src/engine/event-hub.js";
-import { nextTickAfter } from "../../src/engine/sources/timer-schedule.js";
+import { firstTick, nextTickAfter } from "../../src/engine/sources/timer-schedule.js";
 import { LocalJobQueue } from "../../src/queue/local/local-job-queue.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -57,9 +57,8 @@ export async function localFixture(database: SharedDatabase): Promise<QueueFixtu
       const now = Date.now();
       return { listenerId: listener.id, emitterId, eventId, ownerId, subscriptionId, channel: "", availableAt, createdAt: now, event: { n: eventId }, indexedAtMs: now };
     },
-    async timer(intervalSeconds) {
-      const schedule = { intervalSeconds, cron: null };
-      const source = await setup.createSource(timerSource(ownerId, component.id, schedule, Date.now() + intervalSeconds * 1000), {});
+    async timer(schedule) {
+      const source = await setup.createSource(timerSource(ownerId, component.id, schedule, firstTick(schedule, Date.now())), {});
       return { sourceId: source.id, ownerId, schedule };
     },
     async removeTimer(timer) {
@@ -93,7 +92,7 @@ function timerComponent(ownerId: string): SavedComponent {
   };
 }
 
-function timerSource(ownerId: string, componentId: string, timer: { intervalSeconds: number; cron: null }, nextTickAt: number): DeployedSource {
+function timerSource(ownerId: string, componentId: string, timer: TimerSchedule, nextTickAt: number): DeployedSource {
   const now = Date.now();
   return {
     id: newId("deployedComponent"),
