@@ -110,17 +110,20 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       expect(completed.flat()).toHaveLength(20);
     });
 
-    it("refuses to settle a claim taken over by another worker (a slow worker, not a dead one)", async () => {
+    it("refuses to complete or retry a claim taken over by another worker (a slow worker, not a dead one)", async () => {
       const slow = await open(SHORT_LEASE);
       const other = await open(SHORT_LEASE);
-      const delivery = fixture.delivery("1000-4");
-      await slow.enqueue([delivery]);
-      const [stale] = await slow.claim(10);
-      const [fresh] = await claimWithin(other, 15_000);
-      expect(fresh!.eventId).toBe("1000-4");
-      expect(await slow.complete([stale!])).toEqual([]);
-      expect(await slow.retry([stale!], Date.now())).toEqual([]);
-      expect(await other.complete([fresh!])).toEqual([keyOf(delivery)]);
+      const deliveries = [fixture.delivery("1000-4"), fixture.delivery("1000-5")];
+      await slow.enqueue(deliveries);
+      const stale = await slow.claim(10);
+      expect(stale).toHaveLength(2);
+      const fresh = await claimAllWithin(other, 2, 15_000);
+      expect(fresh.map((job) => job.eventId).sort()).toEqual(["1000-4", "1000-5"]);
+      const staleOf = (eventId: string) => stale.find((job) => job.eventId === eventId)!;
+      expect(await slow.complete([staleOf("1000-4")])).toEqual([]);
+      expect(await slow.retry([staleOf("1000-5")], Date.now())).toEqual([]);
+      expect((await other.complete(fresh)).length).toBe(2);
+      expect(await other.claim(10)).toEqual([]);
     });
 
     it("ticks a timer once per interval with two instances attached, and stops when unscheduled", async () => {
@@ -214,6 +217,18 @@ async function claimWithin(queue: JobQueue, timeoutMs: number): Promise<ClaimedJ
     await sleep(100);
   }
   throw new Error(`nothing could be claimed within ${timeoutMs} ms`);
+}
+
+/** Claims until `count` jobs came, or fails after `timeoutMs`. */
+async function claimAllWithin(queue: JobQueue, count: number, timeoutMs: number): Promise<ClaimedJob[]> {
+  const until = Date.now() + timeoutMs;
+  const claimed: ClaimedJob[] = [];
+  while (claimed.length < count) {
+    if (Date.now() > until) throw new Error(`${claimed.length} of ${count} jobs claimed within ${timeoutMs} ms`);
+    claimed.push(...(await queue.claim(count - claimed.length)));
+    if (claimed.length < count) await sleep(100);
+  }
+  return claimed;
 }
 
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {

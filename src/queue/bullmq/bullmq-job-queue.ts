@@ -92,7 +92,7 @@ export class BullmqJobQueue implements JobQueue {
       clearTimeout(timer);
     }
     // Takes over the jobs of instances that died holding them (their locks ran out).
-    void queue.claimer.startStalledCheckTimer();
+    queue.claimer.startStalledCheckTimer().catch((error: unknown) => options.logger.error({ err: error }, "queue: the check for jobs of dead workers could not start"));
     return queue;
   }
 
@@ -113,7 +113,15 @@ export class BullmqJobQueue implements JobQueue {
     const token = `${this.claimer.id}:${randomUUID()}`;
     const claimed: ClaimedJob[] = [];
     while (claimed.length < limit) {
-      const job = (await this.claimer.getNextJob(token, { block: false })) as Job<DeliveryData> | undefined;
+      let job: Job<DeliveryData> | undefined;
+      try {
+        job = (await this.claimer.getNextJob(token, { block: false })) as Job<DeliveryData> | undefined;
+      } catch (error) {
+        // Those taken already are this claim's: answered, not left to stall for a whole lease.
+        if (claimed.length === 0) throw error;
+        this.options.logger.warn({ err: error }, "queue: a claim stopped short; the jobs taken so far are run");
+        break;
+      }
       if (!job) break;
       const delivery = job.data;
       this.held.set(deliveryKeyText(delivery), { job, token });
@@ -205,8 +213,10 @@ export class BullmqJobQueue implements JobQueue {
           await action(held.job, held.token);
           settled.push({ listenerId: claimed.listenerId, emitterId: claimed.emitterId, eventId: claimed.eventId });
         } catch (error) {
-          // BullMQ refuses a token that no longer holds the job's lock: its lease ran out, it is someone else's now.
-          this.options.logger.info({ err: error, key }, "queue: a claim was lost before it was settled; the job runs again elsewhere");
+          // BullMQ refuses a token that no longer holds the job's lock (its lease ran out: it is someone else's now),
+          // or the backend did not answer; either way the job comes back when its lock is gone, and its run key
+          // keeps a second run from being recorded twice.
+          this.options.logger.info({ err: error, key }, "queue: a claim could not be settled (its lease ran out, or the queue did not answer); the job will run again");
         }
       }),
     );

@@ -25,8 +25,10 @@ export class RedisLiveChannel implements LiveChannel {
       const envelope = parseEnvelope(text);
       if (envelope) this.fanOut.deliver(envelope);
     });
-    // ioredis subscribes again by itself after a reconnect.
+    // ioredis subscribes again by itself after a reconnect. A failure is reported to the first subscribe() that
+    // waits for it, and never left unhandled (which would stop the process) when nobody subscribes.
     this.ready = this.subscriber.subscribe(wireChannel);
+    this.ready.catch((error: unknown) => logger.warn({ err: error }, "live events: could not subscribe on Redis"));
   }
 
   async publish(channel: string, message: LiveMessage): Promise<void> {
