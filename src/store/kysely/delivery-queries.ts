@@ -114,13 +114,12 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
       const settled: DeliveryKey[] = [];
       await eachKey(db, claims, async (trx, claim) => {
         // The claim's own attempt count is its fence: a claim since (its lease ran out) counted one more.
-        const stillOurs = [...keyFilter(claim), (eb: any) => eb.and([eb("status", "=", "running"), eb("attempts", "=", claim.attempts)])] as const;
-        const result =
+        const stillOurs = (eb: any) => eb.and([keyFilter(claim)[0](eb), eb("status", "=", "running"), eb("attempts", "=", claim.attempts)]);
+        const changed =
           retryAt === null
-            ? await trx.deleteFrom("deliveries").where(stillOurs[0]).where(stillOurs[1]).executeTakeFirst()
-            : await trx.updateTable("deliveries").set({ status: "pending", available_at: retryAt }).where(stillOurs[0]).where(stillOurs[1]).executeTakeFirst();
-        const count = "numDeletedRows" in result ? result.numDeletedRows : result.numUpdatedRows;
-        if (Number(count) > 0) settled.push({ listenerId: claim.listenerId, emitterId: claim.emitterId, eventId: claim.eventId });
+            ? (await trx.deleteFrom("deliveries").where(stillOurs).executeTakeFirst()).numDeletedRows
+            : (await trx.updateTable("deliveries").set({ status: "pending", available_at: retryAt }).where(stillOurs).executeTakeFirst()).numUpdatedRows;
+        if (Number(changed) > 0) settled.push({ listenerId: claim.listenerId, emitterId: claim.emitterId, eventId: claim.eventId });
       });
       return settled;
     },
