@@ -12,6 +12,8 @@ describe("loadConfig", () => {
       port: 8080,
       publicUrl: null,
       databaseUrl: null,
+      redisUrl: null,
+      queue: "local",
       logLevel: "info",
       logFormat: "json",
       shutdownTimeoutMs: 10_000,

@@ -17,6 +17,16 @@ export interface RunnelConfig {
   readonly publicUrl: string | null;
   /** `postgres://…` to run on PostgreSQL; null for the embedded SQLite store. */
   readonly databaseUrl: string | null;
+  /** REDIS_URL: `redis://…` or `rediss://…`, the Redis of the BullMQ job queue (RUNNEL_QUEUE=redis); null: none. */
+  readonly redisUrl: string | null;
+  /**
+   * RUNNEL_QUEUE: where work waits. "local" (the embedded default): the
+   * store's own queue, one process. "redis": BullMQ on REDIS_URL, and
+   * "postgres": BullMQ on DATABASE_URL alone; both for processes on many
+   * machines over PostgreSQL. Always asked for by name: a REDIS_URL left
+   * in the environment for something else never turns a server into a cluster.
+   */
+  readonly queue: "local" | "redis" | "postgres";
   readonly logLevel: LogLevel;
   readonly logFormat: "json" | "pretty";
   readonly shutdownTimeoutMs: number;
@@ -142,6 +152,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     port: parseInteger(raw("RUNNEL_PORT", overrides.port), 8080, 0, 65_535),
     publicUrl: parseHttpUrl(raw("RUNNEL_PUBLIC_URL")),
     databaseUrl: parseDatabaseUrl(raw("DATABASE_URL")),
+    ...parseQueue(raw("RUNNEL_QUEUE"), raw("REDIS_URL"), raw("DATABASE_URL")),
     logLevel: parseChoice(raw("RUNNEL_LOG_LEVEL"), LOG_LEVELS, "info"),
     logFormat: parseChoice(raw("RUNNEL_LOG_FORMAT"), ["json", "pretty"] as const, context.stdoutIsTty ? "pretty" : "json"),
     shutdownTimeoutMs: parseInteger(raw("RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"), 10, 1, 3_600) * 1000,
@@ -302,6 +313,40 @@ function parseDatabaseUrl(raw: RawValue): string | null {
     "only PostgreSQL is supported (postgres://…); unset it to use the embedded SQLite store",
   );
   return url ? raw.value! : null;
+}
+
+/**
+ * The job queue and its Redis. A shared queue needs a shared store too: a
+ * queue on Redis or PostgreSQL over each process's own SQLite file would
+ * hand one process's work to another that cannot see it.
+ */
+function parseQueue(queue: RawValue, redis: RawValue, database: RawValue): Pick<RunnelConfig, "queue" | "redisUrl"> {
+  const redisUrl = parseRedisUrl(redis);
+  const kind = parseChoice(queue, ["local", "redis", "postgres"] as const, "local");
+  if (kind === "redis" && !redisUrl) {
+    throw new ConfigError(redis.variable, `is not set, but ${queue.variable} is "redis": set it to the Redis of the job queue (redis://host:6379), or set ${queue.variable}=postgres to use PostgreSQL alone.`);
+  }
+  if (kind !== "local" && database.value === undefined) {
+    throw new ConfigError(database.variable, `is not set, but ${queue.variable} is "${kind}": processes sharing a job queue must share their state too; set it to a PostgreSQL URL (postgres://user@host:5432/database), or unset ${queue.variable} to run as one process.`);
+  }
+  return { queue: kind, redisUrl };
+}
+
+/** A Redis URL may carry a password: errors name the variable and the problem, never the value. */
+function parseRedisUrl({ variable, value }: RawValue): string | null {
+  if (value === undefined) return null;
+  const example = "redis://host:6379 (or rediss://… for TLS; a password as redis://:password@host:6379)";
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(variable, `expected a Redis URL like ${example}; the value is not a URL.`);
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+    throw new ConfigError(variable, `expected a Redis URL like ${example}, got the scheme "${url.protocol}".`);
+  }
+  if (!url.hostname) throw new ConfigError(variable, `expected a Redis URL like ${example}; the URL names no host.`);
+  return value;
 }
 
 /** An SMTP URL carries a password: errors name the variable and the problem, never the value. */

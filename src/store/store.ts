@@ -280,6 +280,14 @@ export interface Store {
   settleSend(send: OutboxSend, settlement: SendSettlement, errorEvent?: EventBatch | undefined): Promise<{ settled: boolean; appended: AppendResult | null }>;
   /** Removes deliveries whose listener is gone. */
   dropDeliveries(keys: DeliveryKey[]): Promise<void>;
+  /**
+   * Settles deliveries only while the caller's claim still holds them: still
+   * running, and claimed `attempts` times (each claim counts one more, so a
+   * later claim by another process fences this one out). Removes them
+   * (`retryAt` null) or puts them back due at `retryAt`. Returns the keys it
+   * settled; the others belong to whoever claimed them since.
+   */
+  settleClaimedDeliveries(claims: Array<DeliveryKey & { attempts: number }>, retryAt: number | null): Promise<DeliveryKey[]>;
 
   /** Creates a workflow; Conflict when the slug is taken. */
   createWorkflow(workflow: Workflow): Promise<Workflow>;

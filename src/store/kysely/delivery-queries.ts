@@ -12,7 +12,7 @@ import { writeStepStores } from "./step-store-queries.js";
 import { toRunRow } from "./workflow-queries.js";
 import { enqueueSendsWithin } from "./send-outbox-queries.js";
 
-type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries">;
+type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries" | "settleClaimedDeliveries">;
 
 /**
  * The durable queue of the embedded server: deliveries are leased by a
@@ -109,6 +109,20 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
     async dropDeliveries(keys) {
       await eachKey(db, keys, (trx, key) => trx.deleteFrom("deliveries").where(...keyFilter(key)).execute());
     },
+
+    async settleClaimedDeliveries(claims, retryAt) {
+      const settled: DeliveryKey[] = [];
+      await eachKey(db, claims, async (trx, claim) => {
+        // The claim's own attempt count is its fence: a claim since (its lease ran out) counted one more.
+        const stillOurs = (eb: any) => eb.and([keyFilter(claim)[0](eb), eb("status", "=", "running"), eb("attempts", "=", claim.attempts)]);
+        const changed =
+          retryAt === null
+            ? (await trx.deleteFrom("deliveries").where(stillOurs).executeTakeFirst()).numDeletedRows
+            : (await trx.updateTable("deliveries").set({ status: "pending", available_at: retryAt }).where(stillOurs).executeTakeFirst()).numUpdatedRows;
+        if (Number(changed) > 0) settled.push({ listenerId: claim.listenerId, emitterId: claim.emitterId, eventId: claim.eventId });
+      });
+      return settled;
+    },
   };
 }
 
@@ -118,7 +132,7 @@ function keyFilter(key: DeliveryKey) {
   ] as const;
 }
 
-async function eachKey(db: Kysely<Database>, keys: DeliveryKey[], action: (trx: Kysely<Database>, key: DeliveryKey) => Promise<unknown>): Promise<void> {
+async function eachKey<K extends DeliveryKey>(db: Kysely<Database>, keys: K[], action: (trx: Kysely<Database>, key: K) => Promise<unknown>): Promise<void> {
   if (keys.length === 0) return;
   await db.transaction().execute(async (trx) => {
     for (const key of keys) await action(trx, key);

@@ -1,0 +1,232 @@
+import type { Job, Queue, Worker } from "bullmq";
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { DeliveryKey } from "../../domain/subscriptions.js";
+import type { NewDelivery } from "../../store/store.js";
+import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type TimerJob, type TimerTick } from "../job-queue.js";
+import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
+
+export interface BullmqJobQueueOptions {
+  target: BullmqTarget;
+  logger: Logger;
+  /** How long a claim is this instance's: past it, another worker's stall check takes the job over. Default 10 min. */
+  leaseMs?: number;
+  /** How often this instance looks for claims whose lease ran out. Default 30 s. */
+  stallCheckMs?: number;
+  /** Times a job may be taken over from dead workers before it is given up (failed). Default 10. */
+  maxTakeovers?: number;
+  /** Timer ticks run at once by this instance. Default 8. */
+  tickConcurrency?: number;
+  /** How long open() waits for the backend to answer before it gives up. Default 10 s. */
+  connectTimeoutMs?: number;
+}
+
+const DELIVERIES = "deliveries";
+const TIMER_TICKS = "timer-ticks";
+const DEFAULT_LEASE_MS = 600_000;
+/**
+ * Completed jobs are kept a day (at most 10 000): enqueuing the key of one
+ * again adds nothing, as for one still waiting. Past that the store's run
+ * key still records its run once.
+ */
+const KEEP_COMPLETED = { age: 86_400, count: 10_000 };
+const KEEP_FAILED = { age: 7 * 86_400 };
+
+/** What a delivery job carries: the delivery as the store would record it. */
+type DeliveryData = NewDelivery;
+
+/**
+ * The adapter on BullMQ 6 (Redis, or PostgreSQL alone). Deliveries are jobs
+ * named by their delivery key, claimed by hand (Worker.getNextJob) so the
+ * engine keeps its own batching; the lock token is the claim, and a lock
+ * that runs out is taken over by any live instance's stall check. Timer
+ * ticks are BullMQ job schedulers, whose one job per due time one worker
+ * takes. Live messages go over Redis pub/sub or PostgreSQL NOTIFY.
+ */
+export class BullmqJobQueue implements JobQueue {
+  readonly kind: "redis" | "postgres";
+  private readonly backend: BullmqBackend;
+  private readonly deliveries: Queue;
+  private readonly claimer: Worker;
+  private readonly timers: Queue;
+  private tickWorker: Worker | null = null;
+  /** Jobs this instance holds, by delivery key: they are settled with the Job and the token they were claimed with. */
+  private readonly held = new Map<string, { job: Job; token: string }>();
+
+  private constructor(private readonly options: BullmqJobQueueOptions) {
+    this.backend = openBullmqBackend(options.target, options.logger);
+    this.kind = this.backend.kind;
+    this.deliveries = this.backend.queue(DELIVERIES);
+    this.timers = this.backend.queue(TIMER_TICKS);
+    this.claimer = this.backend.worker(DELIVERIES, null, {
+      autorun: false,
+      lockDuration: options.leaseMs ?? DEFAULT_LEASE_MS,
+      stalledInterval: options.stallCheckMs ?? 30_000,
+      maxStalledCount: options.maxTakeovers ?? 10,
+      // Claims are settled by the engine, which holds no lock open: a lease that runs out is a dead claimer's.
+      skipLockRenewal: true,
+    });
+    const warn = (error: Error) => options.logger.warn({ err: error }, "queue: BullMQ reported an error");
+    this.deliveries.on("error", warn);
+    this.timers.on("error", warn);
+    this.claimer.on("error", warn);
+  }
+
+  /** Opens the queue and waits until its backend answers (a bad or unreachable URL fails here, naming it). */
+  static async open(options: BullmqJobQueueOptions): Promise<BullmqJobQueue> {
+    const queue = new BullmqJobQueue(options);
+    const timeoutMs = options.connectTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // BullMQ waits for its backend for ever (it reconnects): at start-up, an address that does not answer is a mistake to report.
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+      });
+      await Promise.race([Promise.all([queue.deliveries.waitUntilReady(), queue.timers.waitUntilReady(), queue.claimer.waitUntilReady()]), timedOut]);
+    } catch (error) {
+      await withinMs(queue.close(), 2_000);
+      const variable = options.target.kind === "redis" ? "REDIS_URL" : "DATABASE_URL";
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`The job queue could not reach ${options.target.kind === "redis" ? "Redis" : "PostgreSQL"} at ${variable} (${reason}). Check ${variable} and that the server is up.`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+    // Takes over the jobs of instances that died holding them (their locks ran out).
+    queue.claimer.startStalledCheckTimer().catch((error: unknown) => options.logger.error({ err: error }, "queue: the check for jobs of dead workers could not start"));
+    return queue;
+  }
+
+  async enqueue(deliveries: NewDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const now = Date.now();
+    await this.deliveries.addBulk(
+      deliveries.map((delivery) => ({
+        name: "delivery",
+        data: delivery satisfies DeliveryData,
+        // A job id that exists already (waiting, running, kept completed) adds nothing: the key is the run key.
+        opts: { jobId: deliveryKeyText(delivery), delay: Math.max(0, delivery.availableAt - now), removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
+      })),
+    );
+  }
+
+  async claim(limit: number): Promise<ClaimedJob[]> {
+    const token = `${this.claimer.id}:${randomUUID()}`;
+    const claimed: ClaimedJob[] = [];
+    while (claimed.length < limit) {
+      let job: Job<DeliveryData> | undefined;
+      try {
+        job = (await this.claimer.getNextJob(token, { block: false })) as Job<DeliveryData> | undefined;
+      } catch (error) {
+        // Those taken already are this claim's: answered, not left to stall for a whole lease.
+        if (claimed.length === 0) throw error;
+        this.options.logger.warn({ err: error }, "queue: a claim stopped short; the jobs taken so far are run");
+        break;
+      }
+      if (!job) break;
+      const delivery = job.data;
+      this.held.set(deliveryKeyText(delivery), { job, token });
+      claimed.push({
+        ...delivery,
+        status: "running",
+        attempts: job.attemptsStarted,
+        interruptions: job.stalledCounter,
+        claim: token,
+      });
+    }
+    return claimed;
+  }
+
+  complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]> {
+    return this.settle(jobs, (job, token) => job.moveToCompleted(null, token, false));
+  }
+
+  retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]> {
+    return this.settle(jobs, (job, token) => job.moveToDelayed(retryAt, token));
+  }
+
+  // BullMQ cannot tell one instance's past locks from a live peer's: the stall check takes them over when they run out.
+  async takeBackInterrupted(_scope: "own" | "all"): Promise<number> {
+    return 0;
+  }
+
+  async scheduleTimer(timer: TimerJob): Promise<void> {
+    const { schedule } = timer;
+    const repeat =
+      schedule.intervalSeconds !== null
+        ? // The first tick one interval from now, as the embedded server does (BullMQ would run one at once).
+          { every: schedule.intervalSeconds * 1000, startDate: Date.now() + schedule.intervalSeconds * 1000 }
+        : { pattern: schedule.cron ?? "", tz: schedule.timezone ?? "UTC" };
+    await this.timers.upsertJobScheduler(timer.sourceId, repeat, {
+      name: "tick",
+      data: { sourceId: timer.sourceId, ownerId: timer.ownerId },
+      opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+    });
+  }
+
+  async unscheduleTimer(sourceId: string): Promise<void> {
+    await this.timers.removeJobScheduler(sourceId);
+  }
+
+  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void> {
+    if (this.tickWorker) throw new Error("This queue runs timer ticks already: one handler per instance.");
+    this.tickWorker = this.backend.worker(
+      TIMER_TICKS,
+      async (job: Job<{ sourceId: string; ownerId: string }>) => {
+        // The scheduler names each of its jobs by the due time it made it for.
+        const dueAt = job.opts.prevMillis ?? job.timestamp + (job.delay ?? 0);
+        await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt });
+      },
+      { concurrency: this.options.tickConcurrency ?? 8, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1 },
+    );
+    this.tickWorker.on("error", (error: Error) => this.options.logger.warn({ err: error }, "queue: the timer tick worker reported an error"));
+    this.tickWorker.on("failed", (job, error) => this.options.logger.warn({ err: error, sourceId: job?.data.sourceId }, "timer tick failed"));
+    await this.tickWorker.waitUntilReady();
+  }
+
+  publish(channel: string, message: LiveMessage): Promise<void> {
+    return this.backend.live.publish(channel, message);
+  }
+
+  subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
+    return this.backend.live.subscribe(channel, listener);
+  }
+
+  async close(): Promise<void> {
+    // Jobs still held keep their locks until these run out: another instance takes them over then.
+    this.held.clear();
+    await this.tickWorker?.close();
+    await this.claimer.close();
+    await Promise.all([this.deliveries.close(), this.timers.close()]);
+    await this.backend.close();
+  }
+
+  /** Settles each job held under the given claim; a job whose lock was lost (taken over) is left out. */
+  private async settle(jobs: ClaimedJob[], action: (job: Job, token: string) => Promise<unknown>): Promise<DeliveryKey[]> {
+    const settled: DeliveryKey[] = [];
+    await Promise.all(
+      jobs.map(async (claimed) => {
+        const key = deliveryKeyText(claimed);
+        const held = this.held.get(key);
+        if (!held || held.token !== claimed.claim) return;
+        this.held.delete(key);
+        try {
+          await action(held.job, held.token);
+          settled.push({ listenerId: claimed.listenerId, emitterId: claimed.emitterId, eventId: claimed.eventId });
+        } catch (error) {
+          // BullMQ refuses a token that no longer holds the job's lock (its lease ran out: it is someone else's now),
+          // or the backend did not answer; either way the job comes back when its lock is gone, and its run key
+          // keeps a second run from being recorded twice.
+          this.options.logger.info({ err: error, key }, "queue: a claim could not be settled (its lease ran out, or the queue did not answer); the job will run again");
+        }
+      }),
+    );
+    return settled;
+  }
+}
+
+/** Waits for `work` at most `ms` (closing what never connected may hang): what is left runs on, unawaited. */
+async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

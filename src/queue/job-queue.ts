@@ -1,0 +1,102 @@
+import type { TimerSchedule } from "../domain/sources.js";
+import type { DeliveryKey } from "../domain/subscriptions.js";
+import type { ClaimedDelivery, NewDelivery } from "../store/store.js";
+
+/**
+ * The port the engine's work goes through: the durable queue of deliveries
+ * (one event for one listener: a workflow's run, a source's run, a
+ * webhook's send), the timer ticks of timer sources, and the live messages
+ * of SSE streams. Two adapters: `local/` (the embedded server: the store's
+ * leased deliveries and claimTick, the in-process EventHub) and `bullmq/`
+ * (BullMQ on Redis or on PostgreSQL, for processes on many machines).
+ *
+ * Guarantees, the same for every adapter (test/queue/conformance.ts):
+ * - A job is named by its delivery key (listener, emitter, event): the run
+ *   key. Enqueuing a key that is waiting or running adds nothing.
+ * - A claim is a lease. A claim not settled before its lease runs out (its
+ *   process died) is taken over: a later claim gets the job again.
+ * - Settling (complete, retry) succeeds only for the claim that still holds
+ *   the job; a claim taken over answers false and must not record anything.
+ *   Delivery is at least once; the store records a run once by its run key,
+ *   so a job run again after a takeover never completes twice.
+ * - A timer ticks once per due time across every instance attached.
+ * - A live message reaches every subscriber of its channel in every
+ *   instance, the publisher's own included, once; none is kept for later.
+ */
+export interface JobQueue {
+  /** Which adapter this is: for logs and `runnel status`. */
+  readonly kind: "local" | "redis" | "postgres";
+
+  /** Queues deliveries, each due from its `availableAt`; a key already waiting or running is left as it is. */
+  enqueue(deliveries: NewDelivery[]): Promise<void>;
+  /**
+   * Takes up to `limit` due deliveries, oldest first, leased to this
+   * instance (see the adapter's `leaseMs`). An empty answer: none is due now.
+   */
+  claim(limit: number): Promise<ClaimedJob[]>;
+  /** Removes finished jobs. Returns the keys this claim completed; a job taken over by another claim is not among them. */
+  complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]>;
+  /** Puts jobs that failed back, due again at `retryAt` (epoch ms). Returns the keys put back by this claim. */
+  retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]>;
+  /**
+   * Claims held by this instance's previous life (or, `all`, by anyone: the
+   * embedded server starting alone) become due at once instead of waiting
+   * for their leases to run out. Returns how many, when the adapter knows.
+   */
+  takeBackInterrupted(scope: "own" | "all"): Promise<number>;
+
+  /** A timer source is deployed or its schedule changed: it ticks on `schedule` from now on, once per due time cluster-wide. */
+  scheduleTimer(timer: TimerJob): Promise<void>;
+  /** A timer source is removed or deactivated: it ticks no more. */
+  unscheduleTimer(sourceId: string): Promise<void>;
+  /**
+   * Runs `handler` for the ticks this instance is given (one handler per
+   * instance; an instance without one, an api process, runs none). A
+   * handler that throws loses that tick only: the next one comes as planned.
+   */
+  onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void>;
+
+  /** Sends a live message to every subscriber of `channel` (an emitter id) in every process. */
+  publish(channel: string, message: LiveMessage): Promise<void>;
+  /** Listens to `channel` until the returned function is called. */
+  subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>>;
+
+  /** Stops ticking and listening, and lets go of connections. Claims not settled are left to their leases. */
+  close(): Promise<void>;
+}
+
+/**
+ * What live listeners (SSE streams) receive: a new event or log line, or the
+ * end of the emitter. The same shape as the engine's EventHub messages (the
+ * queue does not import the engine: the engine imports the queue).
+ */
+export type LiveMessage =
+  | { kind: "event"; channel: string; item: unknown }
+  | { kind: "log"; item: unknown }
+  | { kind: "closed"; reason: string };
+
+/** A delivery as this instance claimed it: the claim it must settle it with travels along. */
+export interface ClaimedJob extends ClaimedDelivery {
+  /** The adapter's proof of this claim (a lock token, an attempt count). */
+  readonly claim: string;
+}
+
+/** A timer source's schedule, as the queue keeps it. */
+export interface TimerJob {
+  sourceId: string;
+  ownerId: string;
+  schedule: TimerSchedule;
+}
+
+/** One tick of a timer source, for its due time. */
+export interface TimerTick {
+  sourceId: string;
+  ownerId: string;
+  /** The time the tick was due (epoch ms): the timer's event carries it, and it names the tick. */
+  dueAt: number;
+}
+
+/** The key of a delivery as one string (for maps and job ids). */
+export function deliveryKeyText(key: DeliveryKey): string {
+  return `${key.listenerId}/${key.emitterId}/${key.eventId}`;
+}

@@ -1,0 +1,113 @@
+import type { Logger } from "pino";
+import type { DeliveryKey } from "../../domain/subscriptions.js";
+import type { TimerSchedule } from "../../domain/sources.js";
+import type { NewDelivery, Store } from "../../store/store.js";
+import type { ClaimedJob, JobQueue, LiveMessage, TimerJob, TimerTick } from "../job-queue.js";
+import { StoreTimerTicks } from "./store-timer-ticks.js";
+
+export interface LocalJobQueueOptions {
+  store: Store;
+  /** The process's live fan-out (the engine's EventHub: SSE streams listen to it). */
+  hub: LiveHub;
+  /** When a timer's tick after `previousDue` is (the engine's nextTickAfter: the schedule's rule lives with the sources). */
+  nextTickAfter: (schedule: TimerSchedule, previousDue: number, now: number) => number;
+  logger: Logger;
+  /** This process's instance id, recorded with its leases (takeBackInterrupted "own"). */
+  claimer?: string;
+  /** How long a claim is this instance's before another may take it. Default 10 min. */
+  leaseMs?: number;
+  /** Longest sleep between looks for due timers. Default 5 s. */
+  timerPollMs?: number;
+  now?: () => number;
+}
+
+const DEFAULT_LEASE_MS = 600_000;
+
+/** The in-process fan-out the local adapter publishes to: the engine's EventHub has this shape. */
+export interface LiveHub {
+  publish(channel: string, message: LiveMessage): void;
+  subscribe(channel: string, listener: (message: LiveMessage) => void): () => void;
+}
+
+/**
+ * The embedded adapter: today's store-backed mechanisms behind the port.
+ * Deliveries are the store's leased rows (a claim's attempt count fences
+ * it: a takeover counts one more), timers the sources' due times claimed
+ * with claimTick, and live messages the in-process EventHub (one process:
+ * every subscriber is here).
+ */
+export class LocalJobQueue implements JobQueue {
+  readonly kind = "local" as const;
+  private ticks: StoreTimerTicks | null = null;
+  private readonly now: () => number;
+
+  constructor(private readonly options: LocalJobQueueOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async enqueue(deliveries: NewDelivery[]): Promise<void> {
+    await this.options.store.enqueueDeliveries(deliveries);
+  }
+
+  async claim(limit: number): Promise<ClaimedJob[]> {
+    const claimed = await this.options.store.claimDeliveries({
+      now: this.now(),
+      leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
+      limit,
+      claimer: this.options.claimer,
+    });
+    return claimed.map((delivery) => ({ ...delivery, claim: String(delivery.attempts) }));
+  }
+
+  complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]> {
+    return this.options.store.settleClaimedDeliveries(jobs.map(fenceOf), null);
+  }
+
+  retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]> {
+    return this.options.store.settleClaimedDeliveries(jobs.map(fenceOf), retryAt);
+  }
+
+  takeBackInterrupted(scope: "own" | "all"): Promise<number> {
+    // Without an instance id there is no "own" to tell apart: nothing is taken back before its lease ends.
+    if (scope === "own" && !this.options.claimer) return Promise.resolve(0);
+    return this.options.store.requeueDeliveries(this.now(), scope === "own" ? this.options.claimer : undefined);
+  }
+
+  // The schedule itself is in the source's row (deploy writes its next due time): look at the store again now.
+  async scheduleTimer(_timer: TimerJob): Promise<void> {
+    this.ticks?.wake();
+  }
+
+  async unscheduleTimer(_sourceId: string): Promise<void> {
+    this.ticks?.wake();
+  }
+
+  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void> {
+    if (this.ticks) throw new Error("This queue runs timer ticks already: one handler per instance.");
+    this.ticks = new StoreTimerTicks({
+      store: this.options.store,
+      logger: this.options.logger,
+      handler,
+      nextTickAfter: this.options.nextTickAfter,
+      ...(this.options.now ? { now: this.options.now } : {}),
+      ...(this.options.timerPollMs !== undefined ? { pollMs: this.options.timerPollMs } : {}),
+    });
+  }
+
+  async publish(channel: string, message: LiveMessage): Promise<void> {
+    this.options.hub.publish(channel, message);
+  }
+
+  async subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
+    const unsubscribe = this.options.hub.subscribe(channel, listener);
+    return async () => unsubscribe();
+  }
+
+  async close(): Promise<void> {
+    await this.ticks?.stop();
+  }
+}
+
+function fenceOf(job: ClaimedJob): DeliveryKey & { attempts: number } {
+  return { listenerId: job.listenerId, emitterId: job.emitterId, eventId: job.eventId, attempts: Number(job.claim) };
+}

@@ -1,0 +1,43 @@
+import type { Logger } from "pino";
+import type { RunnelConfig } from "../config/config.js";
+import type { TimerSchedule } from "../domain/sources.js";
+import type { Store } from "../store/store.js";
+import { BullmqJobQueue } from "./bullmq/bullmq-job-queue.js";
+import type { JobQueue } from "./job-queue.js";
+import { LocalJobQueue, type LiveHub } from "./local/local-job-queue.js";
+
+export interface OpenJobQueueOptions {
+  store: Store;
+  /** The engine's EventHub: the local adapter's live messages. */
+  hub: LiveHub;
+  /** The engine's rule for a timer's next tick (the local adapter's timers). */
+  nextTickAfter: (schedule: TimerSchedule, previousDue: number, now: number) => number;
+  logger: Logger;
+  /** This process's instance id (the local adapter records it with its leases). */
+  claimer?: string | undefined;
+  /** The BullMQ adapter's namespace: a Redis key prefix or a PostgreSQL schema (tests use one each). Default: "runnel" / "runnel_queue". */
+  namespace?: string;
+}
+
+/**
+ * The job queue RUNNEL_QUEUE asks for: the store's own ("local"), or BullMQ
+ * on REDIS_URL ("redis") or on DATABASE_URL alone ("postgres"). A BullMQ
+ * backend that does not answer stops here, naming its variable.
+ */
+export async function openJobQueue(config: Pick<RunnelConfig, "queue" | "redisUrl" | "databaseUrl">, options: OpenJobQueueOptions): Promise<JobQueue> {
+  const namespace = options.namespace !== undefined ? { namespace: options.namespace } : {};
+  switch (config.queue) {
+    case "local":
+      return new LocalJobQueue({ store: options.store, hub: options.hub, nextTickAfter: options.nextTickAfter, logger: options.logger, ...(options.claimer ? { claimer: options.claimer } : {}) });
+    case "redis":
+      // loadConfig refuses "redis" without REDIS_URL, and a shared queue without DATABASE_URL.
+      return BullmqJobQueue.open({ target: { kind: "redis", url: required(config.redisUrl, "REDIS_URL"), ...namespace }, logger: options.logger });
+    case "postgres":
+      return BullmqJobQueue.open({ target: { kind: "postgres", url: required(config.databaseUrl, "DATABASE_URL"), ...namespace }, logger: options.logger });
+  }
+}
+
+function required(value: string | null, variable: string): string {
+  if (value === null) throw new Error(`${variable} is not set, and the job queue needs it (RUNNEL_QUEUE).`);
+  return value;
+}

@@ -1,0 +1,244 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ClaimedJob, JobQueue, LiveMessage, TimerJob, TimerTick } from "../../src/queue/job-queue.js";
+import type { TimerSchedule } from "../../src/domain/sources.js";
+import type { NewDelivery } from "../../src/store/store.js";
+
+/** One adapter's backend for one test: every `open` is another "process" on the same queues. */
+export interface QueueFixture {
+  /** A new instance on the shared backend. `leaseMs`: how long its claims hold; its stall check (if any) runs often. */
+  open(options: { leaseMs: number }): Promise<JobQueue>;
+  /** A delivery for the fixture's listener (rows the backend needs exist). */
+  delivery(eventId: string, availableAt?: number): NewDelivery;
+  /** A timer source on `schedule`, as deploy leaves it (the local adapter reads it from the store). */
+  timer(schedule: TimerSchedule): Promise<TimerJob>;
+  /** What undeploying the timer's source leaves in the backend, before the queue is told (the local adapter reads the store). */
+  removeTimer(timer: TimerJob): Promise<void>;
+  /** Removes the backend's data (obliterates the queues, drops the schema or the file). */
+  dispose(): Promise<void>;
+}
+
+const LONG_LEASE = 60_000;
+/** Leases short enough for a test to outlive; the adapters' stall checks run several times within one. */
+const SHORT_LEASE = 1_000;
+
+/** The JobQueue contract: every adapter must pass all of it. */
+export function describeJobQueueConformance(name: string, makeFixture: () => Promise<QueueFixture>): void {
+  describe(`JobQueue conformance: ${name}`, () => {
+    let fixture: QueueFixture;
+    const opened: JobQueue[] = [];
+    const open = async (leaseMs: number) => {
+      const queue = await fixture.open({ leaseMs });
+      opened.push(queue);
+      return queue;
+    };
+
+    beforeEach(async () => {
+      fixture = await makeFixture();
+    });
+    afterEach(async () => {
+      for (const queue of opened.splice(0)) await queue.close().catch(() => undefined);
+      await fixture.dispose();
+    });
+
+    it("runs an enqueued delivery once: a second enqueue of its key, waiting or running, adds nothing", async () => {
+      const queue = await open(LONG_LEASE);
+      const delivery = fixture.delivery("1000-0");
+      await queue.enqueue([delivery]);
+      await queue.enqueue([delivery]);
+      const claimed = await queue.claim(10);
+      expect(claimed).toHaveLength(1);
+      expect(claimed[0]).toMatchObject({ listenerId: delivery.listenerId, emitterId: delivery.emitterId, eventId: "1000-0", event: delivery.event, status: "running" });
+      await queue.enqueue([delivery]);
+      expect(await queue.claim(10)).toEqual([]);
+      expect(await queue.complete(claimed)).toEqual([keyOf(delivery)]);
+      expect(await queue.complete(claimed)).toEqual([]);
+      expect(await queue.claim(10)).toEqual([]);
+    });
+
+    it("hands out due deliveries only: one enqueued for later waits until its time", async () => {
+      const queue = await open(LONG_LEASE);
+      await queue.enqueue([fixture.delivery("1000-1", Date.now() + 800)]);
+      expect(await queue.claim(10)).toEqual([]);
+      const [job] = await claimWithin(queue, 5_000);
+      expect(job!.eventId).toBe("1000-1");
+    });
+
+    it("retries a failed job after its delay, as a new attempt, and completes it once", async () => {
+      const queue = await open(LONG_LEASE);
+      const delivery = fixture.delivery("1000-2");
+      await queue.enqueue([delivery]);
+      const [first] = await queue.claim(10);
+      const failedAt = Date.now();
+      expect(await queue.retry([first!], failedAt + 700)).toEqual([keyOf(delivery)]);
+      expect(await queue.claim(10)).toEqual([]);
+      const [again] = await claimWithin(queue, 5_000);
+      expect(Date.now() - failedAt).toBeGreaterThanOrEqual(650);
+      expect(again!.eventId).toBe("1000-2");
+      expect(again!.attempts).toBeGreaterThan(first!.attempts);
+      expect(await queue.complete([again!])).toEqual([keyOf(delivery)]);
+      expect(await queue.claim(10)).toEqual([]);
+    });
+
+    it("takes over the claim of a dead worker once its lease runs out, and completes it once", async () => {
+      const dying = await open(SHORT_LEASE);
+      const survivor = await open(SHORT_LEASE);
+      const delivery = fixture.delivery("1000-3");
+      await dying.enqueue([delivery]);
+      const [held] = await dying.claim(10);
+      expect(held!.eventId).toBe("1000-3");
+      await dying.close();
+      const [taken] = await claimWithin(survivor, 15_000);
+      expect(taken!.eventId).toBe("1000-3");
+      expect(taken!.interruptions).toBeGreaterThanOrEqual(1);
+      expect(await survivor.complete([taken!])).toEqual([keyOf(delivery)]);
+      await sleep(SHORT_LEASE * 2);
+      expect(await survivor.claim(10)).toEqual([]);
+    });
+
+    it("never lets two claimers both have or complete one job", async () => {
+      const one = await open(LONG_LEASE);
+      const two = await open(LONG_LEASE);
+      const deliveries = Array.from({ length: 20 }, (_, i) => fixture.delivery(`2000-${i}`));
+      await one.enqueue(deliveries);
+      const [a, b] = await Promise.all([one.claim(20), two.claim(20)]);
+      const ids = [...a, ...b].map((job) => job.eventId);
+      expect(new Set(ids).size).toBe(ids.length);
+      // Both asked at once; whatever one of them did not get, a second round gets.
+      const rest = [...(await one.claim(20)), ...(await two.claim(20))];
+      expect(new Set([...ids, ...rest.map((job) => job.eventId)]).size).toBe(20);
+      const completed = await Promise.all([one.complete(a), two.complete(b), one.complete(rest), two.complete(rest)]);
+      expect(completed.flat()).toHaveLength(20);
+    });
+
+    it("refuses to complete or retry a claim taken over by another worker (a slow worker, not a dead one)", async () => {
+      const slow = await open(SHORT_LEASE);
+      const other = await open(SHORT_LEASE);
+      const deliveries = [fixture.delivery("1000-4"), fixture.delivery("1000-5")];
+      await slow.enqueue(deliveries);
+      const stale = await slow.claim(10);
+      expect(stale).toHaveLength(2);
+      const fresh = await claimAllWithin(other, 2, 15_000);
+      expect(fresh.map((job) => job.eventId).sort()).toEqual(["1000-4", "1000-5"]);
+      const staleOf = (eventId: string) => stale.find((job) => job.eventId === eventId)!;
+      expect(await slow.complete([staleOf("1000-4")])).toEqual([]);
+      expect(await slow.retry([staleOf("1000-5")], Date.now())).toEqual([]);
+      expect((await other.complete(fresh)).length).toBe(2);
+      expect(await other.claim(10)).toEqual([]);
+    });
+
+    it("ticks a timer once per interval with two instances attached, and stops when unscheduled", async () => {
+      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
+      const ticks: Array<TimerTick & { by: string }> = [];
+      const one = await open(LONG_LEASE);
+      const two = await open(LONG_LEASE);
+      await one.onTimerTick(async (tick) => void ticks.push({ ...tick, by: "one" }));
+      await two.onTimerTick(async (tick) => void ticks.push({ ...tick, by: "two" }));
+      await one.scheduleTimer(timer);
+      await two.scheduleTimer(timer); // both processes saw the deploy: still one schedule
+      await sleep(4_600);
+      await fixture.removeTimer(timer);
+      await one.unscheduleTimer(timer.sourceId);
+      const seen = ticks.length;
+      const dueTimes = ticks.map((tick) => tick.dueAt).sort((x, y) => x - y);
+      expect(new Set(dueTimes).size).toBe(dueTimes.length);
+      expect(seen).toBeGreaterThanOrEqual(3);
+      expect(seen).toBeLessThanOrEqual(5);
+      for (let i = 1; i < dueTimes.length; i++) expect(dueTimes[i]! - dueTimes[i - 1]!).toBeGreaterThanOrEqual(900);
+      expect(ticks.every((tick) => tick.sourceId === timer.sourceId && tick.ownerId === timer.ownerId)).toBe(true);
+      await sleep(2_000);
+      expect(ticks.length).toBeLessThanOrEqual(seen + 1); // a tick already due when it was removed may still run
+    });
+
+    it("ticks a cron timer on its pattern (every second, six fields), once per due time", async () => {
+      const timer = await fixture.timer({ intervalSeconds: null, cron: "* * * * * *", timezone: "UTC" });
+      const ticks: TimerTick[] = [];
+      const one = await open(LONG_LEASE);
+      const two = await open(LONG_LEASE);
+      await one.onTimerTick(async (tick) => void ticks.push(tick));
+      await two.onTimerTick(async (tick) => void ticks.push(tick));
+      await one.scheduleTimer(timer);
+      await sleep(3_600);
+      await fixture.removeTimer(timer);
+      await one.unscheduleTimer(timer.sourceId);
+      const dueTimes = ticks.map((tick) => tick.dueAt);
+      expect(new Set(dueTimes).size).toBe(dueTimes.length);
+      expect(dueTimes.length).toBeGreaterThanOrEqual(2);
+      // On the pattern: whole seconds.
+      expect(dueTimes.every((dueAt) => dueAt % 1000 === 0)).toBe(true);
+    });
+
+    it("loses only the tick whose handler failed: the next one comes as planned", async () => {
+      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
+      const handled: number[] = [];
+      let failures = 0;
+      const queue = await open(LONG_LEASE);
+      await queue.onTimerTick(async (tick) => {
+        if (failures++ === 0) throw new Error("the source's run could not start");
+        handled.push(tick.dueAt);
+      });
+      await queue.scheduleTimer(timer);
+      await waitFor(() => handled.length >= 1, 6_000);
+      await fixture.removeTimer(timer);
+      await queue.unscheduleTimer(timer.sourceId);
+      expect(failures).toBeGreaterThanOrEqual(2);
+    });
+
+    it("carries a live message to every subscriber of its channel in every instance, once", async () => {
+      const one = await open(LONG_LEASE);
+      const two = await open(LONG_LEASE);
+      const got: Array<[string, LiveMessage]> = [];
+      const offOne = await one.subscribe("dc_live", (message) => got.push(["one", message]));
+      await two.subscribe("dc_live", (message) => got.push(["two", message]));
+      await two.subscribe("dc_other", (message) => got.push(["other", message]));
+      const message: LiveMessage = { kind: "event", channel: "", item: { id: "1-0", event: { n: 1 } } };
+      await two.publish("dc_live", message);
+      await waitFor(() => got.length >= 2, 5_000);
+      await sleep(200);
+      expect(got.sort()).toEqual([["one", message], ["two", message]]);
+      await offOne();
+      await one.publish("dc_live", { kind: "closed", reason: "deleted" });
+      await waitFor(() => got.length >= 3, 5_000);
+      await sleep(200);
+      expect(got.slice(2)).toEqual([["two", { kind: "closed", reason: "deleted" }]]);
+    });
+  });
+}
+
+function keyOf(delivery: NewDelivery) {
+  return { listenerId: delivery.listenerId, emitterId: delivery.emitterId, eventId: delivery.eventId };
+}
+
+/** Claims until something comes (a retry's delay, a lease running out), or fails after `timeoutMs`. */
+async function claimWithin(queue: JobQueue, timeoutMs: number): Promise<ClaimedJob[]> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const claimed = await queue.claim(10);
+    if (claimed.length > 0) return claimed;
+    await sleep(100);
+  }
+  throw new Error(`nothing could be claimed within ${timeoutMs} ms`);
+}
+
+/** Claims until `count` jobs came, or fails after `timeoutMs`. */
+async function claimAllWithin(queue: JobQueue, count: number, timeoutMs: number): Promise<ClaimedJob[]> {
+  const until = Date.now() + timeoutMs;
+  const claimed: ClaimedJob[] = [];
+  while (claimed.length < count) {
+    if (Date.now() > until) throw new Error(`${claimed.length} of ${count} jobs claimed within ${timeoutMs} ms`);
+    claimed.push(...(await queue.claim(count - claimed.length)));
+    if (claimed.length < count) await sleep(100);
+  }
+  return claimed;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error(`not reached within ${timeoutMs} ms`);
+    await sleep(25);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
