@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -36,12 +36,23 @@ describe("BundleFiles", () => {
     expect(readdirSync(`${bundlesRoot}.pending`)).toEqual([]);
   });
 
-  it("writes a bundle once per process, then answers from memory", async () => {
+  it("never replaces a bundle file that is there: a runner linking it meanwhile must not find its inode unlinked", async () => {
+    const root = tempRoot();
+    const hash = "c".repeat(64);
+    const first = await new BundleFiles(root).fileFor(hash, () => "first");
+    const { ino } = statSync(first);
+    // Another process (another BundleFiles) writing the same bundle keeps the file as it is.
+    expect(await new BundleFiles(root).fileFor(hash, () => "second")).toBe(first);
+    expect(statSync(first).ino).toBe(ino);
+    expect(readFileSync(first, "utf8")).toBe("first");
+  });
+
+  it("writes a bundle once per process, at once for callers that ask together, then answers from memory", async () => {
     const root = tempRoot();
     const files = new BundleFiles(root);
     let built = 0;
     const hash = "b".repeat(64);
-    const file = await files.fileFor(hash, () => (built++, "x"));
+    const [file] = await Promise.all([files.fileFor(hash, () => (built++, "x")), files.fileFor(hash, () => (built++, "z"))]);
     expect(await files.fileFor(hash, () => (built++, "y"))).toBe(file);
     expect(built).toBe(1);
     expect(readFileSync(file, "utf8")).toBe("x");

@@ -35,13 +35,8 @@ function linkOrCopy(source: string, target: string): void {
   try {
     linkSync(source, target);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EEXIST" || code === "ENOENT") return; // already placed, or gone since the folder was listed
-    try {
-      copyFileSync(source, target);
-    } catch (copyError) {
-      if ((copyError as NodeJS.ErrnoException).code !== "ENOENT") throw copyError;
-    }
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return;
+    copyFileSync(source, target);
   }
 }
 
