@@ -132,6 +132,40 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     expectNoBrowserErrors(page);
   });
 
+  it("shows the installation's processes to an admin: this one live, a process that stopped beating named lost", async () => {
+    const now = Date.now();
+    await harness.server.server.store.recordProcess({
+      instanceId: "gone-worker-1",
+      role: "worker",
+      version: "0.0.0-old",
+      host: "worker-host-7",
+      pid: 4242,
+      url: null,
+      startedAt: now - 3_600_000,
+      heartbeatAt: now - 600_000,
+      heartbeatIntervalMs: 5_000,
+      busyRunners: 0,
+      queuedDeliveries: 0,
+    });
+    const page = await opened();
+    await signIn(page, harness.key);
+    await page.goto("/settings");
+    const section = page.getByRole("region", { name: "Installation" });
+    const processes = section.getByRole("table", { name: "Processes" });
+    const self = processes.getByRole("row").filter({ hasText: "(this one)" });
+    await self.waitFor();
+    expect(await self.getByRole("cell").nth(0).textContent()).toBe("Live (this one)");
+    expect(await self.getByRole("cell").nth(1).textContent()).toBe("all");
+    const gone = processes.getByRole("row").filter({ hasText: "worker-host-7" });
+    expect(await gone.getByRole("cell").nth(0).textContent()).toBe("Lost");
+    expect(await gone.getByRole("cell").nth(1).textContent()).toBe("worker");
+    expect(await section.getByRole("alert").textContent()).toContain("One process has stopped beating");
+    await section.getByText(/^Runs waiting: \d+/).waitFor();
+    await checkAccessibility(page, (twin) => twin.getByRole("table", { name: "Processes" }).waitFor());
+    await harness.server.server.store.removeProcess("gone-worker-1");
+    expectNoBrowserErrors(page);
+  });
+
   it("shows a new API key once, then never again; env values are not shown after saving", async () => {
     const page = await opened();
     await signIn(page, harness.key);

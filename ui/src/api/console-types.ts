@@ -17,6 +17,7 @@ export type SubscriptionView = Static<typeof SubscriptionSchema>;
 export type EnvVarView = Static<typeof EnvVarSchema>;
 
 export type { ActivityView } from "../../../src/api/schemas/activity.js";
+export type { StatusView } from "../../../src/api/schemas/status.js";
 
 /** The workflow list's run counts. */
 export type WorkflowRunCounts = Pick<WorkflowView, "last_run_at" | "runs_24h" | "errors_24h">;
