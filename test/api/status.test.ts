@@ -171,7 +171,8 @@ describe("processes sharing one PostgreSQL schema", () => {
 
   it("lists both; a killed one shows lost once its heartbeat ages; started again it is live; stopped cleanly it is gone", async () => {
     await other.start();
-    const both = await status(server);
+    // It answers /healthz as soon as it listens, and records itself just after.
+    const both = await until(() => status(server), (answer) => answer.processes.length === 2, "the second process to record itself");
     expect(both.processes).toHaveLength(2);
     const self = both.processes.find((process) => process.self);
     const peer = both.processes.find((process) => !process.self);
