@@ -4,6 +4,7 @@ import { benchManyComponents } from "./many-bench.js";
 import { benchPackageDeploys } from "./package-bench.js";
 import { benchDeployToFirstEvent, benchHttpSource, benchWarmInvocation } from "./source-bench.js";
 import { benchPeers } from "./peers/peers-bench.js";
+import { benchScale } from "./scale-bench.js";
 import { printTable, type BenchRow } from "./table.js";
 import { benchWorkflows } from "./workflow-bench.js";
 
@@ -12,7 +13,9 @@ import { benchWorkflows } from "./workflow-bench.js";
  * otherwise idle machine; RUNNEL_BENCH_SECONDS sets the length of each load run.
  * `npm run bench -- <suite>` runs one suite (api, sources, packages, workflows, many, console); `npm run bench -- --peers` runs
  * only the comparison with Fastify and Node-RED, which is never part of the
- * full run (it installs Node-RED on first use, and takes its own minutes).
+ * full run (it installs Node-RED on first use, and takes its own minutes);
+ * `--scale` runs api and worker processes on PostgreSQL with Redis, and on
+ * PostgreSQL alone, beside the embedded server (it needs both running).
  */
 const only = process.argv[2]?.replace(/^--/, "");
 const suites: Record<string, () => Promise<BenchRow[]>> = {
@@ -24,11 +27,11 @@ const suites: Record<string, () => Promise<BenchRow[]>> = {
   console: benchConsoleInspector,
 };
 /** Suites run only when named. */
-const onRequest: Record<string, () => Promise<BenchRow[]>> = { peers: benchPeers };
+const onRequest: Record<string, () => Promise<BenchRow[]>> = { peers: benchPeers, scale: benchScale };
 
 const all = { ...suites, ...onRequest };
 if (only && !Object.hasOwn(all, only)) {
-  console.error(`There is no bench suite "${process.argv[2]}"; the suites are ${[...Object.keys(suites), "--peers"].join(", ")}.`);
+  console.error(`There is no bench suite "${process.argv[2]}"; the suites are ${[...Object.keys(suites), "--peers", "--scale"].join(", ")}.`);
   process.exit(2);
 }
 const rows: BenchRow[] = [];

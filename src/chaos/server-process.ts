@@ -21,6 +21,12 @@ export class ServerProcess {
 
   constructor(private readonly options: ServerProcessOptions) {}
 
+  /** The running server's process id; undefined before it starts or once it is gone. */
+  get pid(): number | undefined {
+    const child = this.child;
+    return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+  }
+
   /** Starts the server and resolves once it listens. */
   async start(): Promise<void> {
     const child = spawn(process.execPath, [RUNNEL_BIN, "server"], {

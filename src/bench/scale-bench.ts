@@ -1,0 +1,120 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { ServerProcess } from "../chaos/server-process.js";
+import { ADMIN_KEY_FILE_NAME } from "../server/admin-key-file.js";
+import { startBenchServer, POSTGRES_URL } from "./bench-server.js";
+import { cpuMsBetween, cpuSnapshot, processTree } from "./process-cpu.js";
+import { freePort } from "./peers/child-server.js";
+import { chooseLoadGenerator } from "./peers/load.js";
+import type { BenchRow } from "./table.js";
+import { BODY, CONNECTIONS, deployWorkflow, SECONDS } from "./workflow-bench.js";
+
+const REDIS_URL = process.env.RUNNEL_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+const WARM_UP_SECONDS = 3;
+/** Worker processes per measured set-up. */
+const WORKER_COUNTS = [1, 2, 4];
+
+interface Cluster {
+  apiUrl: string;
+  key: string;
+  pids: () => number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * One api process and `workers` worker processes (the real binary, `runnel
+ * server --role …`) over a fresh PostgreSQL schema, the queue on Redis or on
+ * PostgreSQL alone. The api process starts first and creates the admin.
+ */
+async function startCluster(queue: "redis" | "postgres", workers: number): Promise<Cluster> {
+  const schema = `runnel_scale_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const prefix = `runnel-bench-${randomBytes(4).toString("hex")}`;
+  const common = { DATABASE_URL: databaseUrl, RUNNEL_QUEUE: queue, REDIS_URL, RUNNEL_QUEUE_PREFIX: prefix, RUNNEL_LOG_LEVEL: "warn", RUNNEL_MAX_RUNNERS: "4" };
+  const dirs: string[] = [];
+  const processes: ServerProcess[] = [];
+  const start = async (role: "api" | "worker") => {
+    const dataDir = await mkdtemp(join(tmpdir(), `runnel-scale-${role}-`));
+    dirs.push(dataDir);
+    const process = new ServerProcess({ dataDir, port: await freePort(), env: { ...common, RUNNEL_ROLE: role }, startTimeoutMs: 60_000 });
+    processes.push(process);
+    await process.start();
+    return { process, dataDir };
+  };
+  try {
+    const api = await start("api");
+    const key = (await readFile(join(api.dataDir, ADMIN_KEY_FILE_NAME), "utf8")).trim();
+    for (let i = 0; i < workers; i++) await start("worker");
+    return {
+      apiUrl: api.process.url,
+      key,
+      pids: () => processes.flatMap((one) => (one.pid === undefined ? [] : processTree(one.pid))),
+      async stop() {
+        await Promise.allSettled(processes.map((one) => one.stop()));
+        await Promise.allSettled(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
+        await admin.end();
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled(processes.map((one) => one.stop()));
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
+    await admin.end();
+    throw error;
+  }
+}
+
+/**
+ * `npm run bench -- --scale`: the 3-step HTTP workflow that responds, on the
+ * embedded server (the reference, in this run) and on 1 api + 1, 2 and 4
+ * worker processes, with the queue on Redis and on PostgreSQL alone. Per-core
+ * efficiency: runs per second per core-second of CPU all processes spent.
+ */
+export async function benchScale(): Promise<BenchRow[]> {
+  const load = chooseLoadGenerator();
+  const rows: BenchRow[] = [];
+  const measure = async (url: string, pids: () => number[]) => {
+    await load.post(url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
+    const watched = pids();
+    const before = cpuSnapshot(watched);
+    const figures = await load.post(url, { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
+    const cpuMs = cpuMsBetween(before, cpuSnapshot(watched));
+    const runs = Math.max(1, figures.perSecond * SECONDS);
+    return { figures, cpuUsPerRun: (cpuMs * 1000) / runs };
+  };
+
+  const embedded = await startBenchServer("postgres");
+  let reference: number;
+  try {
+    const url = await deployWorkflow(embedded, "three steps", 3);
+    const { figures, cpuUsPerRun } = await measure(url, () => processTree(process.pid));
+    reference = figures.perSecond;
+    rows.push({ benchmark: "embedded (one process, PostgreSQL): 3-step workflow that responds", ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run` });
+  } finally {
+    await embedded.close();
+  }
+
+  for (const queue of ["redis", "postgres"] as const) {
+    for (const workers of WORKER_COUNTS) {
+      const cluster = await startCluster(queue, workers);
+      try {
+        const url = await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3);
+        const { figures, cpuUsPerRun } = await measure(url, cluster.pids);
+        rows.push({
+          benchmark: `1 api + ${workers} worker${workers > 1 ? "s" : ""}, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}`,
+          ...figures,
+          note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes); errors ${figures.errors}, non-2xx ${figures.non2xx}`,
+        });
+      } finally {
+        await cluster.stop();
+      }
+    }
+  }
+  return rows;
+}
