@@ -14,6 +14,7 @@ describe("loadConfig", () => {
       databaseUrl: null,
       redisUrl: null,
       queue: "local",
+      role: "all",
       logLevel: "info",
       logFormat: "json",
       shutdownTimeoutMs: 10_000,
