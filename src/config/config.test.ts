@@ -15,6 +15,7 @@ describe("loadConfig", () => {
       redisUrl: null,
       queue: "local",
       role: "all",
+      queueNamespace: null,
       logLevel: "info",
       logFormat: "json",
       shutdownTimeoutMs: 10_000,

@@ -35,6 +35,13 @@ export interface RunnelConfig {
    * need a shared queue and store (RUNNEL_QUEUE, DATABASE_URL).
    */
   readonly role: ProcessRole;
+  /**
+   * RUNNEL_QUEUE_NAMESPACE: this installation's corner of a shared queue
+   * backend (the Redis key prefix, or the PostgreSQL schema of BullMQ's
+   * tables); null: "runnel" on Redis, "runnel_queue" on PostgreSQL. Two
+   * installations on one Redis or database need one each.
+   */
+  readonly queueNamespace: string | null;
   readonly logLevel: LogLevel;
   readonly logFormat: "json" | "pretty";
   readonly shutdownTimeoutMs: number;
@@ -165,6 +172,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     publicUrl: parseHttpUrl(raw("RUNNEL_PUBLIC_URL")),
     databaseUrl: parseDatabaseUrl(raw("DATABASE_URL")),
     ...parseQueue(raw("RUNNEL_QUEUE"), raw("REDIS_URL"), raw("DATABASE_URL")),
+    queueNamespace: parseQueueNamespace(raw("RUNNEL_QUEUE_NAMESPACE")),
     role: parseRole(raw("RUNNEL_ROLE", overrides.role), raw("RUNNEL_QUEUE"), raw("DATABASE_URL")),
     logLevel: parseChoice(raw("RUNNEL_LOG_LEVEL"), LOG_LEVELS, "info"),
     logFormat: parseChoice(raw("RUNNEL_LOG_FORMAT"), ["json", "pretty"] as const, context.stdoutIsTty ? "pretty" : "json"),
@@ -343,6 +351,13 @@ function parseQueue(queue: RawValue, redis: RawValue, database: RawValue): Pick<
     throw new ConfigError(database.variable, `is not set, but ${queue.variable} is "${kind}": processes sharing a job queue must share their state too; set it to a PostgreSQL URL (postgres://user@host:5432/database), or unset ${queue.variable} to run as one process.`);
   }
   return { queue: kind, redisUrl };
+}
+
+/** A Redis key prefix and a PostgreSQL schema name at once: lower-case letters, digits and _, starting with a letter. */
+function parseQueueNamespace({ variable, value }: RawValue): string | null {
+  if (value === undefined) return null;
+  if (!/^[a-z][a-z0-9_]{0,47}$/.test(value)) throw new ConfigError(variable, `expected lower-case letters, digits and _ (a letter first, at most 48), like runnel_prod; got "${value}".`);
+  return value;
 }
 
 /**

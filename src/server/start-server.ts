@@ -84,7 +84,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     // api: /v1, endpoints, SSE, console; worker: runs, timers, sends; all: both (the single process).
     const role = config.role;
     const hub = new EventHub();
-    queue = await openJobQueue(config, { store, hub, nextTickAfter, logger, claimer: instanceId });
+    queue = await openJobQueue(config, { store, hub, nextTickAfter, logger, claimer: instanceId, ...(config.queueNamespace ? { namespace: config.queueNamespace } : {}) });
     // A shared queue carries live events to every process: an SSE stream anywhere sees every process's events.
     const acrossProcesses = queue.kind === "local" ? null : queue;
     if (acrossProcesses) hub.carryOver(acrossProcesses, (error) => logger.warn({ err: error }, "a live event could not be sent to the other processes (streams catch up from the store)"));
