@@ -23,6 +23,9 @@ const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** A timer source that emits its tick's timestamp every second: it runs on the workers only. */
 const TICKER = `export default { name: "Ticker", version: "0.1.0", props: { timer: { type: "$.interface.timer", default: { intervalSeconds: 1 } } }, async run(event) { this.$emit({ tick: event.timestamp }, { summary: "tick " + event.timestamp }); } };`;
 
+/** An HTTP source that emits the body it is sent. */
+const BIG_EMITTER = `export default { name: "Body emitter", version: "0.1.0", props: { http: "$.interface.http" }, async run(event) { this.$emit(event.body); } };`;
+
 /** An HTTP workflow whose step answers the caller itself; `big` asks for a body larger than a NOTIFY can carry. */
 const RESPONDER = {
   name: "Responder",
@@ -137,6 +140,21 @@ function describeAcrossProcesses(cluster: () => Cluster) {
       // The api runs no timers: a tick on the stream was emitted by a worker and crossed over the queue.
       const message = await stream.next((candidate) => candidate.data.includes('"tick"'), 20_000);
       expect(JSON.parse(message.data).event.tick).toEqual(expect.any(Number));
+    } finally {
+      await stream.close();
+      await call(api.url, "DELETE", `/v1/sources/${source.id}`, { key: adminKey });
+    }
+  });
+
+  it("streams an event larger than a PostgreSQL NOTIFY whole (read back from the store by its id)", async () => {
+    const { api, adminKey } = cluster();
+    const source = await deploy(api.url, adminKey, "/v1/sources", { component_code: BIG_EMITTER, name: `big-${randomBytes(3).toString("hex")}` });
+    const stream = await openStream(`${api.url}/v1/sources/${source.id}/sse`, adminKey);
+    try {
+      const sent = await fetch(source.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n: 1, padding: "y".repeat(12_000) }) });
+      expect(sent.status).toBe(200);
+      const message = await stream.next((candidate) => candidate.data.includes('"padding"'), 20_000);
+      expect(JSON.parse(message.data).event).toEqual({ n: 1, padding: "y".repeat(12_000) });
     } finally {
       await stream.close();
       await call(api.url, "DELETE", `/v1/sources/${source.id}`, { key: adminKey });
