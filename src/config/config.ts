@@ -42,6 +42,13 @@ export interface RunnelConfig {
    * installations on one Redis or database need one each.
    */
   readonly queueNamespace: string | null;
+  /**
+   * RUNNEL_DELIVERY_LEASE_SECONDS: how long a delivery a worker claimed is
+   * its own; past it (the worker died) another takes it over. Longer than
+   * any run should take: a run still going past its lease is run again
+   * elsewhere (recorded once, by its run key; its steps' effects twice).
+   */
+  readonly deliveryLeaseMs: number;
   readonly logLevel: LogLevel;
   readonly logFormat: "json" | "pretty";
   readonly shutdownTimeoutMs: number;
@@ -173,6 +180,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     databaseUrl: parseDatabaseUrl(raw("DATABASE_URL")),
     ...parseQueue(raw("RUNNEL_QUEUE"), raw("REDIS_URL"), raw("DATABASE_URL")),
     queueNamespace: parseQueueNamespace(raw("RUNNEL_QUEUE_NAMESPACE")),
+    deliveryLeaseMs: parseInteger(raw("RUNNEL_DELIVERY_LEASE_SECONDS"), 600, 5, 86_400) * 1000,
     role: parseRole(raw("RUNNEL_ROLE", overrides.role), raw("RUNNEL_QUEUE"), raw("DATABASE_URL")),
     logLevel: parseChoice(raw("RUNNEL_LOG_LEVEL"), LOG_LEVELS, "info"),
     logFormat: parseChoice(raw("RUNNEL_LOG_FORMAT"), ["json", "pretty"] as const, context.stdoutIsTty ? "pretty" : "json"),

@@ -83,6 +83,8 @@ export interface EngineOptions {
    * The hub must already carry its messages over it.
    */
   acrossProcesses?: LiveTransport | null;
+  /** How long a claimed delivery is this process's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
+  deliveryLeaseMs?: number;
   /** What this process does (RUNNEL_ROLE): which messages from other processes it listens to. Default "all". */
   role?: "all" | "api" | "worker";
 }
@@ -192,7 +194,7 @@ export function createEngine(options: EngineOptions): Engine {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
   };
-  worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}) });
+  worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);

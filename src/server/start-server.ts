@@ -92,7 +92,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const metrics: PrometheusMetrics | null =
       config.metrics === "off" ? null : createPrometheusMetrics({ queueStats: () => store.deliveryQueueStats(Date.now()), poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
     const readiness = new Readiness(store, acrossProcesses);
-    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, role });
+    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
     await publishCatalogAtStart(engine.registry, logger);
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
