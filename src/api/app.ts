@@ -73,6 +73,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // Responses finished during shutdown close their connection, so that a keep-alive
   // socket does not hold the process open until its idle timeout.
   let closing = false;
+  // A worker process (RUNNEL_ROLE=worker) serves only the operator's routes: /healthz, /readyz, /metrics.
+  const servesApi = options.operations?.role !== "worker";
   const endpoints = createEndpointHandler({ sources: options.engine.sources, logger: options.logger, isClosing: () => closing });
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
@@ -101,7 +103,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     serverFactory: (fastifyHandler, settings) => {
       const server = createServer((request: IncomingMessage, response: ServerResponse) => {
         const address = parseEndpointUrl(request.url ?? "");
-        if (address) endpoints(request, response, address);
+        if (address && servesApi) endpoints(request, response, address);
         else fastifyHandler(request, response);
       });
       // What Fastify sets on a server it creates itself (it passes its options with their defaults filled in).
@@ -117,7 +119,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   const routeNotFound = (request: FastifyRequest) => {
     const { status, body } = toHttpError(new NotFoundError("route", `${request.method} ${request.url.split("?")[0]}`));
-    body.error.message = `There is no route ${request.method} ${request.url.split("?")[0]}. The API is described at ${OPENAPI_PATH}.`;
+    body.error.message = servesApi
+      ? `There is no route ${request.method} ${request.url.split("?")[0]}. The API is described at ${OPENAPI_PATH}.`
+      : `This process is a worker (RUNNEL_ROLE=worker): it serves /healthz, /readyz and /metrics only. Send ${request.method} ${request.url.split("?")[0]} to an api process.`;
     return { status, body };
   };
 
@@ -135,7 +139,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // The web console (dist/ui): `/`, its assets, and index.html for its client routes (a browser's GET of a path no route has).
   const consoleAssets = createConsoleAssets({ uiDir: options.uiDir });
   app.setNotFoundHandler(async (request, reply) => {
-    if (await consoleAssets.fallback(request, reply)) return reply;
+    if (servesApi && (await consoleAssets.fallback(request, reply))) return reply;
     const { status, body } = routeNotFound(request);
     return reply.code(status).send(body);
   });
@@ -200,6 +204,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const operations = options.operations ?? storeOnlyOperations(options.store);
   await app.register(readinessRoutes, { check: operations.readiness, role: operations.role });
   if (operations.metrics) await app.register(metricsRoutes, { metrics: operations.metrics.exposition, access: operations.metrics.access, accounts: options.engine.accounts });
+  if (!servesApi) return app;
 
   // One limiter, one count per key, for every keyed route: /v1 and the stream addresses outside it (an SSE stream is
   // a request like any other; left out, a client could open them without end). Applied after auth (preHandler), so

@@ -27,6 +27,28 @@ export interface RunnelConfig {
    * in the environment for something else never turns a server into a cluster.
    */
   readonly queue: "local" | "redis" | "postgres";
+  /**
+   * RUNNEL_ROLE / `--role`: what this process does. "all" (the default):
+   * everything, as one process does. "api": /v1, the endpoints, SSE and the
+   * console, no runs of its own. "worker": the delivery worker, timers and
+   * sends, serving only /healthz, /readyz (and /metrics). api and worker
+   * need a shared queue and store (RUNNEL_QUEUE, DATABASE_URL).
+   */
+  readonly role: ProcessRole;
+  /**
+   * RUNNEL_QUEUE_NAMESPACE: this installation's corner of a shared queue
+   * backend (the Redis key prefix, or the PostgreSQL schema of BullMQ's
+   * tables); null: "runnel" on Redis, "runnel_queue" on PostgreSQL. Two
+   * installations on one Redis or database need one each.
+   */
+  readonly queueNamespace: string | null;
+  /**
+   * RUNNEL_DELIVERY_LEASE_SECONDS: how long a delivery a worker claimed is
+   * its own; past it (the worker died) another takes it over. Longer than
+   * any run should take: a run still going past its lease is run again
+   * elsewhere (recorded once, by its run key; its steps' effects twice).
+   */
+  readonly deliveryLeaseMs: number;
   readonly logLevel: LogLevel;
   readonly logFormat: "json" | "pretty";
   readonly shutdownTimeoutMs: number;
@@ -110,7 +132,11 @@ export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" |
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /** Values given on the command line; they win over the environment. */
+/** What one server process does (see RunnelConfig.role). */
+export type ProcessRole = "all" | "api" | "worker";
+
 export interface ConfigOverrides {
+  role?: string | undefined;
   dataDir?: string | undefined;
   host?: string | undefined;
   port?: string | undefined;
@@ -153,6 +179,9 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     publicUrl: parseHttpUrl(raw("RUNNEL_PUBLIC_URL")),
     databaseUrl: parseDatabaseUrl(raw("DATABASE_URL")),
     ...parseQueue(raw("RUNNEL_QUEUE"), raw("REDIS_URL"), raw("DATABASE_URL")),
+    queueNamespace: parseQueueNamespace(raw("RUNNEL_QUEUE_NAMESPACE")),
+    deliveryLeaseMs: parseInteger(raw("RUNNEL_DELIVERY_LEASE_SECONDS"), 600, 5, 86_400) * 1000,
+    role: parseRole(raw("RUNNEL_ROLE", overrides.role), raw("RUNNEL_QUEUE"), raw("DATABASE_URL")),
     logLevel: parseChoice(raw("RUNNEL_LOG_LEVEL"), LOG_LEVELS, "info"),
     logFormat: parseChoice(raw("RUNNEL_LOG_FORMAT"), ["json", "pretty"] as const, context.stdoutIsTty ? "pretty" : "json"),
     shutdownTimeoutMs: parseInteger(raw("RUNNEL_SHUTDOWN_TIMEOUT_SECONDS"), 10, 1, 3_600) * 1000,
@@ -227,7 +256,7 @@ function parseMetrics(raw: RawValue): RunnelConfig["metrics"] {
 }
 
 function flagNameFor(variable: string): string {
-  const flags: Record<string, string> = { RUNNEL_DATA_DIR: "--data-dir", RUNNEL_HOST: "--host", RUNNEL_PORT: "--port" };
+  const flags: Record<string, string> = { RUNNEL_DATA_DIR: "--data-dir", RUNNEL_HOST: "--host", RUNNEL_PORT: "--port", RUNNEL_ROLE: "--role" };
   return flags[variable] ?? variable;
 }
 
@@ -330,6 +359,35 @@ function parseQueue(queue: RawValue, redis: RawValue, database: RawValue): Pick<
     throw new ConfigError(database.variable, `is not set, but ${queue.variable} is "${kind}": processes sharing a job queue must share their state too; set it to a PostgreSQL URL (postgres://user@host:5432/database), or unset ${queue.variable} to run as one process.`);
   }
   return { queue: kind, redisUrl };
+}
+
+/** A Redis key prefix and a PostgreSQL schema name at once: lower-case letters, digits and _, starting with a letter. */
+function parseQueueNamespace({ variable, value }: RawValue): string | null {
+  if (value === undefined) return null;
+  if (!/^[a-z][a-z0-9_]{0,47}$/.test(value)) throw new ConfigError(variable, `expected lower-case letters, digits and _ (a letter first, at most 48), like runnel_prod; got "${value}".`);
+  return value;
+}
+
+/**
+ * The process's role. api and worker are halves of an installation: they
+ * meet only through a shared store and queue, so each needs both named
+ * (parseQueue already refuses a shared queue without DATABASE_URL).
+ */
+function parseRole(role: RawValue, queue: RawValue, database: RawValue): ProcessRole {
+  const kind = parseChoice(role, ["all", "api", "worker"] as const, "all");
+  if (kind === "all") return kind;
+  const queueKind = queue.value?.toLowerCase();
+  if (queueKind !== "redis" && queueKind !== "postgres") {
+    const given = queue.value === undefined ? "is not set" : `is "${queue.value}"`;
+    throw new ConfigError(
+      queue.variable,
+      `${given}, but ${role.variable} is "${kind}": api and worker processes meet through a shared job queue; set ${queue.variable}=redis (with REDIS_URL) or ${queue.variable}=postgres (PostgreSQL alone), and DATABASE_URL, or run with ${role.variable}=all as one process.`,
+    );
+  }
+  if (database.value === undefined) {
+    throw new ConfigError(database.variable, `is not set, but ${role.variable} is "${kind}": api and worker processes share one PostgreSQL database; set it (postgres://user@host:5432/database).`);
+  }
+  return kind;
 }
 
 /** A Redis URL may carry a password: errors name the variable and the problem, never the value. */

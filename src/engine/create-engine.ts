@@ -15,7 +15,9 @@ import { Sessions } from "./sessions.js";
 import { BundleFiles } from "./bundle-files.js";
 import { ComponentLoader } from "./component-loader.js";
 import { DataStoresService } from "./data-stores/data-stores-service.js";
-import { EventHub } from "./event-hub.js";
+import { EventHub, type LiveTransport } from "./event-hub.js";
+import { WakeAcrossProcesses } from "./wake-across-processes.js";
+import { carryAnswersAcross } from "./workflows/answers-across-processes.js";
 import { LateFaults } from "./late-faults.js";
 import type { Mailer } from "./mail/mailer.js";
 import { RegistryService } from "./registry-service.js";
@@ -73,6 +75,18 @@ export interface EngineOptions {
   oauthClients?: Readonly<Record<string, OAuthClient>>;
   /** Where runs and events are counted (RUNNEL_METRICS); none by default. */
   metrics?: Metrics;
+  /** The live fan-out; made here when absent. Handed in when the job queue (opened before the engine) needs it too. */
+  hub?: EventHub;
+  /**
+   * Live messages to the other processes of the installation (a shared job
+   * queue's publish/subscribe); absent or null: this process is alone.
+   * The hub must already carry its messages over it.
+   */
+  acrossProcesses?: LiveTransport | null;
+  /** How long a claimed delivery is this process's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
+  deliveryLeaseMs?: number;
+  /** What this process does (RUNNEL_ROLE): which messages from other processes it listens to. Default "all". */
+  role?: "all" | "api" | "worker";
 }
 
 export interface Engine {
@@ -106,6 +120,12 @@ export interface Engine {
   /** The server's public address without a trailing slash (RUNNEL_PUBLIC_URL, else where it listens): for links it hands out. */
   baseUrl(): string;
   endpointUrl(source: DeployedSource): string | null;
+  /**
+   * Listens to the other processes (their workflows' answers to callers
+   * held here, wake-ups for the work they append); nothing when alone.
+   * Called once, before the server serves.
+   */
+  connect(): Promise<void>;
   /** Stops timers and waits for runs in flight. */
   stop(): Promise<void>;
 }
@@ -116,7 +136,11 @@ export function createEngine(options: EngineOptions): Engine {
   let baseUrl = "";
   const endpointUrl = (source: DeployedSource) => (source.endpointToken ? `${baseUrl}/e/${source.endpointToken}` : null);
 
-  const hub = new EventHub();
+  const hub = options.hub ?? new EventHub();
+  const role = options.role ?? "all";
+  const across = options.acrossProcesses ?? null;
+  // Workers of other processes claim what this one appends: told at once, not at their next poll.
+  const wakeOthers = across ? new WakeAcrossProcesses(across, logger) : null;
   const secrets = new SecretBox(options.masterKey);
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const apps = new AppCatalog({ store, secrets, ...(options.oauthClients ? { environmentClients: options.oauthClients } : {}) });
@@ -130,7 +154,10 @@ export function createEngine(options: EngineOptions): Engine {
   const limits = options.limits ?? DEFAULT_RUN_LIMITS;
   // The worker is made below; events appended before then have nobody to wake.
   let worker: DeliveryWorker | null = null;
-  const onAppended = () => worker?.wake();
+  const onAppended = () => {
+    worker?.wake();
+    wakeOthers?.announce("deliveries");
+  };
   // Deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
   const handOff = { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed) };
   const lateFaults = new LateFaults({ store, hub, logger });
@@ -140,7 +167,10 @@ export function createEngine(options: EngineOptions): Engine {
   const scheduler = new TimerScheduler({ store, invoker, logger });
   // Keys resolve through the registry (the owner's own, then Runnel's catalog); it is made below, and only called later.
   const resolvePublished = (ownerId: string, key: string, version?: string) => componentRegistry.findSaved(ownerId, key, version);
-  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => scheduler.wake(), accountAuth, resolvePublished });
+  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => {
+      scheduler.wake();
+      wakeOthers?.announce("timers");
+    }, accountAuth, resolvePublished });
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
   const admission = new EndpointAdmission(options.pendingRequests);
@@ -164,7 +194,7 @@ export function createEngine(options: EngineOptions): Engine {
     dc_: new SourceListener({ store, invoker }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
   };
-  worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}) });
+  worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const changed = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);
@@ -179,12 +209,13 @@ export function createEngine(options: EngineOptions): Engine {
     accountAuth,
     resolveAction: (ownerId, key) => componentRegistry.resolve(ownerId, key),
     onChanged: changed,
-    onEnqueued: () => worker?.wake(),
+    onEnqueued: onAppended,
   });
   const subscriptions = new SubscriptionsService({ store });
   const webhooks = new WebhooksService({ store, secrets, egressPolicy });
 
   const accounts = new Accounts({ store, singleUserReason: options.singleUserReason ?? null });
+  const disconnects: Array<() => Promise<void>> = [];
   return {
     accounts,
     sessions: new Sessions({ store, accounts }),
@@ -206,7 +237,21 @@ export function createEngine(options: EngineOptions): Engine {
     },
     baseUrl: () => baseUrl,
     endpointUrl,
+    async connect() {
+      if (!across || !wakeOthers) return;
+      // A worker holds no HTTP callers: it sends answers and listens to none. An api process runs no workers: no wake-ups.
+      disconnects.push(await carryAnswersAcross(responses, across, logger, role !== "worker"));
+      if (role !== "api") {
+        disconnects.push(
+          await wakeOthers.listen({
+            deliveries: () => worker?.wake(),
+            timers: () => scheduler.wake(),
+          }),
+        );
+      }
+    },
     async stop() {
+      for (const disconnect of disconnects.splice(0)) await disconnect().catch(() => undefined);
       await scheduler.stop();
       await invoker.drain();
       await worker?.stop();

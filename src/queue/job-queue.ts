@@ -61,6 +61,9 @@ export interface JobQueue {
   /** Listens to `channel` until the returned function is called. */
   subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>>;
 
+  /** Resolves once the backend answers (readiness); throws, saying why, when it does not. */
+  ping(): Promise<void>;
+
   /** Stops ticking and listening, and lets go of connections. Claims not settled are left to their leases. */
   close(): Promise<void>;
 }

@@ -9,10 +9,17 @@ import type { Store } from "../store/store.js";
 
 type Phase = "starting" | "serving" | "stopping";
 
+/** A queue that does not answer in this long is not ready (a Redis client holds commands while it reconnects: for ever). */
+const QUEUE_PING_MS = 2_000;
+
 export class Readiness {
   private phase: Phase = "starting";
 
-  constructor(private readonly store: Store) {}
+  /** `queue`: a shared job queue (RUNNEL_QUEUE=redis|postgres), which must answer too; null when the store is the queue. */
+  constructor(
+    private readonly store: Store,
+    private readonly queue: { kind: string; ping(): Promise<void> } | null = null,
+  ) {}
 
   /** The process listens and runs its role's work. */
   serving(): void {
@@ -35,6 +42,26 @@ export class Readiness {
       return { ready: false, reason: `the store does not answer: ${error instanceof Error ? error.message : String(error)}` };
     }
     if (pending.length > 0) return { ready: false, reason: `the database lacks migrations this release needs (${pending.join(", ")}); restart this process so it applies them` };
+    if (this.queue) {
+      try {
+        await withinMs(this.queue.ping(), QUEUE_PING_MS);
+      } catch (error) {
+        const where = this.queue.kind === "redis" ? "Redis (REDIS_URL)" : "PostgreSQL (DATABASE_URL)";
+        return { ready: false, reason: `the job queue on ${where} does not answer: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    }
     return { ready: true };
+  }
+}
+
+async function withinMs(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -24,6 +24,10 @@ import { RUNNEL_VERSION } from "../version.js";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./prometheus-metrics.js";
 import { ProcessRegistration } from "./process-registration.js";
 import { Readiness } from "./readiness.js";
+import { EventHub } from "../engine/event-hub.js";
+import { nextTickAfter } from "../engine/sources/timer-schedule.js";
+import { openJobQueue } from "../queue/open-job-queue.js";
+import type { JobQueue } from "../queue/job-queue.js";
 
 export interface StartServerOptions {
   config: RunnelConfig;
@@ -66,6 +70,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
 
   let sandbox: Sandbox | null = null;
   let inboundMail: InboundMailServer | null = null;
+  let queue: JobQueue | null = null;
   try {
     sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, runnerMemoryMb: config.runnerMemoryMb, spareMemoryMb: config.limits.memoryMb, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
     const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
@@ -76,12 +81,18 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const masterKey = config.masterKey ? loadedKey : await settlePendingRotation(keyPath, loadedKey, store);
     const instanceId = await loadOrCreateInstanceId(config.dataDir);
     const openedSandbox = sandbox;
-    // Today's single process serves every role; scale-out (issue 18) brings api and worker.
-    const role = "all" as const;
+    // api: /v1, endpoints, SSE, console; worker: runs, timers, sends; all: both (the single process).
+    const role = config.role;
+    const hub = new EventHub();
+    queue = await openJobQueue(config, { store, hub, nextTickAfter, logger, claimer: instanceId, ...(config.queueNamespace ? { namespace: config.queueNamespace } : {}) });
+    // A shared queue carries live events to every process: an SSE stream anywhere sees every process's events.
+    const acrossProcesses = queue.kind === "local" ? null : queue;
+    if (acrossProcesses) hub.carryOver(acrossProcesses, (error) => logger.warn({ err: error }, "a live event could not be sent to the other processes (streams catch up from the store)"));
+    logger.info({ role, queue: queue.kind }, role === "all" ? "serving every role" : `serving the ${role} role`);
     const metrics: PrometheusMetrics | null =
       config.metrics === "off" ? null : createPrometheusMetrics({ queueStats: () => store.deliveryQueueStats(Date.now()), poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
-    const readiness = new Readiness(store);
-    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId });
+    const readiness = new Readiness(store, acrossProcesses);
+    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
     await publishCatalogAtStart(engine.registry, logger);
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
@@ -91,8 +102,9 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
       logger.info({ values: sealedNow }, "sealed secret step props that were stored in the clear (saved before steps' secrets were sealed)");
     }
 
-    // Before the API listens: a taken SMTP port stops the start with nothing else listening.
-    if (config.smtpListen) {
+    // Before the API listens: a taken SMTP port stops the start with nothing else listening. Inbound mail is an
+    // endpoint: a worker takes none.
+    if (config.smtpListen && role !== "worker") {
       inboundMail = await startInboundMailServer({
         ...config.smtpListen,
         domain: config.smtpDomain,
@@ -102,18 +114,23 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
       });
     }
     const operations = { readiness: () => readiness.check(), role, instanceId, metrics: metrics && config.metrics !== "off" ? { exposition: metrics, access: config.metrics } : null };
+    // Before serving: an answer for a caller this process will hold, or a wake-up, must not go unheard.
+    await engine.connect();
     const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation, operations });
     await app.ready();
     reservation.release();
     await app.listen({ host: config.host, port: reservation.port });
     const url = listeningUrl(app, config);
     engine.setBaseUrl(config.publicUrl ?? url);
-    engine.scheduler.start();
-    // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
-    // On PostgreSQL, peers may hold leases: only those of this instance's previous run are taken back at once.
-    await engine.worker.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
-    // The same for sends a crash cut off: tried again, with the idempotency keys they had.
-    await engine.sender.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
+    // An api process runs nothing itself: what it appends is claimed by the workers (woken over the queue).
+    if (role !== "api") {
+      engine.scheduler.start();
+      // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
+      // On PostgreSQL, peers may hold leases: only those of this instance's previous run are taken back at once.
+      await engine.worker.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
+      // The same for sends a crash cut off: tried again, with the idempotency keys they had.
+      await engine.sender.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
+    }
     const registration = new ProcessRegistration({
       store,
       instanceId,
@@ -131,6 +148,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
 
     const openSandbox = sandbox;
     const openInboundMail = inboundMail;
+    const openQueue = queue;
     let closing: Promise<void> | null = null;
     return {
       url,
@@ -151,6 +169,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
           await app.close();
           await engine.stop();
           await registration.stop();
+          await openQueue.close();
           await mailer.close();
           await openSandbox.close();
           await store.close();
@@ -161,6 +180,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     };
   } catch (error) {
     await inboundMail?.close().catch(() => undefined);
+    await queue?.close().catch(() => undefined);
     await sandbox?.close().catch(() => undefined);
     await mailer.close().catch(() => undefined);
     await store.close().catch(() => undefined);

@@ -7,15 +7,16 @@ export function registerServer(program: Command, context: CommandContext): void 
   program
     .command("server")
     .description("Run the Runnel server (embedded SQLite by default; DATABASE_URL=postgres://… for PostgreSQL)")
+    .option("--role <role>", "api | worker | all: what this process does (env RUNNEL_ROLE, default all; api and worker need RUNNEL_QUEUE and DATABASE_URL)")
     .option("--port <port>", "port to listen on (env RUNNEL_PORT, default 8080; 0 picks a free one)")
     .option("--host <host>", "address to listen on (env RUNNEL_HOST, default 0.0.0.0)")
     .option("--data-dir <dir>", "folder for the database and keys (env RUNNEL_DATA_DIR, default ./.runnel)")
     .addHelpText(
       "after",
-      "\nEnvironment: RUNNEL_DATA_DIR, RUNNEL_PORT, RUNNEL_HOST, RUNNEL_PUBLIC_URL, DATABASE_URL, RUNNEL_LOG_LEVEL,\n" +
+      "\nEnvironment: RUNNEL_DATA_DIR, RUNNEL_PORT, RUNNEL_HOST, RUNNEL_PUBLIC_URL, DATABASE_URL, RUNNEL_ROLE, RUNNEL_QUEUE, REDIS_URL, RUNNEL_LOG_LEVEL,\n" +
         "RUNNEL_LOG_FORMAT (json|pretty), RUNNEL_SHUTDOWN_TIMEOUT_SECONDS, RUNNEL_RATE_LIMIT_PER_MINUTE.",
     )
-    .action(async (options: { port?: string; host?: string; dataDir?: string }) => {
+    .action(async (options: { role?: string; port?: string; host?: string; dataDir?: string }) => {
       let config: RunnelConfig;
       try {
         config = loadConfig(context.env, options, { cwd: process.cwd(), stdoutIsTty: Boolean((context.io.stdout as { isTTY?: boolean }).isTTY), totalMemoryBytes: totalmem() });

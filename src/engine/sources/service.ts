@@ -233,7 +233,7 @@ export class SourcesService {
   /** Follows a source's live events and logs; the caller must call the returned function to stop. */
   async follow(ownerId: string, idOrSlug: string, listener: (message: HubMessage) => void): Promise<{ source: DeployedSource; stop: () => void }> {
     const source = await this.get(ownerId, idOrSlug);
-    return { source, stop: this.options.hub.subscribe(source.id, listener) };
+    return { source, stop: await this.options.hub.follow(source.id, listener, (eventId) => this.options.store.findEvent(ownerId, source.id, eventId)) };
   }
 
   /**

@@ -204,7 +204,7 @@ export class WorkflowsService {
   /** Follows a workflow's live events (emits, errors, `$.send.sse`); call `stop` to end. */
   async follow(ownerId: string, idOrSlug: string, listener: (message: HubMessage) => void): Promise<{ workflow: Workflow; stop: () => void }> {
     const workflow = await this.get(ownerId, idOrSlug);
-    return { workflow, stop: this.options.hub.subscribe(workflow.id, listener) };
+    return { workflow, stop: await this.options.hub.follow(workflow.id, listener, (eventId) => this.options.store.findEvent(ownerId, workflow.id, eventId)) };
   }
 
   /** The owner's global error workflow, created on first use: a listener of `p_*` / `$errors` that mails a summary. */

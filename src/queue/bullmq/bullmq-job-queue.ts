@@ -191,6 +191,11 @@ export class BullmqJobQueue implements JobQueue {
     return this.backend.live.subscribe(channel, listener);
   }
 
+  async ping(): Promise<void> {
+    // One read of the backend: it answers, or this throws.
+    await this.deliveries.getWaitingCount();
+  }
+
   async close(): Promise<void> {
     // Jobs still held keep their locks until these run out: another instance takes them over then.
     this.held.clear();

@@ -103,6 +103,10 @@ export class LocalJobQueue implements JobQueue {
     return async () => unsubscribe();
   }
 
+  ping(): Promise<void> {
+    return this.options.store.ping();
+  }
+
   async close(): Promise<void> {
     await this.ticks?.stop();
   }
