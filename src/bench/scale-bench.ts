@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import pg from "pg";
 import { ServerProcess } from "../chaos/server-process.js";
 import { ADMIN_KEY_FILE_NAME } from "../server/admin-key-file.js";
@@ -35,8 +36,8 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   const databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const prefix = `runnel-bench-${randomBytes(4).toString("hex")}`;
-  const common = { DATABASE_URL: databaseUrl, RUNNEL_QUEUE: queue, REDIS_URL, RUNNEL_QUEUE_PREFIX: prefix, RUNNEL_LOG_LEVEL: "warn", RUNNEL_MAX_RUNNERS: "4" };
+  const namespace = `runnel_bench_${randomBytes(4).toString("hex")}`;
+  const common = { DATABASE_URL: databaseUrl, RUNNEL_QUEUE: queue, REDIS_URL, RUNNEL_QUEUE_NAMESPACE: namespace, RUNNEL_LOG_LEVEL: "warn", RUNNEL_MAX_RUNNERS: "4" };
   const dirs: string[] = [];
   const processes: ServerProcess[] = [];
   const start = async (role: "api" | "worker") => {
@@ -59,6 +60,7 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
         await Promise.allSettled(processes.map((one) => one.stop()));
         await Promise.allSettled(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
         await admin.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
+        await dropQueueNamespace(queue, namespace, admin);
         await admin.end();
       },
     };
@@ -67,6 +69,28 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
     await admin.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
     await admin.end();
     throw error;
+  }
+}
+
+/** What the queue kept of this cluster: BullMQ's schema on PostgreSQL, its keys on Redis. */
+async function dropQueueNamespace(queue: "redis" | "postgres", namespace: string, admin: pg.Client): Promise<void> {
+  if (queue === "postgres") {
+    await admin.query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`).catch(() => undefined);
+    return;
+  }
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  } catch {
+    // A bench's leftovers are not worth failing the table for.
+  } finally {
+    redis.disconnect();
   }
 }
 
