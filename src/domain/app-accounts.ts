@@ -30,8 +30,14 @@ export interface AppAccountRefresh {
   account: AppAccount;
   /** Who is refreshing it and until when their lease holds (epoch ms); null when nobody is. */
   lease: { holder: string; until: number } | null;
-  /** Why the last leased refresh failed without marking the account (the provider unreachable); null otherwise. */
-  lastError: string | null;
+  /** Why and when the last leased refresh failed without marking the account (the provider unreachable); null otherwise. */
+  lastFailure: RefreshFailure | null;
+}
+
+/** A refresh that failed for a reason other than the grant: the message a run fails with, and when (epoch ms). */
+export interface RefreshFailure {
+  message: string;
+  at: number;
 }
 
 /** `ok`, or `needs_reconnect` once the provider refused a refresh (revoked, expired grant). */

@@ -11,7 +11,7 @@ import type { Delivery, DeliveryKey, Subscription } from "../domain/subscription
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
 import type { NewOutboxSend, OutboxSend, SendSettlement } from "../domain/durable-sends.js";
 import type { EnvVar } from "../domain/env-vars.js";
-import type { AppAccount, AppAccountRefresh, OAuthFlow } from "../domain/app-accounts.js";
+import type { AppAccount, AppAccountRefresh, OAuthFlow, RefreshFailure } from "../domain/app-accounts.js";
 import type { AppDefinition } from "../domain/apps.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 import type { DeliveryQueueStats, ProcessRecord } from "../domain/processes.js";
@@ -372,7 +372,7 @@ export interface Store {
   /**
    * Takes the account's refresh lease for `holder` until `until`, in one
    * compare-and-set: only when nobody holds it or the holder's lapsed before
-   * `now` (it died). Clears the last refresh's error. False when another
+   * `now` (it died). Clears the last refresh's failure. False when another
    * holds it (or there is no such account).
    */
   takeAccountRefreshLease(ownerId: string, accountId: string, holder: string, now: number, until: number): Promise<boolean>;
@@ -383,8 +383,8 @@ export interface Store {
    * (a reconnection, or a refresh by whoever took a lapsed lease over).
    */
   saveRefreshedAppAccount(account: AppAccount, refreshedFrom: string, holder: string): Promise<boolean>;
-  /** Ends `holder`'s lease without new tokens; `error`: why the refresh failed, for those who waited on it (null: nothing to report). */
-  releaseAccountRefreshLease(ownerId: string, accountId: string, holder: string, error: string | null): Promise<void>;
+  /** Ends `holder`'s lease without new tokens; `failure`: why and when the refresh failed, for those who waited on it (null: nothing to report). */
+  releaseAccountRefreshLease(ownerId: string, accountId: string, holder: string, failure: RefreshFailure | null): Promise<void>;
   createOAuthFlow(flow: OAuthFlow): Promise<void>;
   /** The flow of that state hash, left in place; null when there is none or it expired before `now`. */
   findOAuthFlow(stateHash: string, now: number): Promise<OAuthFlow | null>;

@@ -22,6 +22,10 @@ export interface TestOAuthProvider {
   setAccessTokenSeconds(seconds: number): void;
   /** How long the token endpoint waits before it answers, from now on: a slow provider, so that refreshes overlap. */
   setTokenDelayMs(ms: number): void;
+  /** From now on the token endpoint answers this status (a provider having an outage) with `temporarily_unavailable`; null: it works again. */
+  setTokenOutage(status: number | null): void;
+  /** Requests the token endpoint got, the ones answered by an outage included. */
+  tokenRequests(): number;
   /** Every access and refresh token the token endpoint gave out. */
   issuedTokens(): string[];
   /** Revokes every access token given out (the grants and refresh tokens stay): the API answers 401 until a refresh. */
@@ -45,6 +49,8 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
   const clientSecret = `cs-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   let accessTokenSeconds = 3600;
   let tokenDelayMs = 0;
+  let outageStatus: number | null = null;
+  let tokenRequestCount = 0;
   const grantIds: string[] = [];
 
   const provider = new Provider(issuer, {
@@ -84,10 +90,16 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
     if (url.pathname.startsWith("/interaction/")) return void interact(request, response);
     if (url.pathname === "/api/me") return void protectedApi(request, response);
     if (url.pathname !== "/token") return void callback(request, response);
+    tokenRequestCount += 1;
     recordTokens(response);
+    const answer = () => {
+      if (outageStatus === null) return void callback(request, response);
+      response.writeHead(outageStatus, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: "temporarily_unavailable", error_description: "down for maintenance" }));
+    };
     // The request's body stays buffered in its stream meanwhile.
-    if (tokenDelayMs > 0) setTimeout(() => callback(request, response), tokenDelayMs);
-    else callback(request, response);
+    if (tokenDelayMs > 0) setTimeout(answer, tokenDelayMs);
+    else answer();
   });
 
   const issued = new Set<string>();
@@ -157,6 +169,10 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
     setTokenDelayMs(ms) {
       tokenDelayMs = ms;
     },
+    setTokenOutage(status) {
+      outageStatus = status;
+    },
+    tokenRequests: () => tokenRequestCount,
     async revokeAccessTokens() {
       for (const token of issued) await (await provider.AccessToken.find(token))?.destroy();
     },

@@ -8,12 +8,13 @@
  * (and may revoke the whole grant), so two processes refreshing at once
  * would break the account. A lease whose holder died lapses and is taken
  * over; a failed refresh is recorded on the row, so that those who waited
- * get the same error, not a timeout.
+ * get the same error, not a timeout, and the runs of the next few seconds
+ * too, instead of each asking a provider that is down.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
-import { isTokenLapsing, type AppAccount } from "../../domain/app-accounts.js";
+import { isTokenLapsing, type AppAccount, type RefreshFailure } from "../../domain/app-accounts.js";
 import type { AppDefinition, OAuthAppAuth } from "../../domain/apps.js";
 import type { EgressPolicy } from "../../domain/egress-policy.js";
 import { AuthError } from "../../domain/errors.js";
@@ -27,6 +28,8 @@ import { refreshTokens, TOKEN_TIMEOUT_MS, TokenRequestError, type TokenGrant } f
 export const REFRESH_LEASE_MS = TOKEN_TIMEOUT_MS + 5_000;
 /** How often a process waiting on another's refresh reads the row: short, a refresh takes a fraction of a second. */
 const POLL_MS = 150;
+/** After a refresh failed for a reason other than the grant (the provider down), runs share its failure this long before one asks again. */
+export const REFRESH_RETRY_AFTER_MS = 5_000;
 
 export type OAuthApp = AppDefinition & { auth: OAuthAppAuth };
 
@@ -61,7 +64,7 @@ export class AccountRefresher {
     for (;;) {
       const state = await store.findAppAccountRefresh(ownerId, accountId);
       if (!state) throw deletedAccountError(accountId);
-      const { account, lease, lastError } = state;
+      const { account, lease, lastFailure } = state;
       if (account.health === "needs_reconnect") throw reconnectError(app, account, account.healthMessage);
       const fields = this.open(account);
       const forced = refused !== null && fields.oauth_access_token === refused;
@@ -69,8 +72,8 @@ export class AccountRefresher {
       if (!forced && !isTokenLapsing(account, now())) return fields;
       const at = now();
       if (lease === null || lease.until < at) {
-        // The refresh this run waited on ended without new tokens: its failure is this run's answer too.
-        if (waited && lastError !== null) return this.afterFailure(app, account, fields, forced, lastError);
+        // The refresh this run waited on, or one a moment ago, ended without new tokens: its failure is this run's answer too.
+        if (lastFailure !== null && (waited || at - lastFailure.at < REFRESH_RETRY_AFTER_MS)) return this.afterFailure(app, account, fields, forced, lastFailure.message);
         const holder = `${this.processId}:${randomBytes(6).toString("hex")}`;
         if (await store.takeAccountRefreshLease(ownerId, accountId, holder, at, at + REFRESH_LEASE_MS)) return this.refreshHolding(app, account, fields, forced, holder);
       }
@@ -86,13 +89,14 @@ export class AccountRefresher {
   private async refreshHolding(app: OAuthApp, account: AppAccount, fields: Record<string, string>, forced: boolean, holder: string): Promise<Record<string, string>> {
     const { store, secrets, catalog } = this.options;
     let saved = false;
-    let failure: string | null = null;
+    let failure: RefreshFailure | null = null;
     try {
       const refreshToken = fields.oauth_refresh_token;
       if (!refreshToken) {
         if (forced) {
-          failure = `${accountLabel(app, account)} was refused by ${app.name} and has no refresh token: reconnect it (runnel accounts reconnect ${account.id}).`;
-          throw new AuthError(failure, { app: app.slug, account: account.id });
+          const message = `${accountLabel(app, account)} was refused by ${app.name} and has no refresh token: reconnect it (runnel accounts reconnect ${account.id}).`;
+          failure = { message, at: this.options.now() };
+          throw new AuthError(message, { app: app.slug, account: account.id });
         }
         if ((account.expiresAt ?? 0) > this.options.now()) return fields;
         throw await this.markNeedsReconnect(app, account, "its access token expired and the provider gave no refresh token");
@@ -106,8 +110,8 @@ export class AccountRefresher {
         const newer = await this.changedFields(app, account);
         if (newer) return newer;
         if (error instanceof TokenRequestError && error.grantRevoked) throw await this.markNeedsReconnect(app, account, `the provider refused to refresh its token (${error.message})`);
-        failure = `${accountLabel(app, account)} could not be refreshed: ${(error as Error).message}. Runs try again; if this lasts, check that the provider can be reached.`;
-        return this.afterFailure(app, account, fields, forced, failure);
+        failure = { message: `${accountLabel(app, account)} could not be refreshed: ${(error as Error).message}. Runs try again; if this lasts, check that the provider can be reached.`, at: this.options.now() };
+        return this.afterFailure(app, account, fields, forced, failure.message);
       }
       const next = { ...fields, ...grant.tokens };
       const refreshed: AppAccount = { ...account, sealedFields: secrets.seal(JSON.stringify(next)), expiresAt: grant.expiresAt, health: "ok", healthMessage: null, updatedAt: this.options.now() };

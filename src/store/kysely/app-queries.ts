@@ -96,13 +96,14 @@ export function appQueries({ db, isUniqueViolation }: QueryContext): AppQueries 
       const row = await db.selectFrom("app_accounts").selectAll().where("owner_id", "=", ownerId).where("id", "=", accountId).executeTakeFirst();
       if (!row) return null;
       const lease = row.refreshing_by !== null && row.refreshing_until !== null ? { holder: row.refreshing_by, until: Number(row.refreshing_until) } : null;
-      return { account: toAccount(row), lease, lastError: row.refresh_error };
+      const lastFailure = row.refresh_error !== null && row.refresh_failed_at !== null ? { message: row.refresh_error, at: Number(row.refresh_failed_at) } : null;
+      return { account: toAccount(row), lease, lastFailure };
     },
 
     async takeAccountRefreshLease(ownerId, accountId, holder, now, until) {
       const taken = await db
         .updateTable("app_accounts")
-        .set({ refreshing_by: holder, refreshing_until: until, refresh_error: null })
+        .set({ refreshing_by: holder, refreshing_until: until, refresh_error: null, refresh_failed_at: null })
         .where("owner_id", "=", ownerId)
         .where("id", "=", accountId)
         .where((eb) => eb.or([eb("refreshing_until", "is", null), eb("refreshing_until", "<", now)]))
@@ -125,6 +126,7 @@ export function appQueries({ db, isUniqueViolation }: QueryContext): AppQueries 
           refreshing_by: sql<string | null>`CASE WHEN ${ours} THEN NULL ELSE refreshing_by END`,
           refreshing_until: sql<number | null>`CASE WHEN ${ours} THEN NULL ELSE refreshing_until END`,
           refresh_error: null,
+          refresh_failed_at: null,
         })
         .where("owner_id", "=", account.ownerId)
         .where("id", "=", account.id)
@@ -133,10 +135,10 @@ export function appQueries({ db, isUniqueViolation }: QueryContext): AppQueries 
       return Number(saved.numUpdatedRows) > 0;
     },
 
-    async releaseAccountRefreshLease(ownerId, accountId, holder, error) {
+    async releaseAccountRefreshLease(ownerId, accountId, holder, failure) {
       await db
         .updateTable("app_accounts")
-        .set({ refreshing_by: null, refreshing_until: null, refresh_error: error })
+        .set({ refreshing_by: null, refreshing_until: null, refresh_error: failure?.message ?? null, refresh_failed_at: failure?.at ?? null })
         .where("owner_id", "=", ownerId)
         .where("id", "=", accountId)
         .where("refreshing_by", "=", holder)
@@ -184,7 +186,7 @@ function toClient(row: Selectable<OAuthClientRow>): StoredOAuthClient {
   return { app: row.app, clientId: row.client_id, sealedSecret: row.client_secret, updatedAt: Number(row.updated_at) };
 }
 
-function toAccountRow(account: AppAccount): Omit<AppAccountRow, "refreshing_by" | "refreshing_until" | "refresh_error"> {
+function toAccountRow(account: AppAccount): Omit<AppAccountRow, "refreshing_by" | "refreshing_until" | "refresh_error" | "refresh_failed_at"> {
   return {
     id: account.id,
     owner_id: account.ownerId,
