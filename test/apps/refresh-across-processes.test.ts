@@ -48,10 +48,17 @@ const SOURCE = () => `export default defineComponent({
         const answer = await fetch("${provider.issuer}/api/me", { headers: { authorization: "Bearer " + this.$auth.oauth_access_token } });
         return { status: answer.status, body: await answer.json(), token: this.$auth.oauth_access_token };
       },
+      async meOrRefresh() {
+        const first = await this.me();
+        if (first.status !== 401) return { ...first, refreshed: false };
+        // The API refused the token before its expiry: ask Runnel for a fresh one, once.
+        await this.$auth.refresh();
+        return { ...(await this.me()), refreshed: true };
+      },
     } },
     http: { type: "$.interface.http", customResponse: true },
   },
-  async run() { this.http.respond({ status: 200, body: await this.idp.me() }); },
+  async run(event) { this.http.respond({ status: 200, body: event.query.retry ? await this.idp.meOrRefresh() : await this.idp.me() }); },
 })`;
 
 beforeAll(async () => {
@@ -111,7 +118,7 @@ async function connectWithExpiredToken(seconds: number): Promise<void> {
 }
 
 /** The same number of runs on each process, all at once; their answers (status and body) and the refresh lease seen while they were in flight. */
-async function runOnBothProcesses(): Promise<{ answers: Array<{ process: number; status: number; body: any }>; leaseHolders: string[] }> {
+async function runOnBothProcesses(query = ""): Promise<{ answers: Array<{ process: number; status: number; body: any }>; leaseHolders: string[] }> {
   const leaseHolders = new Set<string>();
   let running = true;
   const watching = (async () => {
@@ -125,7 +132,7 @@ async function runOnBothProcesses(): Promise<{ answers: Array<{ process: number;
   const answers = await Promise.all(
     bases.flatMap((base, process) =>
       Array.from({ length: RUNS_PER_PROCESS }, async () => {
-        const response = await fetch(`${base}${endpointPath}`, { method: "POST", body: "{}" });
+        const response = await fetch(`${base}${endpointPath}${query}`, { method: "POST", body: "{}" });
         const text = await response.text();
         return { process, status: response.status, body: response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text };
       }),
@@ -188,6 +195,25 @@ describe("an OAuth account used by two server processes at once", () => {
     for (const answer of later) expect(answer.body).toMatchObject({ status: 200, token: answers[0]!.body.token });
     expect(provider.refreshes.ok - before.ok).toBe(1);
     expect((await call(server.url, "GET", `/v1/accounts/${accountId}`, { key: alice.key })).body.data.health).toBe("ok");
+  }, 60_000);
+
+  it("is refreshed once when the provider's API refuses its token (401) on both processes and their runs call $auth.refresh()", async () => {
+    await provider.revokeAccessTokens();
+    provider.setTokenDelayMs(TOKEN_DELAY_MS);
+    const before = { ...provider.refreshes };
+    const { answers } = await runOnBothProcesses("?retry=1");
+    provider.setTokenDelayMs(0);
+
+    for (const answer of answers) expect(answer, JSON.stringify(answer)).toMatchObject({ status: 200, body: { status: 200, body: { sub: "user-1" } } });
+    // Each process had runs refused and asking for a refresh (runs that started after it ended had the new token at once).
+    for (const process of [0, 1]) expect(answers.some((answer) => answer.process === process && answer.body.refreshed === true), `process ${process}`).toBe(true);
+    expect(provider.refreshes.ok - before.ok).toBe(1);
+    expect(provider.refreshes.failed - before.failed).toBe(0);
+    expect(new Set(answers.map((answer) => answer.body.token)).size).toBe(1);
+    // The new token works without another refresh.
+    const { answers: later } = await runOnBothProcesses("?retry=1");
+    for (const answer of later) expect(answer.body).toMatchObject({ status: 200, refreshed: false, token: answers[0]!.body.token });
+    expect(provider.refreshes.ok - before.ok).toBe(1);
   }, 60_000);
 
   it("takes over the refresh lease of a process that died once it lapses, and refreshes once", async () => {
