@@ -40,7 +40,7 @@ export interface AccountRefresherOptions {
   egressPolicy: EgressPolicy | null;
   logger?: Logger;
   now: () => number;
-  /** This process's instance id, in the lease's holder (for whoever looks at the row); a random one when there is none. */
+  /** This process's instance id, in the lease's holder (for whoever looks at the row); `pid-<pid>` when there is none. */
   instanceId?: string;
 }
 
