@@ -25,6 +25,21 @@ export interface AppAccount {
   updatedAt: number;
 }
 
+/** An account as a process about to refresh it (or waiting on another's refresh) reads it. */
+export interface AppAccountRefresh {
+  account: AppAccount;
+  /** Who is refreshing it and until when their lease holds (epoch ms); null when nobody is. */
+  lease: { holder: string; until: number } | null;
+  /** Why and when the last leased refresh failed without marking the account (the provider unreachable); null otherwise. */
+  lastFailure: RefreshFailure | null;
+}
+
+/** A refresh that failed for a reason other than the grant: the message a run fails with, and when (epoch ms). */
+export interface RefreshFailure {
+  message: string;
+  at: number;
+}
+
 /** `ok`, or `needs_reconnect` once the provider refused a refresh (revoked, expired grant). */
 export type AccountHealth = "ok" | "needs_reconnect";
 
@@ -53,6 +68,11 @@ export interface OAuthFlow {
 export const OAUTH_FLOW_TTL_MS = 10 * 60 * 1000;
 /** A token is refreshed when it has less than this left, so that a run never starts with one about to lapse. */
 export const REFRESH_MARGIN_MS = 5 * 60 * 1000;
+
+/** The account's token lapses within the refresh margin: a run must not start with it. */
+export function isTokenLapsing(account: Pick<AppAccount, "expiresAt">, now: number): boolean {
+  return account.expiresAt !== null && account.expiresAt - now < REFRESH_MARGIN_MS;
+}
 
 export const ACCOUNT_NAME_RULE = "1 to 100 characters";
 

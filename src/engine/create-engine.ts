@@ -144,7 +144,7 @@ export function createEngine(options: EngineOptions): Engine {
   const secrets = new SecretBox(options.masterKey);
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const apps = new AppCatalog({ store, secrets, ...(options.oauthClients ? { environmentClients: options.oauthClients } : {}) });
-  const accountAuth = new AccountAuth({ store, secrets, catalog: apps, egressPolicy, logger });
+  const accountAuth = new AccountAuth({ store, secrets, catalog: apps, egressPolicy, logger, ...(options.instanceId ? { instanceId: options.instanceId } : {}) });
   const appAccounts = new AppAccountsService({ store, secrets, catalog: apps, egressPolicy, callbackUrl: () => `${baseUrl}/oauth/callback` });
   const registry = new RegistryClient({ registryUrl: registryLocator({ configured: options.npmRegistry ?? null }) });
   const cache = new PackageCache({ root: join(options.dataDir, "packages"), download: (key, tarball, integrity) => registry.tarball(key, tarball, integrity) });

@@ -11,7 +11,7 @@ import type { Delivery, DeliveryKey, Subscription } from "../domain/subscription
 import type { Webhook, WebhookDelivery } from "../domain/webhooks.js";
 import type { NewOutboxSend, OutboxSend, SendSettlement } from "../domain/durable-sends.js";
 import type { EnvVar } from "../domain/env-vars.js";
-import type { AppAccount, OAuthFlow } from "../domain/app-accounts.js";
+import type { AppAccount, AppAccountRefresh, OAuthFlow, RefreshFailure } from "../domain/app-accounts.js";
 import type { AppDefinition } from "../domain/apps.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 import type { DeliveryQueueStats, ProcessRecord } from "../domain/processes.js";
@@ -367,6 +367,24 @@ export interface Store {
   /** Replaces the account's name, fields, expiry and health; false when the owner has none such. */
   updateAppAccount(account: AppAccount): Promise<boolean>;
   deleteAppAccount(ownerId: string, accountId: string): Promise<boolean>;
+  /** The account with its refresh lease, as a process waiting on another's refresh polls it; null when the owner has none such. */
+  findAppAccountRefresh(ownerId: string, accountId: string): Promise<AppAccountRefresh | null>;
+  /**
+   * Takes the account's refresh lease for `holder` until `until`, in one
+   * compare-and-set: only when nobody holds it or the holder's lapsed before
+   * `now` (it died). Clears the last refresh's failure. False when another
+   * holds it (or there is no such account).
+   */
+  takeAccountRefreshLease(ownerId: string, accountId: string, holder: string, now: number, until: number): Promise<boolean>;
+  /**
+   * Writes a refreshed account (fields, expiry, health) and ends `holder`'s
+   * lease, in one update, only over the sealed fields `refreshedFrom` it was
+   * refreshed from: false, and nothing written, when they changed meanwhile
+   * (a reconnection, or a refresh by whoever took a lapsed lease over).
+   */
+  saveRefreshedAppAccount(account: AppAccount, refreshedFrom: string, holder: string): Promise<boolean>;
+  /** Ends `holder`'s lease without new tokens; `failure`: why and when the refresh failed, for those who waited on it (null: nothing to report). */
+  releaseAccountRefreshLease(ownerId: string, accountId: string, holder: string, failure: RefreshFailure | null): Promise<void>;
   createOAuthFlow(flow: OAuthFlow): Promise<void>;
   /** The flow of that state hash, left in place; null when there is none or it expired before `now`. */
   findOAuthFlow(stateHash: string, now: number): Promise<OAuthFlow | null>;

@@ -20,6 +20,12 @@ export interface TestOAuthProvider {
   apiCalls: { ok: number; unauthorized: number };
   /** The lifetime of access tokens issued from now on, in seconds. */
   setAccessTokenSeconds(seconds: number): void;
+  /** How long the token endpoint waits before it answers, from now on: a slow provider, so that refreshes overlap. */
+  setTokenDelayMs(ms: number): void;
+  /** From now on the token endpoint answers this status (a provider having an outage) with `temporarily_unavailable`; null: it works again. */
+  setTokenOutage(status: number | null): void;
+  /** Requests the token endpoint got, the ones answered by an outage included. */
+  tokenRequests(): number;
   /** Every access and refresh token the token endpoint gave out. */
   issuedTokens(): string[];
   /** Revokes every access token given out (the grants and refresh tokens stay): the API answers 401 until a refresh. */
@@ -29,7 +35,12 @@ export interface TestOAuthProvider {
   close(): Promise<void>;
 }
 
-export async function startOAuthProvider(options: { redirectUri: string; subject?: string }): Promise<TestOAuthProvider> {
+/**
+ * `rotateRefreshTokens`: every refresh gives a new refresh token and uses up
+ * the one it was given (a second use is refused with invalid_grant, and
+ * oidc-provider then revokes the grant), as many providers do.
+ */
+export async function startOAuthProvider(options: { redirectUri: string; subject?: string; rotateRefreshTokens?: boolean }): Promise<TestOAuthProvider> {
   const subject = options.subject ?? "user-1";
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
@@ -37,6 +48,9 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
   const clientId = "runnel-test";
   const clientSecret = `cs-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   let accessTokenSeconds = 3600;
+  let tokenDelayMs = 0;
+  let outageStatus: number | null = null;
+  let tokenRequestCount = 0;
   const grantIds: string[] = [];
 
   const provider = new Provider(issuer, {
@@ -56,8 +70,8 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
     ttl: { AccessToken: () => accessTokenSeconds, AuthorizationCode: 60, RefreshToken: 24 * 3600, Grant: 24 * 3600, Interaction: 600, Session: 3600, IdToken: 3600 },
-    // Refresh tokens stay the same across refreshes, so that a revoked grant is the only way one stops working.
-    rotateRefreshToken: false,
+    // By default refresh tokens stay the same across refreshes, so that a revoked grant is the only way one stops working.
+    rotateRefreshToken: options.rotateRefreshTokens ?? false,
     cookies: { keys: ["test-cookie-key"] },
   } as any);
 
@@ -75,8 +89,17 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
     const url = new URL(request.url ?? "/", issuer);
     if (url.pathname.startsWith("/interaction/")) return void interact(request, response);
     if (url.pathname === "/api/me") return void protectedApi(request, response);
-    if (url.pathname === "/token") recordTokens(response);
-    callback(request, response);
+    if (url.pathname !== "/token") return void callback(request, response);
+    tokenRequestCount += 1;
+    recordTokens(response);
+    const answer = () => {
+      if (outageStatus === null) return void callback(request, response);
+      response.writeHead(outageStatus, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: "temporarily_unavailable", error_description: "down for maintenance" }));
+    };
+    // The request's body stays buffered in its stream meanwhile.
+    if (tokenDelayMs > 0) setTimeout(answer, tokenDelayMs);
+    else answer();
   });
 
   const issued = new Set<string>();
@@ -143,6 +166,13 @@ export async function startOAuthProvider(options: { redirectUri: string; subject
     setAccessTokenSeconds(seconds) {
       accessTokenSeconds = seconds;
     },
+    setTokenDelayMs(ms) {
+      tokenDelayMs = ms;
+    },
+    setTokenOutage(status) {
+      outageStatus = status;
+    },
+    tokenRequests: () => tokenRequestCount,
     async revokeAccessTokens() {
       for (const token of issued) await (await provider.AccessToken.find(token))?.destroy();
     },

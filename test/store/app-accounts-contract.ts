@@ -46,6 +46,50 @@ export function describeAppAccountsContract(name: string, makeBackend: () => Pro
       expect(await store.listAppAccounts(ownerId)).toEqual([]);
     });
 
+    it("leases an account's refresh to one holder at a time, and lets a lapsed lease be taken over", async () => {
+      const at = Date.now();
+      const account = accountFor(ownerId, at);
+      await store.createAppAccount(account);
+      expect(await store.findAppAccountRefresh(ownerId, account.id)).toEqual({ account, lease: null, lastFailure: null });
+      expect(await store.findAppAccountRefresh(otherId, account.id)).toBeNull();
+      expect(await store.takeAccountRefreshLease(otherId, account.id, "intruder", at, at + 20_000)).toBe(false);
+
+      // Two processes at the same moment: one gets it.
+      const [first, second] = await Promise.all([store.takeAccountRefreshLease(ownerId, account.id, "a", at, at + 20_000), store.takeAccountRefreshLease(ownerId, account.id, "b", at, at + 20_000)]);
+      expect([first, second].filter(Boolean)).toHaveLength(1);
+      const holder = first ? "a" : "b";
+      const other = first ? "b" : "a";
+      expect((await store.findAppAccountRefresh(ownerId, account.id))!.lease).toEqual({ holder, until: at + 20_000 });
+      // Refused while held, up to its last millisecond; a release by someone else changes nothing.
+      expect(await store.takeAccountRefreshLease(ownerId, account.id, other, at + 20_000, at + 40_000)).toBe(false);
+      await store.releaseAccountRefreshLease(ownerId, account.id, other, { message: "not mine", at });
+      expect(await store.findAppAccountRefresh(ownerId, account.id)).toMatchObject({ lease: { holder }, lastFailure: null });
+
+      // The holder died: once its lease lapsed, another takes it over.
+      expect(await store.takeAccountRefreshLease(ownerId, account.id, "c", at + 20_001, at + 40_001)).toBe(true);
+      expect((await store.findAppAccountRefresh(ownerId, account.id))!.lease).toEqual({ holder: "c", until: at + 40_001 });
+
+      // A failed refresh ends the lease and says why; the next lease clears the error.
+      const failure = { message: "the provider could not be reached", at: at + 20_005 };
+      await store.releaseAccountRefreshLease(ownerId, account.id, "c", failure);
+      expect(await store.findAppAccountRefresh(ownerId, account.id)).toEqual({ account, lease: null, lastFailure: failure });
+      expect(await store.takeAccountRefreshLease(ownerId, account.id, "d", at + 20_002, at + 40_002)).toBe(true);
+      expect((await store.findAppAccountRefresh(ownerId, account.id))!.lastFailure).toBeNull();
+
+      // The new tokens are written, ending the lease, only over the fields they were refreshed from.
+      const refreshed = { ...account, sealedFields: "enc:v1:new.tokens", expiresAt: at + 7_200_000, updatedAt: at + 3 };
+      expect(await store.saveRefreshedAppAccount({ ...refreshed, sealedFields: "enc:v1:stale" }, "enc:v1:not-the-current-fields", "d")).toBe(false);
+      expect((await store.findAppAccount(ownerId, account.id))!.sealedFields).toBe(account.sealedFields);
+      expect(await store.saveRefreshedAppAccount(refreshed, account.sealedFields, "d")).toBe(true);
+      expect(await store.findAppAccountRefresh(ownerId, account.id)).toEqual({ account: refreshed, lease: null, lastFailure: null });
+
+      // Saved by a holder whose lease was taken over meanwhile: the tokens are written, the new holder's lease stays.
+      expect(await store.takeAccountRefreshLease(ownerId, account.id, "e", at + 50_000, at + 70_000)).toBe(true);
+      const again = { ...refreshed, sealedFields: "enc:v1:newer.tokens", updatedAt: at + 4 };
+      expect(await store.saveRefreshedAppAccount(again, refreshed.sealedFields, "d")).toBe(true);
+      expect(await store.findAppAccountRefresh(ownerId, account.id)).toEqual({ account: again, lease: { holder: "e", until: at + 70_000 }, lastFailure: null });
+    });
+
     it("hands out an OAuth flow once, and never an expired one", async () => {
       const at = Date.now();
       const flow = { stateHash: "a".repeat(64), ownerId, app: "github", name: "work", accountId: null, sealedVerifier: "enc:v1:v", expiresAt: at + 600_000, createdAt: at };

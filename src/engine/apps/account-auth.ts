@@ -1,19 +1,21 @@
 /**
  * Connected accounts as runs use them: the `$auth` fields of an account,
  * current at the start of each run, its OAuth token refreshed before it
- * lapses (once per account however many runs ask at the same moment), and
- * a refused refresh marking the account as needing reconnection.
+ * lapses (once per account however many runs ask at the same moment, in
+ * this process by joining the refresh in flight, across processes through
+ * the store's refresh lease: account-refresh.ts), and a refused refresh
+ * marking the account as needing reconnection.
  */
 import type { Logger } from "pino";
-import { configuredAccountId, describeAccount, REFRESH_MARGIN_MS, type AppAccount } from "../../domain/app-accounts.js";
-import type { AppDefinition, OAuthAppAuth } from "../../domain/apps.js";
+import { configuredAccountId, isTokenLapsing, type AppAccount } from "../../domain/app-accounts.js";
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import type { EgressPolicy } from "../../domain/egress-policy.js";
 import { AuthError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { Store } from "../../store/store.js";
 import type { SecretBox } from "../secrets.js";
+import { deletedAccountError, reconnectError } from "./account-errors.js";
+import { AccountRefresher, type OAuthApp } from "./account-refresh.js";
 import type { AppCatalog } from "./app-catalog.js";
-import { refreshTokens, TokenRequestError } from "./oauth-token-client.js";
 
 export interface AccountAuthOptions {
   store: Store;
@@ -22,6 +24,8 @@ export interface AccountAuthOptions {
   egressPolicy: EgressPolicy | null;
   logger?: Logger;
   now?: () => number;
+  /** This process's instance id, named in the refresh leases it takes. */
+  instanceId?: string;
 }
 
 /** An app prop's value as the runner takes it: the account's fields, or why the run cannot have them. */
@@ -29,11 +33,14 @@ export type AppPropValue = { $auth: Record<string, string>; $account: string } |
 
 export class AccountAuth {
   private readonly now: () => number;
-  /** Refreshes in flight, by account id: a run that needs one joins it. */
+  /** Refreshes in flight in this process, by account id: a run that needs one joins it, without asking the store. */
   private readonly refreshing = new Map<string, Promise<Record<string, string>>>();
+  private readonly refresher: AccountRefresher;
 
   constructor(private readonly options: AccountAuthOptions) {
     this.now = options.now ?? Date.now;
+    const { store, secrets, catalog, egressPolicy, logger, instanceId } = options;
+    this.refresher = new AccountRefresher({ store, secrets, catalog, egressPolicy, now: this.now, ...(logger ? { logger } : {}), ...(instanceId ? { instanceId } : {}) });
   }
 
   /** The account's `$auth` fields, refreshed first when its token is about to lapse; an AuthError saying what to do when it cannot be used. */
@@ -41,11 +48,11 @@ export class AccountAuth {
     const account = await this.options.store.findAppAccount(ownerId, accountId);
     if (!account) throw new AuthError(`The connected account ${accountId} no longer exists (it was deleted). Connect one (runnel accounts connect <app>) and configure it on this prop again.`, { account: accountId });
     const app = await this.options.catalog.definition(account.app);
-    if (account.health === "needs_reconnect") throw this.reconnectError(app, account, account.healthMessage);
+    if (account.health === "needs_reconnect") throw reconnectError(app, account, account.healthMessage);
     if (app.auth.type === "oauth" && this.isLapsing(account)) {
       let pending = this.refreshing.get(account.id);
       if (!pending) {
-        pending = this.refresh(app as AppDefinition & { auth: OAuthAppAuth }, account.ownerId, account.id).finally(() => this.refreshing.delete(account.id));
+        pending = this.refresher.refresh(app as OAuthApp, account.ownerId, account.id, null).finally(() => this.refreshing.delete(account.id));
         this.refreshing.set(account.id, pending);
       }
       return pending;
@@ -108,14 +115,14 @@ export class AccountAuth {
    */
   async refreshOnDemand(ownerId: string, accountId: string, stale: string | null): Promise<Record<string, string>> {
     const account = await this.options.store.findAppAccount(ownerId, accountId);
-    if (!account) throw new AuthError(`The connected account ${accountId} no longer exists (it was deleted).`, { account: accountId });
+    if (!account) throw deletedAccountError(accountId);
     const app = await this.options.catalog.definition(account.app);
-    if (account.health === "needs_reconnect") throw this.reconnectError(app, account, account.healthMessage);
+    if (account.health === "needs_reconnect") throw reconnectError(app, account, account.healthMessage);
     const fields = this.open(account);
     if (app.auth.type !== "oauth" || (stale !== null && fields.oauth_access_token !== stale)) return fields;
     let pending = this.refreshing.get(account.id);
     if (!pending) {
-      pending = this.refresh(app as AppDefinition & { auth: OAuthAppAuth }, ownerId, accountId, stale ?? fields.oauth_access_token ?? null).finally(() => this.refreshing.delete(account.id));
+      pending = this.refresher.refresh(app as OAuthApp, ownerId, accountId, stale ?? fields.oauth_access_token ?? null).finally(() => this.refreshing.delete(account.id));
       this.refreshing.set(account.id, pending);
     }
     return pending;
@@ -142,58 +149,10 @@ export class AccountAuth {
   }
 
   private isLapsing(account: AppAccount): boolean {
-    return account.expiresAt !== null && account.expiresAt - this.now() < REFRESH_MARGIN_MS;
+    return isTokenLapsing(account, this.now());
   }
 
   private open(account: AppAccount): Record<string, string> {
     return JSON.parse(this.options.secrets.open(account.sealedFields)) as Record<string, string>;
   }
-
-  private reconnectError(app: AppDefinition, account: AppAccount, why: string | null): AuthError {
-    return new AuthError(
-      `${capitalized(describeAccount(app.name, account.name))} must be reconnected${why ? `: ${why}` : ""}. Run runnel accounts reconnect ${account.id} (or reconnect it in the console's Accounts page).`,
-      { app: app.slug, account: account.id },
-    );
-  }
-
-  /** `refused`: the access token the provider answered 401 to (an on-demand refresh), refreshed whatever its expiry says unless it changed. */
-  private async refresh(app: AppDefinition & { auth: OAuthAppAuth }, ownerId: string, accountId: string, refused: string | null = null): Promise<Record<string, string>> {
-    const { store, secrets, catalog } = this.options;
-    // Read again: a refresh that ended a moment ago left a fresh token.
-    const account = await store.findAppAccount(ownerId, accountId);
-    if (!account) throw new AuthError(`The connected account ${accountId} no longer exists (it was deleted).`, { account: accountId });
-    if (account.health === "needs_reconnect") throw this.reconnectError(app, account, account.healthMessage);
-    const fields = this.open(account);
-    const forced = refused !== null && fields.oauth_access_token === refused;
-    if (!forced && !this.isLapsing(account)) return fields;
-    const refreshToken = fields.oauth_refresh_token;
-    if (!refreshToken) {
-      if (forced) throw new AuthError(`${capitalized(describeAccount(app.name, account.name))} was refused by ${app.name} and has no refresh token: reconnect it (runnel accounts reconnect ${account.id}).`, { app: app.slug, account: account.id });
-      if ((account.expiresAt ?? 0) > this.now()) return fields;
-      throw await this.markNeedsReconnect(app, account, "its access token expired and the provider gave no refresh token");
-    }
-    const at = this.now();
-    try {
-      const grant = await refreshTokens({ auth: app.auth, client: await catalog.clientFor(app), policy: this.options.egressPolicy, now: at }, refreshToken);
-      const next = { ...fields, ...grant.tokens };
-      await store.updateAppAccount({ ...account, sealedFields: secrets.seal(JSON.stringify(next)), expiresAt: grant.expiresAt, health: "ok", healthMessage: null, updatedAt: this.now() });
-      this.options.logger?.info({ account: account.id, app: app.slug }, "refreshed a connected account's access token");
-      return next;
-    } catch (error) {
-      if (error instanceof TokenRequestError && error.grantRevoked) throw await this.markNeedsReconnect(app, account, `the provider refused to refresh its token (${error.message})`);
-      // Not the grant's fault (the provider unreachable, a 5xx): a token with time left still serves this run.
-      if (!forced && (account.expiresAt ?? 0) > this.now()) return fields;
-      throw new AuthError(`${capitalized(describeAccount(app.name, account.name))} could not be refreshed: ${(error as Error).message}. Runs try again; if this lasts, check that the provider can be reached.`, { app: app.slug, account: account.id });
-    }
-  }
-
-  private async markNeedsReconnect(app: AppDefinition, account: AppAccount, why: string): Promise<AuthError> {
-    await this.options.store.updateAppAccount({ ...account, health: "needs_reconnect", healthMessage: why, updatedAt: this.now() });
-    this.options.logger?.warn({ account: account.id, app: app.slug }, "a connected account must be reconnected: its refresh was refused");
-    return this.reconnectError(app, account, why);
-  }
-}
-
-function capitalized(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -10,7 +10,8 @@ import type { EgressPolicy } from "../../domain/egress-policy.js";
 import { egressRequest } from "../network/egress-request.js";
 import type { OAuthClient } from "./app-catalog.js";
 
-const TOKEN_TIMEOUT_MS = 15_000;
+/** How long a token request may take; the refresh lease outlasts it (account-refresh.ts). */
+export const TOKEN_TIMEOUT_MS = 15_000;
 
 /** What the token endpoint gave: the `$auth` fields and when the access token lapses. */
 export interface TokenGrant {

@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { sql, type Selectable } from "kysely";
 import type { AccountHealth, AppAccount, OAuthFlow } from "../../domain/app-accounts.js";
 import type { AppAuth, AppDefinition } from "../../domain/apps.js";
 import type { Store, StoredOAuthClient } from "../store.js";
@@ -18,6 +18,10 @@ type AppQueries = Pick<
   | "listAppAccounts"
   | "updateAppAccount"
   | "deleteAppAccount"
+  | "findAppAccountRefresh"
+  | "takeAccountRefreshLease"
+  | "saveRefreshedAppAccount"
+  | "releaseAccountRefreshLease"
   | "createOAuthFlow"
   | "findOAuthFlow"
   | "takeOAuthFlow"
@@ -88,6 +92,59 @@ export function appQueries({ db, isUniqueViolation }: QueryContext): AppQueries 
       return Number(deleted.numDeletedRows) > 0;
     },
 
+    async findAppAccountRefresh(ownerId, accountId) {
+      const row = await db.selectFrom("app_accounts").selectAll().where("owner_id", "=", ownerId).where("id", "=", accountId).executeTakeFirst();
+      if (!row) return null;
+      const lease = row.refreshing_by !== null && row.refreshing_until !== null ? { holder: row.refreshing_by, until: Number(row.refreshing_until) } : null;
+      const lastFailure = row.refresh_error !== null && row.refresh_failed_at !== null ? { message: row.refresh_error, at: Number(row.refresh_failed_at) } : null;
+      return { account: toAccount(row), lease, lastFailure };
+    },
+
+    async takeAccountRefreshLease(ownerId, accountId, holder, now, until) {
+      const taken = await db
+        .updateTable("app_accounts")
+        .set({ refreshing_by: holder, refreshing_until: until, refresh_error: null, refresh_failed_at: null })
+        .where("owner_id", "=", ownerId)
+        .where("id", "=", accountId)
+        .where((eb) => eb.or([eb("refreshing_until", "is", null), eb("refreshing_until", "<", now)]))
+        .executeTakeFirst();
+      return Number(taken.numUpdatedRows) > 0;
+    },
+
+    async saveRefreshedAppAccount(account, refreshedFrom, holder) {
+      const row = toAccountRow(account);
+      // The lease is ended only if still ours: one taken over meanwhile is its new holder's to end.
+      const ours = sql<boolean>`refreshing_by = ${holder}`;
+      const saved = await db
+        .updateTable("app_accounts")
+        .set({
+          fields: row.fields,
+          expires_at: row.expires_at,
+          health: row.health,
+          health_message: row.health_message,
+          updated_at: row.updated_at,
+          refreshing_by: sql<string | null>`CASE WHEN ${ours} THEN NULL ELSE refreshing_by END`,
+          refreshing_until: sql<number | null>`CASE WHEN ${ours} THEN NULL ELSE refreshing_until END`,
+          refresh_error: null,
+          refresh_failed_at: null,
+        })
+        .where("owner_id", "=", account.ownerId)
+        .where("id", "=", account.id)
+        .where("fields", "=", refreshedFrom)
+        .executeTakeFirst();
+      return Number(saved.numUpdatedRows) > 0;
+    },
+
+    async releaseAccountRefreshLease(ownerId, accountId, holder, failure) {
+      await db
+        .updateTable("app_accounts")
+        .set({ refreshing_by: null, refreshing_until: null, refresh_error: failure?.message ?? null, refresh_failed_at: failure?.at ?? null })
+        .where("owner_id", "=", ownerId)
+        .where("id", "=", accountId)
+        .where("refreshing_by", "=", holder)
+        .execute();
+    },
+
     async createOAuthFlow(flow) {
       // Connections never finished go when a new one starts: the table holds only the last ten minutes' worth.
       await db.deleteFrom("oauth_flows").where("expires_at", "<", flow.createdAt).execute();
@@ -129,7 +186,7 @@ function toClient(row: Selectable<OAuthClientRow>): StoredOAuthClient {
   return { app: row.app, clientId: row.client_id, sealedSecret: row.client_secret, updatedAt: Number(row.updated_at) };
 }
 
-function toAccountRow(account: AppAccount): AppAccountRow {
+function toAccountRow(account: AppAccount): Omit<AppAccountRow, "refreshing_by" | "refreshing_until" | "refresh_error" | "refresh_failed_at"> {
   return {
     id: account.id,
     owner_id: account.ownerId,

@@ -390,6 +390,12 @@ export interface AppAccountRow {
   health_message: string | null;
   created_at: number;
   updated_at: number;
+  /** The refresh lease (0023): who holds it and until when; null when nobody refreshes. */
+  refreshing_by: string | null;
+  refreshing_until: number | null;
+  /** Why and when the last leased refresh failed without marking the account; cleared when a lease is taken. */
+  refresh_error: string | null;
+  refresh_failed_at: number | null;
 }
 
 export interface OAuthFlowRow {

@@ -20,6 +20,7 @@ import { appsAndAccountsMigration } from "./0019-apps-and-accounts.js";
 import { catalogMigration } from "./0020-catalog.js";
 import { registryAppsMigration } from "./0021-registry-apps.js";
 import { processesMigration } from "./0022-processes.js";
+import { accountRefreshLeaseMigration } from "./0023-account-refresh-lease.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0020-catalog": catalogMigration,
   "0021-registry-apps": registryAppsMigration,
   "0022-processes": processesMigration,
+  "0023-account-refresh-lease": accountRefreshLeaseMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
