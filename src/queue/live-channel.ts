@@ -40,9 +40,24 @@ export class LocalFanOut {
 /** An envelope read off the wire, or null when it is not one (another program on the same channel). */
 export function parseEnvelope(text: string): LiveEnvelope | null {
   try {
-    const value = JSON.parse(text) as Partial<LiveEnvelope>;
-    return typeof value.channel === "string" && value.message && typeof value.message === "object" ? (value as LiveEnvelope) : null;
+    return asEnvelope(JSON.parse(text));
   } catch {
     return null;
   }
+}
+
+/** The envelopes of a payload that carries one, or several as a JSON array; none when it is not ours. */
+export function parseEnvelopes(text: string): LiveEnvelope[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    const items = Array.isArray(value) ? value : [value];
+    return items.map(asEnvelope).filter((envelope): envelope is LiveEnvelope => envelope !== null);
+  } catch {
+    return [];
+  }
+}
+
+function asEnvelope(value: unknown): LiveEnvelope | null {
+  const candidate = value as Partial<LiveEnvelope> | null;
+  return candidate && typeof candidate === "object" && typeof candidate.channel === "string" && candidate.message && typeof candidate.message === "object" ? (candidate as LiveEnvelope) : null;
 }
