@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { followLikeABrowser, startOAuthProvider, type TestOAuthProvider } from "../helpers/oauth-provider.js";
+import { followLikeABrowser, oauthAppBody, startOAuthProvider, type TestOAuthProvider } from "../helpers/oauth-provider.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { deploySource, logsOf } from "../helpers/sources.js";
 import { createWorkflow, errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
@@ -41,21 +41,7 @@ const APP = "test-idp";
 const addApp = (key: string) =>
   call(server.url, "POST", "/v1/apps", {
     key,
-    json: {
-      app: APP,
-      name: "Test IdP",
-      auth: {
-        type: "oauth",
-        authorize_url: `${provider.issuer}/auth`,
-        token_url: `${provider.issuer}/token`,
-        scopes: ["openid", "offline_access", "api"],
-        pkce: true,
-        // oidc-provider issues a refresh token for offline_access only when consent is asked for.
-        authorize_params: { prompt: "consent" },
-        client_id: provider.clientId,
-        client_secret: provider.clientSecret,
-      },
-    },
+    json: oauthAppBody(provider, APP, "Test IdP"),
   });
 
 /** An app prop whose method calls the protected API with the account's token, as app files do. */

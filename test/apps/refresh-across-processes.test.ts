@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
 import { REFRESH_RETRY_AFTER_MS } from "../../src/engine/apps/account-refresh.js";
-import { followLikeABrowser, startOAuthProvider, type TestOAuthProvider } from "../helpers/oauth-provider.js";
+import { followLikeABrowser, oauthAppBody, startOAuthProvider, type TestOAuthProvider } from "../helpers/oauth-provider.js";
 import { freePort } from "../helpers/ports.js";
 import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
@@ -76,20 +76,7 @@ beforeAll(async () => {
   alice = await createUser(server, "alice");
   const added = await call(server.url, "POST", "/v1/apps", {
     key: server.adminKey,
-    json: {
-      app: APP,
-      name: "Rotating IdP",
-      auth: {
-        type: "oauth",
-        authorize_url: `${provider.issuer}/auth`,
-        token_url: `${provider.issuer}/token`,
-        scopes: ["openid", "offline_access", "api"],
-        pkce: true,
-        authorize_params: { prompt: "consent" },
-        client_id: provider.clientId,
-        client_secret: provider.clientSecret,
-      },
-    },
+    json: oauthAppBody(provider, APP, "Rotating IdP"),
   });
   expect(added.status, JSON.stringify(added.body)).toBe(201);
 });

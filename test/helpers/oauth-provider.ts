@@ -40,6 +40,25 @@ export interface TestOAuthProvider {
  * the one it was given (a second use is refused with invalid_grant, and
  * oidc-provider then revokes the grant), as many providers do.
  */
+/** The body of `POST /v1/apps` that adds `provider` as an OAuth app (code + PKCE; consent asked, so that it issues refresh tokens). */
+export function oauthAppBody(provider: TestOAuthProvider, app: string, name: string) {
+  return {
+    app,
+    name,
+    auth: {
+      type: "oauth",
+      authorize_url: `${provider.issuer}/auth`,
+      token_url: `${provider.issuer}/token`,
+      scopes: ["openid", "offline_access", "api"],
+      pkce: true,
+      // oidc-provider issues a refresh token for offline_access only when consent is asked for.
+      authorize_params: { prompt: "consent" },
+      client_id: provider.clientId,
+      client_secret: provider.clientSecret,
+    },
+  };
+}
+
 export async function startOAuthProvider(options: { redirectUri: string; subject?: string; rotateRefreshTokens?: boolean }): Promise<TestOAuthProvider> {
   const subject = options.subject ?? "user-1";
   const http: Server = createServer();

@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAccessibility, expectNoBrowserErrors, screenshot, signIn, startConsole, type ConsoleHarness } from "../helpers/browser.js";
-import { startOAuthProvider, type TestOAuthProvider } from "../helpers/oauth-provider.js";
+import { oauthAppBody, startOAuthProvider, type TestOAuthProvider } from "../helpers/oauth-provider.js";
 import { call } from "../helpers/server.js";
 
 /**
@@ -42,20 +42,7 @@ describe("connected accounts in the console, in a real browser", { timeout: 120_
     provider = await startOAuthProvider({ redirectUri: `${harness.url}/oauth/callback` });
     const oauthApp = await call(harness.url, "POST", "/v1/apps", {
       key: harness.key,
-      json: {
-        app: OAUTH_APP,
-        name: "UI IdP",
-        auth: {
-          type: "oauth",
-          authorize_url: `${provider.issuer}/auth`,
-          token_url: `${provider.issuer}/token`,
-          scopes: ["openid", "offline_access", "api"],
-          pkce: true,
-          authorize_params: { prompt: "consent" },
-          client_id: provider.clientId,
-          client_secret: provider.clientSecret,
-        },
-      },
+      json: oauthAppBody(provider, OAUTH_APP, "UI IdP"),
     });
     expect(oauthApp.status, JSON.stringify(oauthApp.body)).toBe(201);
     const keysApp = await call(harness.url, "POST", "/v1/apps", {
