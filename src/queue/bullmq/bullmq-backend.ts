@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { LiveChannel } from "../live-channel.js";
 import { PostgresLiveChannel } from "./postgres-live-channel.js";
 import { RedisLiveChannel } from "./redis-live-channel.js";
+import { throttledWarning } from "./throttled-warning.js";
 
 /** Where BullMQ keeps its queues: Redis, or PostgreSQL alone (BullMQ 6's PostgreSQL backend). */
 export type BullmqTarget =
@@ -35,7 +36,7 @@ export function openBullmqBackend(target: BullmqTarget, logger: Logger): BullmqB
 function redisBackend(url: string, prefix: string, logger: Logger): BullmqBackend {
   // BullMQ's workers block on Redis: they must not give up on a slow reply (maxRetriesPerRequest null).
   const connection = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
-  connection.on("error", (error: Error) => logger.warn({ err: error }, "queue: the Redis connection failed; reconnecting"));
+  connection.on("error", throttledWarning(logger, "queue: the Redis connection failed; reconnecting"));
   const live = new RedisLiveChannel(connection, `${prefix}:live`, logger);
   return {
     kind: "redis",

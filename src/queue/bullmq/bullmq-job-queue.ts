@@ -5,6 +5,7 @@ import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { NewDelivery } from "../../store/store.js";
 import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type TimerJob, type TimerTick } from "../job-queue.js";
 import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
+import { throttledWarning } from "./throttled-warning.js";
 
 export interface BullmqJobQueueOptions {
   target: BullmqTarget;
@@ -66,7 +67,7 @@ export class BullmqJobQueue implements JobQueue {
       // Claims are settled by the engine, which holds no lock open: a lease that runs out is a dead claimer's.
       skipLockRenewal: true,
     });
-    const warn = (error: Error) => options.logger.warn({ err: error }, "queue: BullMQ reported an error");
+    const warn = throttledWarning(options.logger, "queue: BullMQ reported an error");
     this.deliveries.on("error", warn);
     this.timers.on("error", warn);
     this.claimer.on("error", warn);
@@ -178,7 +179,7 @@ export class BullmqJobQueue implements JobQueue {
       },
       { concurrency: this.options.tickConcurrency ?? 8, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1 },
     );
-    this.tickWorker.on("error", (error: Error) => this.options.logger.warn({ err: error }, "queue: the timer tick worker reported an error"));
+    this.tickWorker.on("error", throttledWarning(this.options.logger, "queue: the timer tick worker reported an error"));
     this.tickWorker.on("failed", (job, error) => this.options.logger.warn({ err: error, sourceId: job?.data.sourceId }, "timer tick failed"));
     await this.tickWorker.waitUntilReady();
   }

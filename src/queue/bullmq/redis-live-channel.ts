@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { LiveMessage } from "../job-queue.js";
 import { LocalFanOut, parseEnvelope, type LiveChannel } from "../live-channel.js";
+import { throttledWarning } from "./throttled-warning.js";
 
 /**
  * Live messages over Redis pub/sub. A subscribed connection can do nothing
@@ -20,7 +21,7 @@ export class RedisLiveChannel implements LiveChannel {
     logger: Logger,
   ) {
     this.subscriber = publisher.duplicate();
-    this.subscriber.on("error", (error: Error) => logger.warn({ err: error }, "live events: the Redis subscriber connection failed; reconnecting"));
+    this.subscriber.on("error", throttledWarning(logger, "live events: the Redis subscriber connection failed; reconnecting"));
     this.subscriber.on("message", (_wire: string, text: string) => {
       const envelope = parseEnvelope(text);
       if (envelope) this.fanOut.deliver(envelope);
