@@ -20,7 +20,7 @@ import { call } from "../helpers/server.js";
 
 const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** Small enough to reach in a test; the admin key's own calls stay well under it. */
-const LIMIT = 30;
+const LIMIT = 50;
 
 interface Cluster {
   apiA: ServerProcess;
@@ -100,6 +100,9 @@ const versionedWorkflowStep = (version: string) => ({
 const versionedSource = (version: string) =>
   `export default { name: "Versioned", version: "0.1.0", props: { http: { type: "$.interface.http", customResponse: true } }, async run() { this.http.respond({ status: 200, body: { version: ${JSON.stringify(version)} } }); } };`;
 
+/** A timer source that emits every second: it runs on the worker only. */
+const TICKER = `export default { name: "Ticker", version: "0.1.0", props: { timer: { type: "$.interface.timer", default: { intervalSeconds: 1 } } }, async run(event) { this.$emit({ tick: event.timestamp }); } };`;
+
 function describeSharedState(cluster: () => Cluster) {
   it(`counts a key's requests once for the installation: alternating between two api processes, request ${LIMIT + 1} is refused`, async () => {
     const { apiA, apiB, adminKey } = cluster();
@@ -163,6 +166,24 @@ function describeSharedState(cluster: () => Cluster) {
     expect((await postJson(endpoint)).status).toBe(200);
     expect((await call(apiA.url, "DELETE", `/v1/sources/${source.id}`, { key: adminKey })).status).toBe(204);
     expect((await postJson(endpoint)).status).toBe(404);
+  }, 90_000);
+
+  it("stops running a timer source on the worker once it is deactivated through api A", async () => {
+    const { apiA, apiB, adminKey } = cluster();
+    const source = await send(apiA.url, "POST", "/v1/sources", adminKey, { component_code: TICKER, name: `ticker-${randomBytes(3).toString("hex")}`, configured_props: { timer: { intervalSeconds: 1 } } });
+    const count = async () => ((await call(apiB.url, "GET", `/v1/sources/${source.id}/event_summaries?limit=100`, { key: adminKey })).body.data as unknown[]).length;
+    const until = Date.now() + 30_000;
+    while ((await count()) < 2) {
+      if (Date.now() > until) throw new Error("the worker ran no ticks");
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    await send(apiA.url, "PUT", `/v1/sources/${source.id}`, adminKey, { active: false });
+    // A tick already running when the change landed may still commit; none starts after it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const settled = await count();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await count()).toBe(settled);
+    await call(apiA.url, "DELETE", `/v1/sources/${source.id}`, { key: adminKey });
   }, 90_000);
 }
 
