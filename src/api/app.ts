@@ -1,5 +1,5 @@
 import swagger from "@fastify/swagger";
-import rateLimit from "@fastify/rate-limit";
+import rateLimit, { type RateLimitPluginOptions } from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { OptionalKind } from "@sinclair/typebox";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -49,6 +49,8 @@ export interface AppOptions {
   logger: Logger;
   /** Requests per minute per API key on /v1; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Where the per-key counts live when api processes share them (server/rate-limit/); absent or null: in this process. */
+  sharedRateLimit?: SharedRateLimit | null;
   /** How user code is isolated on this machine, shown by /healthz so that an operator sees what is not enforced. */
   isolation?: SandboxIsolation;
   /** Where the built web console is (dist/ui); by default next to the compiled server. */
@@ -209,7 +211,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // One limiter, one count per key, for every keyed route: /v1 and the stream addresses outside it (an SSE stream is
   // a request like any other; left out, a client could open them without end). Applied after auth (preHandler), so
   // that it counts per key.
-  const limitPerKey = options.rateLimitPerMinute > 0 ? await perKeyRateLimit(app, options.rateLimitPerMinute) : null;
+  const limitPerKey = options.rateLimitPerMinute > 0 ? await perKeyRateLimit(app, options.rateLimitPerMinute, options.sharedRateLimit ?? null) : null;
 
   await app.register(
     async (v1) => {
@@ -275,14 +277,20 @@ function storeOnlyOperations(store: Store): OperationsOptions {
   };
 }
 
+/** The plugin's own Redis store (an ioredis client and a key prefix), or a store class of ours (PostgreSQL). */
+export type SharedRateLimit = Pick<RateLimitPluginOptions, "redis" | "nameSpace"> | Pick<RateLimitPluginOptions, "store">;
+
 /**
  * The per-key limit, as a hook for the scopes that need it. Registered once
  * at the root with `global: false` (no route gets it by itself), so that the
  * scopes that add the hook share one store: a key's requests to /v1 and to
  * /sse count against the same budget.
  */
-async function perKeyRateLimit(app: FastifyInstance, perMinute: number): Promise<preHandlerAsyncHookHandler> {
+async function perKeyRateLimit(app: FastifyInstance, perMinute: number, shared: SharedRateLimit | null): Promise<preHandlerAsyncHookHandler> {
   await app.register(rateLimit, {
+    ...shared,
+    // A shared store that does not answer lets requests through (it logs why): the API stays up without its limit.
+    ...(shared ? { skipOnError: true } : {}),
     global: false,
     max: perMinute,
     timeWindow: 60_000,

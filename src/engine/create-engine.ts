@@ -16,6 +16,7 @@ import { BundleFiles } from "./bundle-files.js";
 import { ComponentLoader } from "./component-loader.js";
 import { DataStoresService } from "./data-stores/data-stores-service.js";
 import { EventHub, type LiveTransport } from "./event-hub.js";
+import { ChangesAcrossProcesses } from "./changes-across-processes.js";
 import { WakeAcrossProcesses } from "./wake-across-processes.js";
 import { carryAnswersAcross } from "./workflows/answers-across-processes.js";
 import { LateFaults } from "./late-faults.js";
@@ -141,6 +142,7 @@ export function createEngine(options: EngineOptions): Engine {
   const across = options.acrossProcesses ?? null;
   // Workers of other processes claim what this one appends: told at once, not at their next poll.
   const wakeOthers = across ? new WakeAcrossProcesses(across, logger) : null;
+  const changesAcross = across ? new ChangesAcrossProcesses(across, logger) : null;
   const secrets = new SecretBox(options.masterKey);
   const egressPolicy = options.egressPolicy === undefined ? createEgressPolicy() : options.egressPolicy;
   const apps = new AppCatalog({ store, secrets, ...(options.oauthClients ? { environmentClients: options.oauthClients } : {}) });
@@ -170,6 +172,9 @@ export function createEngine(options: EngineOptions): Engine {
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => {
       scheduler.wake();
       wakeOthers?.announce("timers");
+    }, onSourceChanged: async (sourceId) => {
+      worker?.forget(sourceId);
+      await changesAcross?.announce("source", sourceId);
     }, accountAuth, resolvePublished });
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
@@ -195,10 +200,23 @@ export function createEngine(options: EngineOptions): Engine {
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
   };
   worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
-  const changed = (workflowId: string) => {
+  const forgetWorkflow = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);
     awaited.clear();
+  };
+  const changed = async (workflowId: string) => {
+    forgetWorkflow(workflowId);
+    await changesAcross?.announce("workflow", workflowId);
+  };
+  // What another process changed: the same caches as a change made here (see ChangesAcrossProcesses).
+  const forgetChanged = {
+    workflow: forgetWorkflow,
+    source: (sourceId: string) => {
+      invoker.forget(sourceId);
+      sources.forgetEndpoints();
+      worker?.forget(sourceId);
+    },
   };
   const workflows = new WorkflowsService({
     store,
@@ -238,7 +256,9 @@ export function createEngine(options: EngineOptions): Engine {
     baseUrl: () => baseUrl,
     endpointUrl,
     async connect() {
-      if (!across || !wakeOthers) return;
+      if (!across || !wakeOthers || !changesAcross) return;
+      // Every role keeps rows of workflows and sources for a second: every role hears of their changes.
+      disconnects.push(await changesAcross.listen(forgetChanged));
       // A worker holds no HTTP callers: it sends answers and listens to none. An api process runs no workers: no wake-ups.
       disconnects.push(await carryAnswersAcross(responses, across, logger, role !== "worker"));
       if (role !== "api") {

@@ -6,6 +6,8 @@
  */
 export class ExpiringCache<K, V> {
   private readonly entries = new Map<K, { value: V; until: number }>();
+  /** Counts deletes and clears: a read that started before one must not be kept (see load). */
+  private generation = 0;
 
   constructor(private readonly options: { ttlMs: number; maxEntries: number; now?: () => number }) {}
 
@@ -23,11 +25,24 @@ export class ExpiringCache<K, V> {
     return value;
   }
 
+  /**
+   * `read()`'s value, kept only when nothing was deleted or cleared while it
+   * was read: a row read just before another process's change, and answered
+   * just after its "changed" message, is used once but not kept for the ttl.
+   */
+  async readThrough(key: K, read: () => Promise<V>): Promise<V> {
+    const before = this.generation;
+    const value = await read();
+    return before === this.generation ? this.set(key, value) : value;
+  }
+
   delete(key: K): void {
+    this.generation += 1;
     this.entries.delete(key);
   }
 
   clear(): void {
+    this.generation += 1;
     this.entries.clear();
   }
 

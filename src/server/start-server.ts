@@ -27,6 +27,7 @@ import { Readiness } from "./readiness.js";
 import { EventHub } from "../engine/event-hub.js";
 import { nextTickAfter } from "../engine/sources/timer-schedule.js";
 import { openJobQueue } from "../queue/open-job-queue.js";
+import { openSharedRateLimit, type OpenedRateLimit } from "./rate-limit/open-shared-rate-limit.js";
 import type { JobQueue } from "../queue/job-queue.js";
 
 export interface StartServerOptions {
@@ -71,6 +72,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
   let sandbox: Sandbox | null = null;
   let inboundMail: InboundMailServer | null = null;
   let queue: JobQueue | null = null;
+  let rateLimit: OpenedRateLimit | null = null;
   try {
     sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, runnerMemoryMb: config.runnerMemoryMb, spareMemoryMb: config.limits.memoryMb, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
     const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
@@ -116,7 +118,9 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const operations = { readiness: () => readiness.check(), role, instanceId, metrics: metrics && config.metrics !== "off" ? { exposition: metrics, access: config.metrics } : null };
     // Before serving: an answer for a caller this process will hold, or a wake-up, must not go unheard.
     await engine.connect();
-    const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, isolation: sandbox.isolation, operations });
+    // api processes of one installation count a key's requests together (Redis, or PostgreSQL alone); one process, in memory.
+    rateLimit = role === "worker" ? null : await openSharedRateLimit(config, logger);
+    const app = await createApp({ store, engine, logger, rateLimitPerMinute: config.rateLimitPerMinute, sharedRateLimit: rateLimit?.shared ?? null, isolation: sandbox.isolation, operations });
     await app.ready();
     reservation.release();
     await app.listen({ host: config.host, port: reservation.port });
@@ -149,6 +153,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const openSandbox = sandbox;
     const openInboundMail = inboundMail;
     const openQueue = queue;
+    const openRateLimit = rateLimit;
     let closing: Promise<void> | null = null;
     return {
       url,
@@ -167,6 +172,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
           }
           await openInboundMail?.close();
           await app.close();
+          await openRateLimit?.close();
           await engine.stop();
           await registration.stop();
           await openQueue.close();
@@ -181,6 +187,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
   } catch (error) {
     await inboundMail?.close().catch(() => undefined);
     await queue?.close().catch(() => undefined);
+    await rateLimit?.close().catch(() => undefined);
     await sandbox?.close().catch(() => undefined);
     await mailer.close().catch(() => undefined);
     await store.close().catch(() => undefined);

@@ -72,6 +72,11 @@ export class SourceInvoker {
     });
   }
 
+  /** The source changed in another process: its next batch reads it again. */
+  forget(sourceId: string): void {
+    this.cache.forget(sourceId);
+  }
+
   /** Resolves when every run and commit queued so far has finished. */
   async drain(): Promise<void> {
     await this.mutex.drain();

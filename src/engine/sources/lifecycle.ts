@@ -69,6 +69,8 @@ export interface SourceLifecycleOptions {
   now?: () => number;
   /** Told whenever a timer may have changed, so the scheduler looks again. */
   onTimersChanged?: () => void;
+  /** A source was changed or deleted here: the other processes' caches of it go (awaited, before the caller is answered). */
+  onSourceChanged?: (sourceId: string) => Promise<void>;
   /** The admin's ceilings on a source's own limits; default DEFAULT_RUN_LIMITS'. */
   ceilings?: Pick<RunLimits, "maxMemoryMb" | "maxTimeoutMs">;
   /** Checks that app props' accounts are the owner's and of the right app. */
@@ -125,7 +127,7 @@ export class SourceLifecycle {
 
   async update(ownerId: string, idOrSlug: string, input: UpdateInput): Promise<DeployedSource> {
     const current = await this.find(ownerId, idOrSlug);
-    return this.options.invoker.exclusive(current.id, async () => {
+    const updated = await this.options.invoker.exclusive(current.id, async () => {
       const before = await this.options.invoker.componentOf(current);
       const after = (await this.resolveComponent(ownerId, input, before.saved)) ?? before;
       const changesCode = after.saved.id !== before.saved.id;
@@ -174,6 +176,8 @@ export class SourceLifecycle {
       this.options.onTimersChanged?.();
       return next;
     });
+    await this.options.onSourceChanged?.(current.id);
+    return updated;
   }
 
   async remove(ownerId: string, idOrSlug: string): Promise<void> {
@@ -187,6 +191,7 @@ export class SourceLifecycle {
       this.options.hub.publish(current.id, { kind: "closed", reason: "The source was deleted." });
       this.options.onTimersChanged?.();
     });
+    await this.options.onSourceChanged?.(current.id);
   }
 
   async find(ownerId: string, idOrSlug: string): Promise<DeployedSource> {

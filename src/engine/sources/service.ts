@@ -73,18 +73,26 @@ interface Endpoint {
 /** Everything the API does with components and sources, scoped by the caller's id. */
 /**
  * How long an endpoint's source is remembered between requests. Changes made
- * through this process clear it at once; a change made by another API process
- * is seen within this time. Each batch of runs reads the source afresh anyway.
+ * through this process clear it at once, and so does another process's
+ * "changed" message (ChangesAcrossProcesses). Each batch of runs reads the
+ * source afresh anyway.
  */
 const ENDPOINT_CACHE_MS = 1_000;
 
 export class SourcesService {
   private readonly endpoints = new ExpiringCache<string, Endpoint>({ ttlMs: ENDPOINT_CACHE_MS, maxEntries: 10_000 });
+  private endpointsGeneration = 0;
 
   private readonly admission: EndpointAdmission;
 
   constructor(private readonly options: SourcesServiceOptions) {
     this.admission = options.admission ?? new EndpointAdmission();
+  }
+
+  /** A source changed, here or in another process: every endpoint is looked up again (they are keyed by token, not id). */
+  forgetEndpoints(): void {
+    this.endpointsGeneration += 1;
+    this.endpoints.clear();
   }
 
   saveComponent(ownerId: string, input: ComponentInput) {
@@ -105,7 +113,7 @@ export class SourcesService {
     try {
       return await this.options.lifecycle.update(ownerId, idOrSlug, input);
     } finally {
-      this.endpoints.clear();
+      this.forgetEndpoints();
     }
   }
 
@@ -113,7 +121,7 @@ export class SourcesService {
     try {
       return await this.options.lifecycle.remove(ownerId, idOrSlug);
     } finally {
-      this.endpoints.clear();
+      this.forgetEndpoints();
     }
   }
 
@@ -287,6 +295,8 @@ export class SourcesService {
   private async endpoint(token: string): Promise<Endpoint> {
     const cached = this.endpoints.get(token);
     if (cached) return cached;
+    // A change announced while the source is read (see forgetEndpoints) leaves what was read unkept.
+    const generation = this.endpointsGeneration;
     const source = await this.options.store.findSourceByEndpoint(token);
     if (!source || !source.active) {
       this.endpoints.delete(token);
@@ -294,7 +304,8 @@ export class SourcesService {
     }
     const { validated } = await this.componentOf(source);
     const customResponse = Boolean(validated.props.find((prop) => prop.baseType === "$.interface.http")?.customResponse);
-    return this.endpoints.set(token, { source, customResponse, hasRun: validated.hasRun });
+    const endpoint = { source, customResponse, hasRun: validated.hasRun };
+    return generation === this.endpointsGeneration ? this.endpoints.set(token, endpoint) : endpoint;
   }
 }
 

@@ -30,18 +30,18 @@ export class SourceCache {
 
   /**
    * The source as stored, read at most once a second while it is busy: changes
-   * made here (through `exclusive`) clear it at once; one made by another
-   * process is seen within the second.
+   * made here (through `exclusive`) clear it at once, and so do another
+   * process's (its "changed" message, see ChangesAcrossProcesses).
    */
   async fresh(ownerId: string, sourceId: string): Promise<DeployedSource> {
     const cached = this.sources.get(sourceId);
     if (cached?.ownerId === ownerId) return cached;
-    const source = await this.store.findSource(ownerId, sourceId);
-    if (!source) {
-      this.sources.delete(sourceId);
-      throw new NotFoundError("source", sourceId);
-    }
-    return this.sources.set(sourceId, source);
+    const source = await this.sources.readThrough(sourceId, async () => {
+      const found = await this.store.findSource(ownerId, sourceId);
+      if (!found) throw new NotFoundError("source", sourceId);
+      return found;
+    });
+    return source;
   }
 
   /** Forgets the source's row: the next batch reads it again. */

@@ -33,11 +33,13 @@ export class AwaitedResponses {
   }
 
   private async read(source: DeployedSource): Promise<readonly string[]> {
-    const workflows = await this.options.store.workflowsTriggeredBy(source.ownerId, source.id);
-    return this.responding.set(source.id, workflows.filter((workflow) => workflow.active && workflow.respond === "workflow").map((workflow) => workflow.id));
+    return this.responding.readThrough(source.id, async () => {
+      const workflows = await this.options.store.workflowsTriggeredBy(source.ownerId, source.id);
+      return workflows.filter((workflow) => workflow.active && workflow.respond === "workflow").map((workflow) => workflow.id);
+    });
   }
 
-  /** A workflow changed: what sources trigger is read again. */
+  /** A workflow changed, here or in another process: what sources trigger is read again. */
   clear(): void {
     this.responding.clear();
   }

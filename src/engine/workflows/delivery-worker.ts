@@ -49,7 +49,7 @@ const DEFAULT_LEASE_MS = 600_000;
 const WEBHOOK_SLOTS = 16;
 /** After this many attempts that failed in Runnel itself (not in user code), a delivery is given up and logged. */
 const MAX_ATTEMPTS = 10;
-/** Workflows and sources are re-read at most this often while busy; local changes clear them at once. */
+/** Workflows and sources are re-read at most this often while busy; changes, here or in another process ("changed" messages), clear them at once. */
 const CACHE_MS = 1_000;
 
 /**
@@ -132,7 +132,7 @@ export class DeliveryWorker implements DeliveryHandOff {
     return count;
   }
 
-  /** A workflow or source changed here: forget what was cached of it. */
+  /** A workflow or source changed, here or in another process: forget what was cached of it. */
   forget(id: string): void {
     this.workflows.delete(id);
     this.sources.delete(id);
@@ -326,7 +326,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   private async workflowOf(ownerId: string, workflowId: string): Promise<Workflow | null> {
     const cached = this.workflows.get(workflowId);
     if (cached !== undefined && (cached === null || cached.ownerId === ownerId)) return cached;
-    return this.workflows.set(workflowId, await this.options.store.findWorkflow(ownerId, workflowId));
+    return this.workflows.readThrough(workflowId, () => this.options.store.findWorkflow(ownerId, workflowId));
   }
 
   /** The deliveries by the kind of source they came from (HTTP, timer, other): it sets their time limit and source type. */
@@ -335,7 +335,7 @@ export class DeliveryWorker implements DeliveryHandOff {
     for (const { emitterId, ownerId } of deliveries) {
       if (kinds.has(emitterId)) continue;
       let source = emitterId.startsWith("dc_") ? this.sources.get(emitterId) : null;
-      if (source === undefined) source = this.sources.set(emitterId, await this.options.store.findSource(ownerId, emitterId));
+      if (source === undefined) source = await this.sources.readThrough(emitterId, () => this.options.store.findSource(ownerId, emitterId));
       kinds.set(emitterId, source?.endpointToken ? "http" : source?.timer ? "timer" : "other");
     }
     return groupBy(deliveries, (delivery) => kinds.get(delivery.emitterId)!);

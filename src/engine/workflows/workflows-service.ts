@@ -30,8 +30,8 @@ export interface WorkflowsServiceOptions {
   accountAuth?: AccountAuth;
   /** A published action by key (the user's registry). */
   resolveAction(ownerId: string, key: string): Promise<LoadedComponent>;
-  /** Something about a workflow changed here: caches of it go. */
-  onChanged(workflowId: string): void;
+  /** Something about a workflow changed here: caches of it go, here and (awaited: before the caller is answered) in the other processes. */
+  onChanged(workflowId: string): void | Promise<void>;
   /** Deliveries were queued here (replays): the worker takes them now. */
   onEnqueued(): void;
   now?: () => number;
@@ -128,7 +128,7 @@ export class WorkflowsService {
       // One update (its hooks run once) for both.
       if (follows.name !== undefined || follows.active !== undefined) await this.options.sources.update(ownerId, updated.triggerSourceId, follows);
     }
-    this.options.onChanged(updated.id);
+    await this.options.onChanged(updated.id);
     return updated;
   }
 
@@ -144,7 +144,7 @@ export class WorkflowsService {
     }
     await this.options.store.deleteWorkflow(ownerId, workflow.id);
     this.options.hub.publish(workflow.id, { kind: "closed", reason: "The workflow was deleted." });
-    this.options.onChanged(workflow.id);
+    await this.options.onChanged(workflow.id);
   }
 
   async get(ownerId: string, idOrSlug: string): Promise<Workflow> {
@@ -284,7 +284,7 @@ export class WorkflowsService {
       const workflow = changed ? await store.findWorkflow(ownerId, id) : null;
       if (workflow) {
         await store.updateWorkflow({ ...workflow, steps: next });
-        this.options.onChanged(id);
+        await this.options.onChanged(id);
       }
     }
     return sealed;
