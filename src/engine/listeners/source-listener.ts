@@ -46,7 +46,7 @@ export class SourceListener {
         }
         const body = delivery.event as Partial<SourceRunBody>;
         const result = await this.options.invoker.invoke(source, { kind: "run", event: body.event }, "manual", undefined, key);
-        this.report(delivery, { kind: "ran", ok: result.ok, durationMs: result.durationMs, eventIds: result.events.map((event) => event.id), ...(result.error ? { error: result.error } : {}) });
+        this.report(delivery, { kind: "ran", ok: result.ok, durationMs: result.durationMs, events: result.events, ...(result.error ? { error: result.error } : {}) });
       }),
     );
     const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");

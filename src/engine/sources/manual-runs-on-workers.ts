@@ -12,9 +12,10 @@ import type { InvocationResult } from "./result-writer.js";
  * A source's "run now" in a cluster: the api process that takes the request
  * queues the run as a durable delivery to the source (channel `$run`, like a
  * workflow's manual run), a worker runs it (SourceListener), commits its
- * events with the delivery's removal, and publishes how it went; the api
- * process waiting for it reads the events back from the store and answers
- * as it would have had it run the source itself.
+ * events with the delivery's removal, and publishes how it went with the
+ * events it stored (a source keeping few events may have trimmed them from
+ * the store already); the api process waiting for it answers as it would
+ * have had it run the source itself.
  */
 
 /** The live channel the outcomes travel on; emitter ids never start with `$`, so it is nobody's stream. */
@@ -26,8 +27,8 @@ export interface SourceRunBody {
   request_id: string;
 }
 
-/** How a handed-over run went: the events it stored are read back by id (an outcome stays small). */
-export type SourceRunOutcome = { kind: "ran"; ok: boolean; durationMs: number; error?: SandboxError; eventIds: string[] } | { kind: "gone" };
+/** How a handed-over run went, as JSON carries it: a large one travels in pieces. */
+export type SourceRunOutcome = { kind: "ran"; ok: boolean; durationMs: number; error?: SandboxError; events: StoredEvent[] } | { kind: "gone" };
 
 /** Pieces of at most this many base64 characters keep a message under PostgreSQL's NOTIFY limit (8000 bytes). */
 const PIECE_CHARS = 6_000;
@@ -94,13 +95,7 @@ export class ManualRunsOnWorkers {
     this.options.onAppended();
     const settled = await outcome;
     if (settled.kind === "gone") throw new NotFoundError("source", source.id);
-    const events = await Promise.all(settled.eventIds.map((id) => store.findEvent(source.ownerId, source.id, id)));
-    return {
-      ok: settled.ok,
-      durationMs: settled.durationMs,
-      events: events.filter((found): found is StoredEvent => found !== null && found !== undefined),
-      ...(settled.error ? { error: settled.error } : {}),
-    };
+    return { ok: settled.ok, durationMs: settled.durationMs, events: settled.events, ...(settled.error ? { error: settled.error } : {}) };
   }
 
   /** The worker side: tells the api process waiting for `requestId` how its run went. */
