@@ -30,6 +30,8 @@ import { TimerScheduler } from "./sources/timer-scheduler.js";
 import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
 import { DeliveryWorker } from "./workflows/delivery-worker.js";
+import { ManualRunsOnWorkers, type SourceRunOutcome } from "./sources/manual-runs-on-workers.js";
+import { limitsByTrigger } from "./sources/run-limits.js";
 import { createDestinations } from "./workflows/send-destinations.js";
 import { SendOutboxWorker } from "./workflows/send-outbox-worker.js";
 import { DEFAULT_SEND_RETRY, type SendRetryPolicy } from "../domain/durable-sends.js";
@@ -179,7 +181,10 @@ export function createEngine(options: EngineOptions): Engine {
   const responses = new WorkflowResponses();
   const awaited = new AwaitedResponses({ store, responses, timeoutMs: limits.httpTimeoutMs });
   const admission = new EndpointAdmission(options.pendingRequests);
-  const sources = new SourcesService({ store, loader, invoker, lifecycle, hub, secrets, admission, awaitWorkflow: (source, event) => awaited.await(source, event), respondingWorkflows: (source) => awaited.respondingWorkflows(source) });
+  // An api process runs no sources' runs of its own but HTTP ones: "run now" goes to a worker, as the issue's roles say.
+  const manualRuns = across ? new ManualRunsOnWorkers({ store, transport: across, logger, onAppended, waitMs: (source) => manualRunWaitMs(limits, source) }) : null;
+  const runOnWorker = role === "api" && manualRuns ? { runOnWorker: (source: DeployedSource, event: unknown) => manualRuns.run(source, event) } : {};
+  const sources = new SourcesService({ ...runOnWorker, store, loader, invoker, lifecycle, hub, secrets, admission, awaitWorkflow: (source, event) => awaited.await(source, event), respondingWorkflows: (source) => awaited.respondingWorkflows(source) });
   const componentRegistry = new RegistryService({ store, loader, logger });
   const mailer = options.mailer ?? null;
   const builtins = builtinActions({
@@ -196,7 +201,7 @@ export function createEngine(options: EngineOptions): Engine {
   const envVars = new EnvVarsService({ store, secrets });
   const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const listeners = {
-    dc_: new SourceListener({ store, invoker }),
+    dc_: new SourceListener({ store, invoker, ...(manualRuns ? { reportManualRun: (requestId: string, outcome: SourceRunOutcome) => manualRuns.report(requestId, outcome) } : {}) }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
   };
   worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
@@ -261,6 +266,7 @@ export function createEngine(options: EngineOptions): Engine {
       disconnects.push(await changesAcross.listen(forgetChanged));
       // A worker holds no HTTP callers: it sends answers and listens to none. An api process runs no workers: no wake-ups.
       disconnects.push(await carryAnswersAcross(responses, across, logger, role !== "worker"));
+      if (role !== "worker" && manualRuns) disconnects.push(await manualRuns.listen());
       if (role !== "api") {
         disconnects.push(
           await wakeOthers.listen({
@@ -279,4 +285,12 @@ export function createEngine(options: EngineOptions): Engine {
       await sender.stop();
     },
   };
+}
+
+/**
+ * How long an api process waits for a worker to run a source's "run now":
+ * the time its run may take, and a margin for the queue and the commit.
+ */
+function manualRunWaitMs(limits: RunLimits, source: DeployedSource): number {
+  return limitsByTrigger(limits, source.limits)("manual").timeoutMs + 15_000;
 }

@@ -61,6 +61,8 @@ export interface SourcesServiceOptions {
   secrets: SecretBox;
   /** Bounds the endpoint requests waiting for their runs (default: DEFAULT_ADMISSION_LIMITS). */
   admission?: EndpointAdmission;
+  /** Runs a source's "run now" on a worker process (role api); absent: it runs in this process. */
+  runOnWorker?: (source: DeployedSource, event: unknown) => Promise<InvocationResult>;
 }
 
 /** A source's HTTP endpoint, as each request to it needs it. */
@@ -179,6 +181,7 @@ export class SourcesService {
   async runNow(ownerId: string, idOrSlug: string, event: unknown): Promise<InvocationResult> {
     const source = await this.get(ownerId, idOrSlug);
     const payload = event ?? (source.timer ? timerEvent(source.timer, Date.now()) : undefined);
+    if (this.options.runOnWorker) return this.options.runOnWorker(source, payload);
     return this.options.invoker.invoke(source, { kind: "run", event: payload }, "manual");
   }
 

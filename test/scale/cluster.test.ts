@@ -1,0 +1,363 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ServerProcess } from "../../src/chaos/server-process.js";
+import { freePort } from "../helpers/ports.js";
+import { createTestSchema } from "../helpers/postgres.js";
+import { call } from "../helpers/server.js";
+import { openStream, type OpenStream } from "../helpers/sse.js";
+
+/**
+ * The multi-process test of issue 18: 2 api + 3 worker processes of the
+ * built binary (`npm run build` first) on one PostgreSQL schema, the job
+ * queue on Redis and then on PostgreSQL alone. Steady HTTP load on both api
+ * processes; a worker and an api process are SIGKILLed during it.
+ */
+
+const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+/** A short lease (the minimum): a killed worker's runs are taken over within the test. */
+const LEASE_SECONDS = 5;
+/** A caller waiting on a run of the killed worker gets its 504 within the test, not after 30 s. */
+const HTTP_TIMEOUT_SECONDS = 8;
+
+const TICKER = `export default { name: "Ticker", version: "0.1.0", props: { timer: { type: "$.interface.timer", default: { intervalSeconds: 1 } } }, async run(event) { this.$emit({ tick: event.timestamp }, { summary: "tick " + event.timestamp }); } };`;
+
+/** A source for "run now": emits `count` events (one by default), slowly when asked, or fails when asked. */
+const MANUAL = `export default { name: "Manual", version: "0.1.0", props: {}, async run(event) {
+  if (event && event.fail) throw new Error("asked to fail");
+  if (event && event.slow) await new Promise((resolve) => setTimeout(resolve, 1500));
+  for (let i = 0; i < ((event && event.count) || 1); i += 1) this.$emit({ n: event && event.n, i }, { summary: "n" });
+} };`;
+
+/** A workflow the platform answers at once; its run takes a while, so a killed worker leaves some cut off. */
+const SLOW_RUN = {
+  name: "Slow runs",
+  trigger: { type: "http" },
+  steps: [{ name: "work", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, 300)); return steps.trigger.event.body.tag; } })` }],
+};
+
+/** A workflow whose step answers its HTTP caller. */
+const RESPONDER = {
+  name: "Responder",
+  trigger: { type: "http" },
+  respond: "workflow",
+  steps: [
+    {
+      name: "reply",
+      code: `export default defineComponent({ async run({ steps, $ }) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await $.respond({ status: 201, body: { tag: steps.trigger.event.body.tag } });
+      } })`,
+    },
+  ],
+};
+
+interface Cluster {
+  apis: ServerProcess[];
+  workers: ServerProcess[];
+  schema: Awaited<ReturnType<typeof createTestSchema>>;
+  adminKey: string;
+  stop(): Promise<void>;
+}
+
+async function startCluster(queue: "redis" | "postgres"): Promise<Cluster> {
+  const prefix = `cluster_${queue === "redis" ? "r" : "p"}`;
+  const schema = await createTestSchema(prefix);
+  const namespace = `${prefix}_q_${randomBytes(4).toString("hex")}`;
+  const shared = {
+    DATABASE_URL: schema.databaseUrl,
+    RUNNEL_QUEUE: queue,
+    RUNNEL_QUEUE_NAMESPACE: namespace,
+    RUNNEL_MASTER_KEY: randomBytes(32).toString("hex"),
+    RUNNEL_LOG_LEVEL: "warn",
+    RUNNEL_HEARTBEAT_INTERVAL_MS: "500",
+    RUNNEL_DELIVERY_LEASE_SECONDS: String(LEASE_SECONDS),
+    RUNNEL_HTTP_TIMEOUT_SECONDS: String(HTTP_TIMEOUT_SECONDS),
+    ...(queue === "redis" ? { REDIS_URL } : {}),
+  };
+  const dirs: string[] = [];
+  const started: ServerProcess[] = [];
+  const start = async (role: "api" | "worker") => {
+    const dataDir = await mkdtemp(join(tmpdir(), `runnel-cluster-${role}-`));
+    dirs.push(dataDir);
+    const server = new ServerProcess({ dataDir, port: await freePort(), env: { ...shared, RUNNEL_ROLE: role }, startTimeoutMs: 60_000 });
+    started.push(server);
+    await server.start();
+    return { server, dataDir };
+  };
+  const stop = async () => {
+    await Promise.all(started.map((server) => server.stop()));
+    if (queue === "redis") {
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${namespace}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    } else {
+      await schema.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(namespace)} CASCADE`);
+    }
+    await schema.drop();
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  };
+  try {
+    // The first api process makes the admin and its key; the others find both in the database.
+    const first = await start("api");
+    const adminKey = (await readFile(join(first.dataDir, "admin-api-key"), "utf8")).trim();
+    const rest = await Promise.all([start("api"), start("worker"), start("worker"), start("worker")]);
+    return { apis: [first.server, rest[0]!.server], workers: rest.slice(1).map((entry) => entry.server), schema, adminKey, stop };
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function deploy(url: string, key: string, path: string, body: unknown): Promise<any> {
+  const answer = await call(url, "POST", path, { key, json: body });
+  if (answer.status !== 200) throw new Error(`POST ${path} failed: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.data;
+}
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value).slice(0, 1500)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An endpoint's path on another api process: any api process serves every endpoint. */
+const on = (api: ServerProcess, endpointUrl: string) => `${api.url}${new URL(endpointUrl).pathname}`;
+
+/** How one HTTP call ended: an answer (its status and JSON), or the connection dropped under it. */
+type Outcome = { kind: "answer"; status: number; body: any; api: number; ms: number } | { kind: "dropped"; api: number; error: string };
+
+async function send(url: string, body: unknown, api: number): Promise<Outcome> {
+  const started = Date.now();
+  try {
+    const answer = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout((HTTP_TIMEOUT_SECONDS + 10) * 1000) });
+    const text = await answer.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: kept as text, and the checks below say so.
+    }
+    return { kind: "answer", status: answer.status, body: parsed, api, ms: Date.now() - started };
+  } catch (error) {
+    return { kind: "dropped", api, error: String((error as Error).cause ?? error) };
+  }
+}
+
+async function listAll(url: string, key: string, path: string): Promise<any[]> {
+  const items: any[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const page = await call(url, "GET", `${path}${path.includes("?") ? "&" : "?"}limit=100${after ? `&after=${encodeURIComponent(after)}` : ""}`, { key });
+    const body = page.body as any;
+    if (page.status !== 200) throw new Error(`GET ${path}: ${page.status} ${JSON.stringify(body)}`);
+    items.push(...(body.data as any[]));
+    after = body.page_info?.end_cursor ?? null;
+    if (!after || body.data.length < 100) return items;
+  }
+}
+
+/** `noWorkerCheck`: the 503 of "run now" with no worker left takes 18 s and does not depend on the queue: checked once. */
+function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
+  describe(`2 api + 3 workers, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}`, () => {
+    let cluster: Cluster;
+    let manualSourceId = "";
+    beforeAll(async () => {
+      cluster = await startCluster(queue);
+    }, 120_000);
+    afterAll(async () => {
+      await cluster?.stop();
+    }, 60_000);
+
+    it("runs a source's \"run now\" on a worker and answers as one process would, a failing run included", async () => {
+      const { apis, adminKey, schema } = cluster;
+      const api = apis[1]!;
+      // Its own time limit is short: the api process waits for a worker that long, and 15 s more.
+      const source = await deploy(api.url, adminKey, "/v1/sources", { component_code: MANUAL, name: `manual-${randomBytes(3).toString("hex")}`, timeout_seconds: 3 });
+      manualSourceId = source.id;
+      const status = await call(api.url, "GET", "/v1/status", { key: adminKey });
+      const workerIds = new Set((status.body.processes as any[]).filter((process) => process.role === "worker").map((process) => process.instance_id as string));
+      // A slow run: while the api waits, its delivery is leased by a worker.
+      const running = call(api.url, "POST", `/v1/sources/${source.id}/run`, { key: adminKey, json: { event: { n: 7, slow: true } } });
+      const claimedBy = await waitFor(
+        async () => (await schema.admin.query(`SELECT claimed_by FROM ${schema.schema}.deliveries WHERE listener_id = $1 AND channel = '$run' AND status = 'running'`, [source.id])).rows,
+        (rows) => rows.length > 0,
+        "the run now's delivery claimed",
+        15_000,
+      );
+      expect(workerIds.has(claimedBy[0].claimed_by), `${claimedBy[0].claimed_by} among ${[...workerIds].join(", ")}`).toBe(true);
+      const answer = await running;
+      expect(answer.status).toBe(200);
+      expect(answer.body.data).toMatchObject({ ok: true, duration_ms: expect.any(Number) });
+      expect(answer.body.data.events).toHaveLength(1);
+      expect(answer.body.data.events[0].event).toEqual({ n: 7, i: 0 });
+      // Its delivery is gone with the run's commit: nothing left to run again.
+      expect((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE listener_id = $1`, [source.id])).rows[0].n).toBe("0");
+
+      const failed = await call(apis[0]!.url, "POST", `/v1/sources/${source.id}/run`, { key: adminKey, json: { event: { fail: true } } });
+      expect(failed.status).toBe(200);
+      expect(failed.body.data).toMatchObject({ ok: false, events: [], error: { message: expect.stringContaining("asked to fail") } });
+
+      // An outcome larger than a PostgreSQL NOTIFY (400 event ids) comes back whole, in pieces.
+      const many = await call(api.url, "POST", `/v1/sources/${source.id}/run`, { key: adminKey, json: { event: { n: 8, count: 400 } } });
+      expect(many.status).toBe(200);
+      expect(many.body.data.events).toHaveLength(400);
+      expect(new Set(many.body.data.events.map((event: any) => event.event.i)).size).toBe(400);
+
+      const missing = await call(api.url, "POST", `/v1/sources/dc_missing/run`, { key: adminKey, json: {} });
+      expect(missing.status).toBe(404);
+    }, 60_000);
+
+    it("under steady load on both api processes, with a worker and an api process SIGKILLed: each accepted event runs once, callers get answers or clear errors, the timer keeps time, SSE sees everything", async () => {
+      const { apis, workers, adminKey, schema } = cluster;
+      const [api0, api1] = apis as [ServerProcess, ServerProcess];
+      const ticker = await deploy(api0.url, adminKey, "/v1/sources", { component_code: TICKER, name: `ticker-${randomBytes(3).toString("hex")}`, configured_props: { timer: { intervalSeconds: 1 } } });
+      const slow = await deploy(api0.url, adminKey, "/v1/workflows", SLOW_RUN);
+      const responder = await deploy(api1.url, adminKey, "/v1/workflows", RESPONDER);
+      const slowSource = slow.trigger.source_id as string;
+      const streams: OpenStream[] = await Promise.all(apis.map((api) => openStream(`${api.url}/v1/sources/${slowSource}/sse`, adminKey)));
+      expect(streams.map((stream) => stream.status)).toEqual([200, 200]);
+
+      const slowCalls: Array<{ tag: string; outcome: Outcome }> = [];
+      const respondCalls: Array<{ tag: string; outcome: Outcome }> = [];
+      const liveApis = new Set([0, 1]);
+      let sending = true;
+      let sequence = 0;
+      const inFlight: Array<Promise<void>> = [];
+      // A steady rate on each api process, whatever the answers take: a slow-run event and a $.respond call every 150 ms.
+      const loops = apis.map(async (api, index) => {
+        while (sending && liveApis.has(index)) {
+          const n = (sequence += 1);
+          const slowTag = `s-${n}-e`;
+          const respondTag = `r-${n}-e`;
+          inFlight.push(send(on(api, slow.trigger.endpoint_url), { tag: slowTag }, index).then((outcome) => void slowCalls.push({ tag: slowTag, outcome })));
+          inFlight.push(send(on(api, responder.trigger.endpoint_url), { tag: respondTag }, index).then((outcome) => void respondCalls.push({ tag: respondTag, outcome })));
+          await sleep(150);
+        }
+      });
+
+      // A worker SIGKILLed while it holds runs: their leases stay behind it, for another worker to take over.
+      const status = await call(api0.url, "GET", "/v1/status", { key: adminKey });
+      const victim = workers[0]!;
+      const victimId = (status.body.processes as any[]).find((process) => process.url === victim.url).instance_id as string;
+      const heldByVictim = async () =>
+        Number((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE status = 'running' AND claimed_by = $1`, [victimId])).rows[0].n);
+      const heldOf = async () =>
+        (await schema.admin.query(`SELECT listener_id, COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE status = 'running' AND claimed_by = $1 GROUP BY listener_id`, [victimId])).rows as Array<{ listener_id: string; n: string }>;
+      // Killed while it runs both kinds: some callers of $.respond wait on it.
+      const heldRows = await waitFor(heldOf, (rows) => rows.some((row) => row.listener_id === slow.id) && rows.some((row) => row.listener_id === responder.id), "the worker to kill holding runs of both workflows", 20_000);
+      await victim.kill();
+      const held = heldRows.reduce((sum, row) => sum + Number(row.n), 0);
+      await sleep(3_000);
+
+      // Before the api process dies, its SSE client has seen every event accepted so far, on either api.
+      const acceptedSoFar = slowCalls.filter((entry) => entry.outcome.kind === "answer" && entry.outcome.status === 200).map((entry) => entry.tag);
+      for (const tag of acceptedSoFar) await streams[1]!.next((message) => message.data.includes(`"${tag}"`), 10_000);
+      liveApis.delete(1);
+      const apiKilledAt = Date.now();
+      await api1.kill();
+      await sleep(4_000);
+      sending = false;
+      await Promise.all(loops);
+      await Promise.all(inFlight);
+
+      // Every event whose 200 came back was stored and runs exactly once (by run key), the killed worker's too.
+      const acceptedSlow = slowCalls.filter((entry) => entry.outcome.kind === "answer" && entry.outcome.status === 200).map((entry) => entry.tag);
+      const refusedSlow = slowCalls.filter((entry) => !(entry.outcome.kind === "answer" && entry.outcome.status === 200));
+      // Only calls to the killed api may fail (their connection dropped or refused); the live api refused none.
+      expect(refusedSlow.filter((entry) => entry.outcome.api === 0), JSON.stringify(refusedSlow.slice(0, 5))).toEqual([]);
+      expect(acceptedSlow.length).toBeGreaterThan(20);
+      // Done when no delivery of the workflow is left (the killed worker's included) and every run succeeded.
+      const pending = async () => Number((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE listener_id = $1`, [slow.id])).rows[0].n);
+      await waitFor(
+        async () => ({ pending: await pending(), runs: await listAll(api0.url, adminKey, `/v1/workflows/${slow.id}/runs`) }),
+        ({ pending, runs }) => pending === 0 && runs.length >= acceptedSlow.length && runs.every((run) => run.status === "success"),
+        `${acceptedSlow.length} finished slow runs and no delivery left`,
+        40_000,
+      );
+      // The killed worker's leased deliveries were taken over (nobody restarted it), not left behind.
+      expect(await heldByVictim()).toBe(0);
+      const finalSlow = await listAll(api0.url, adminKey, `/v1/workflows/${slow.id}/runs`);
+      const runKeys = finalSlow.map((run) => `${run.trigger.emitter_id}/${run.trigger.event_id}`);
+      expect(new Set(runKeys).size).toBe(finalSlow.length);
+      const stored = await listAll(api0.url, adminKey, `/v1/sources/${slowSource}/event_summaries?expand=event`);
+      // Each stored event has its one run; every accepted one is stored (a call cut off with the api may be stored unanswered).
+      expect(new Set(finalSlow.map((run) => run.trigger.event_id))).toEqual(new Set(stored.map((event) => event.id)));
+      const storedTags = new Set(stored.map((event) => event.event.body.tag as string));
+      expect(acceptedSlow.filter((tag) => !storedTags.has(tag))).toEqual([]);
+      expect(stored.length - acceptedSlow.length, "stored but not acknowledged: only calls cut off with the api").toBeLessThanOrEqual(refusedSlow.length);
+
+      // The surviving api's SSE client saw every stored event, before and after the kills.
+      for (const tag of storedTags) await streams[0]!.next((message) => message.data.includes(`"${tag}"`), 10_000);
+
+      // $.respond callers: an answer, or a clear error; only those of the killed api lost their connection.
+      const answered = respondCalls.filter((entry) => entry.outcome.kind === "answer" && entry.outcome.status === 201);
+      for (const entry of answered) expect((entry.outcome as any).body).toEqual({ tag: entry.tag });
+      const clearErrors = respondCalls.filter((entry) => entry.outcome.kind === "answer" && entry.outcome.status !== 201);
+      for (const entry of clearErrors) {
+        const outcome = entry.outcome as Extract<Outcome, { kind: "answer" }>;
+        expect(outcome.status, JSON.stringify(outcome)).toBeGreaterThanOrEqual(500);
+        expect(outcome.body?.error?.message, JSON.stringify(outcome)).toEqual(expect.any(String));
+      }
+      const dropped = respondCalls.filter((entry) => entry.outcome.kind === "dropped");
+      expect(dropped.filter((entry) => entry.outcome.api === 0), JSON.stringify(dropped.slice(0, 5))).toEqual([]);
+      console.log(JSON.stringify({ queue, answered: answered.length, clearErrors: clearErrors.map((entry) => [(entry.outcome as any).status, (entry.outcome as any).body?.error?.message]), dropped: dropped.length }));
+      expect(answered.length).toBeGreaterThan(10);
+      // Each $.respond run ran once by its run key.
+      const respondRuns = await listAll(api0.url, adminKey, `/v1/workflows/${responder.id}/runs`);
+      expect(new Set(respondRuns.map((run) => `${run.trigger.emitter_id}/${run.trigger.event_id}`)).size).toBe(respondRuns.length);
+
+      // The timer: each due second once, none lost, through both kills.
+      const ticks = (await listAll(api0.url, adminKey, `/v1/sources/${ticker.id}/event_summaries?expand=event`)).map((event) => event.event.tick as number).sort((a, b) => a - b);
+      await call(api0.url, "DELETE", `/v1/sources/${ticker.id}`, { key: adminKey });
+      expect(new Set(ticks).size, JSON.stringify(ticks)).toBe(ticks.length);
+      const gaps = ticks.slice(1).map((tick, index) => tick - ticks[index]!);
+      expect(ticks.length).toBeGreaterThanOrEqual(5);
+      // It kept ticking through both kills (a tick's timestamp is in seconds).
+      expect(ticks.at(-1)! * 1000, JSON.stringify(ticks)).toBeGreaterThan(apiKilledAt);
+      console.log(
+        JSON.stringify({
+          queue,
+          acceptedSlow: acceptedSlow.length,
+          refusedSlow: refusedSlow.length,
+          stored: stored.length,
+          answered: answered.length,
+          clearErrors: clearErrors.map((entry) => (entry.outcome as any).status),
+          // Answered after the lease: their run was the killed worker's, taken over by another.
+          answeredAfterTakeover: answered.filter((entry) => (entry.outcome as any).ms > LEASE_SECONDS * 1000).length,
+          dropped: dropped.length,
+          ticks: ticks.length,
+          maxGap: Math.max(...gaps),
+          apiKilledAfterMs: Date.now() - apiKilledAt,
+          held,
+        }),
+      );
+      expect(Math.max(...gaps), JSON.stringify(ticks)).toBe(1);
+      await Promise.all(streams.map((stream) => stream.close()));
+    }, 150_000);
+
+    it.runIf(noWorkerCheck)("answers \"run now\" with a 503 saying so when no worker is left to run it", async () => {
+      const { apis, workers, adminKey } = cluster;
+      await Promise.all(workers.map((worker) => worker.kill()));
+      const started = Date.now();
+      const answer = await call(apis[0]!.url, "POST", `/v1/sources/${manualSourceId}/run`, { key: adminKey, json: { event: { n: 9 } } });
+      expect(answer.status).toBe(503);
+      expect((answer.body as any).error.message).toMatch(/queued to run on a worker, but no worker reported back within 18 s\. Check that a worker process is running/);
+      expect(Date.now() - started).toBeLessThan(25_000);
+    }, 40_000);
+  });
+}
+
+describeCluster("redis", true);
+describeCluster("postgres", false);
