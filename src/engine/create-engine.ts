@@ -27,6 +27,7 @@ import { DEFAULT_RUN_LIMITS, SourceInvoker, type RunLimits } from "./sources/inv
 import { SourceLifecycle } from "./sources/lifecycle.js";
 import { SourcesService } from "./sources/service.js";
 import { TimerScheduler } from "./sources/timer-scheduler.js";
+import { QueueTimers, type TimerQueue } from "./sources/queue-timers.js";
 import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
 import { DeliveryWorker } from "./workflows/delivery-worker.js";
@@ -86,6 +87,12 @@ export interface EngineOptions {
   acrossProcesses?: LiveTransport | null;
   /** How long a claimed delivery is this process's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
   deliveryLeaseMs?: number;
+  /**
+   * The shared queue's timers (RUNNEL_QUEUE=redis|postgres): timer sources
+   * become its job schedulers and tick through it, not through the store's
+   * claimTick. Absent or null: the TimerScheduler (embedded, or local queue).
+   */
+  sharedTimers?: TimerQueue | null;
   /** What this process does (RUNNEL_ROLE): which messages from other processes it listens to. Default "all". */
   role?: "all" | "api" | "worker";
 }
@@ -127,6 +134,12 @@ export interface Engine {
    * Called once, before the server serves.
    */
   connect(): Promise<void>;
+  /**
+   * Starts timer sources' ticks: with a shared queue, reconciles its
+   * schedules with the sources (every role) and, when `runTicks`, takes
+   * ticks from it; otherwise starts the TimerScheduler when `runTicks`.
+   */
+  startTimers(options: { runTicks: boolean }): Promise<void>;
   /** Stops timers and waits for runs in flight. */
   stop(): Promise<void>;
 }
@@ -169,10 +182,22 @@ export function createEngine(options: EngineOptions): Engine {
   const scheduler = new TimerScheduler({ store, invoker, logger });
   // Keys resolve through the registry (the owner's own, then Runnel's catalog); it is made below, and only called later.
   const resolvePublished = (ownerId: string, key: string, version?: string) => componentRegistry.findSaved(ownerId, key, version);
-  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => {
+  // With a shared queue its job schedulers are the only timers: the TimerScheduler is never started then.
+  const queueTimers = options.sharedTimers ? new QueueTimers({ store, invoker, queue: options.sharedTimers, logger }) : null;
+  const onTimersChanged = async (source: { id: string; ownerId: string }) => {
+    if (!queueTimers) {
       scheduler.wake();
       wakeOthers?.announce("timers");
-    }, onSourceChanged: async (sourceId) => {
+      return;
+    }
+    try {
+      await queueTimers.sync(source.ownerId, source.id);
+    } catch (error) {
+      // The change itself stands (it is stored): the next start of a process puts the queue's schedule right.
+      logger.error({ err: error, sourceId: source.id }, "timers: the job queue did not take this source's new schedule; it will at the next start of a Runnel process");
+    }
+  };
+  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged, onSourceChanged: async (sourceId) => {
       worker?.forget(sourceId);
       await changesAcross?.announce("source", sourceId);
     }, accountAuth, resolvePublished });
@@ -270,9 +295,23 @@ export function createEngine(options: EngineOptions): Engine {
         );
       }
     },
+    async startTimers({ runTicks }) {
+      if (!queueTimers) {
+        if (runTicks) scheduler.start();
+        return;
+      }
+      try {
+        const { changed } = await queueTimers.reconcile();
+        if (changed > 0) logger.info({ changed }, "timers: put the job queue's schedules in line with the timer sources");
+      } catch (error) {
+        logger.error({ err: error }, "timers: could not compare the job queue's schedules with the timer sources; those already scheduled tick as before");
+      }
+      if (runTicks) await queueTimers.runTicks();
+    },
     async stop() {
       for (const disconnect of disconnects.splice(0)) await disconnect().catch(() => undefined);
       await scheduler.stop();
+      await queueTimers?.stop();
       await invoker.drain();
       await worker?.stop();
       // After the runs: the last of them may have put sends in the outbox; those not carried out wait for the next start.

@@ -55,6 +55,14 @@ export interface JobQueue {
    * handler that throws loses that tick only: the next one comes as planned.
    */
   onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void>;
+  /**
+   * The timers the queue itself keeps (BullMQ's job schedulers), with their
+   * schedules: what a start-up compares with the stored sources. The local
+   * adapter keeps none (the schedule is the source's row): always empty.
+   */
+  scheduledTimers(): Promise<ScheduledTimer[]>;
+  /** One timer's schedule as the queue keeps it, or null when it has none. */
+  scheduledTimer(sourceId: string): Promise<ScheduledTimer | null>;
 
   /** Sends a live message to every subscriber of `channel` (an emitter id) in every process. */
   publish(channel: string, message: LiveMessage): Promise<void>;
@@ -88,6 +96,14 @@ export interface ClaimedJob extends ClaimedDelivery {
 export interface TimerJob {
   sourceId: string;
   ownerId: string;
+  schedule: TimerSchedule;
+}
+
+/** A timer as the queue keeps it: whose, and on what schedule. */
+export interface ScheduledTimer {
+  sourceId: string;
+  /** The source's owner, when the queue kept it. */
+  ownerId?: string;
   schedule: TimerSchedule;
 }
 

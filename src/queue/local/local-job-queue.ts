@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { TimerSchedule } from "../../domain/sources.js";
 import type { NewDelivery, Store } from "../../store/store.js";
-import type { ClaimedJob, JobQueue, LiveMessage, TimerJob, TimerTick } from "../job-queue.js";
+import type { ClaimedJob, JobQueue, LiveMessage, ScheduledTimer, TimerJob, TimerTick } from "../job-queue.js";
 import { StoreTimerTicks } from "./store-timer-ticks.js";
 
 export interface LocalJobQueueOptions {
@@ -80,6 +80,15 @@ export class LocalJobQueue implements JobQueue {
 
   async unscheduleTimer(_sourceId: string): Promise<void> {
     this.ticks?.wake();
+  }
+
+  // The schedule is the source's row: the queue keeps none of its own.
+  async scheduledTimers(): Promise<ScheduledTimer[]> {
+    return [];
+  }
+
+  async scheduledTimer(_sourceId: string): Promise<ScheduledTimer | null> {
+    return null;
   }
 
   async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void> {
