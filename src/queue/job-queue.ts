@@ -53,8 +53,10 @@ export interface JobQueue {
    * Runs `handler` for the ticks this instance is given (one handler per
    * instance; an instance without one, an api process, runs none). A
    * handler that throws loses that tick only: the next one comes as planned.
+   * The answer stops taking ticks (those due go to other instances) once the
+   * running ones are done: a process stopping calls it before its engine.
    */
-  onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void>;
+  onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<() => Promise<void>>;
   /**
    * The timers the queue itself keeps (BullMQ's job schedulers), with their
    * schedules: what a start-up compares with the stored sources. The local

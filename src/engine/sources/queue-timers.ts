@@ -35,12 +35,13 @@ const SYNC_ROUNDS = 3;
  */
 export class QueueTimers {
   private readonly inFlight = new Set<Promise<unknown>>();
+  private stopTicks: (() => Promise<void>) | null = null;
 
   constructor(private readonly options: QueueTimersOptions) {}
 
   /** Worker processes: runs the ticks the queue hands this process. */
   async runTicks(): Promise<void> {
-    await this.options.queue.onTimerTick((tick) => this.track(this.fire(tick)));
+    this.stopTicks = await this.options.queue.onTimerTick((tick) => this.track(this.fire(tick)));
   }
 
   /** The row of a source changed (deploy, update, activation, delete): its schedule on the queue follows. */
@@ -86,8 +87,10 @@ export class QueueTimers {
     return { changed };
   }
 
-  /** Waits for the ticks this process is running. */
+  /** Takes no more ticks (other workers take those due) and waits for the ones this process is running. */
   async stop(): Promise<void> {
+    await this.stopTicks?.().catch((error: unknown) => this.options.logger.warn({ err: error }, "timers: the job queue's tick worker did not close cleanly"));
+    this.stopTicks = null;
     await Promise.allSettled([...this.inFlight]);
   }
 

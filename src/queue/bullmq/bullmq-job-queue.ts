@@ -192,20 +192,25 @@ export class BullmqJobQueue implements JobQueue {
     return scheduler ? scheduledTimerOf(sourceId, scheduler) : null;
   }
 
-  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void> {
+  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<() => Promise<void>> {
     if (this.tickWorker) throw new Error("This queue runs timer ticks already: one handler per instance.");
-    this.tickWorker = this.backend.worker(
+    const tickWorker = this.backend.worker(
       TIMER_TICKS,
       async (job: Job<{ sourceId: string; ownerId: string }>) => {
         // The scheduler names each of its jobs by the due time it made it for.
         const dueAt = job.opts.prevMillis ?? job.timestamp + (job.delay ?? 0);
         await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt });
       },
-      { concurrency: this.options.tickConcurrency ?? 8, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1 },
+      // drainDelay 1 s, not 5: a worker that stops may take with it the wake-up of the next due tick, and the others
+      // would then see it only at their next look: a timer a second late at worst, not five.
+      { concurrency: this.options.tickConcurrency ?? 8, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1, drainDelay: 1 },
     );
-    this.tickWorker.on("error", throttledWarning(this.options.logger, "queue: the timer tick worker reported an error"));
-    this.tickWorker.on("failed", (job, error) => this.options.logger.warn({ err: error, sourceId: job?.data.sourceId }, "timer tick failed"));
-    await this.tickWorker.waitUntilReady();
+    this.tickWorker = tickWorker;
+    tickWorker.on("error", throttledWarning(this.options.logger, "queue: the timer tick worker reported an error"));
+    tickWorker.on("failed", (job, error) => this.options.logger.warn({ err: error, sourceId: job?.data.sourceId }, "timer tick failed"));
+    await tickWorker.waitUntilReady();
+    // BullMQ's close waits for the ticks running; a second close (the queue's own) does nothing more.
+    return () => tickWorker.close();
   }
 
   publish(channel: string, message: LiveMessage): Promise<void> {

@@ -91,9 +91,9 @@ export class LocalJobQueue implements JobQueue {
     return null;
   }
 
-  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void> {
+  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<() => Promise<void>> {
     if (this.ticks) throw new Error("This queue runs timer ticks already: one handler per instance.");
-    this.ticks = new StoreTimerTicks({
+    const ticks = new StoreTimerTicks({
       store: this.options.store,
       logger: this.options.logger,
       handler,
@@ -101,6 +101,8 @@ export class LocalJobQueue implements JobQueue {
       ...(this.options.now ? { now: this.options.now } : {}),
       ...(this.options.timerPollMs !== undefined ? { pollMs: this.options.timerPollMs } : {}),
     });
+    this.ticks = ticks;
+    return () => ticks.stop();
   }
 
   async publish(channel: string, message: LiveMessage): Promise<void> {
