@@ -144,6 +144,9 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
+/** How long a deploy or update waits for the shared queue to take its timer's schedule. */
+const TIMER_SYNC_TIMEOUT_MS = 5_000;
+
 /** Wires the engine's parts; the store and sandbox are handed in, never chosen here. */
 export function createEngine(options: EngineOptions): Engine {
   const { store, sandbox, logger } = options;
@@ -190,11 +193,18 @@ export function createEngine(options: EngineOptions): Engine {
       wakeOthers?.announce("timers");
       return;
     }
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await queueTimers.sync(source.ownerId, source.id);
+      // Bounded: a Redis client holds commands for ever while it reconnects, and the caller waits on this.
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${TIMER_SYNC_TIMEOUT_MS / 1000} s`)), TIMER_SYNC_TIMEOUT_MS);
+      });
+      await Promise.race([queueTimers.sync(source.ownerId, source.id), timedOut]);
     } catch (error) {
       // The change itself stands (it is stored): the next start of a process puts the queue's schedule right.
       logger.error({ err: error, sourceId: source.id }, "timers: the job queue did not take this source's new schedule; it will at the next start of a Runnel process");
+    } finally {
+      clearTimeout(timer);
     }
   };
   const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged, onSourceChanged: async (sourceId) => {
