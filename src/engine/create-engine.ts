@@ -27,6 +27,7 @@ import { DEFAULT_RUN_LIMITS, SourceInvoker, type RunLimits } from "./sources/inv
 import { SourceLifecycle } from "./sources/lifecycle.js";
 import { SourcesService } from "./sources/service.js";
 import { TimerScheduler } from "./sources/timer-scheduler.js";
+import { QueueTimers, type TimerQueue } from "./sources/queue-timers.js";
 import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
 import { DeliveryWorker } from "./workflows/delivery-worker.js";
@@ -88,6 +89,12 @@ export interface EngineOptions {
   acrossProcesses?: LiveTransport | null;
   /** How long a claimed delivery is this process's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
   deliveryLeaseMs?: number;
+  /**
+   * The shared queue's timers (RUNNEL_QUEUE=redis|postgres): timer sources
+   * become its job schedulers and tick through it, not through the store's
+   * claimTick. Absent or null: the TimerScheduler (embedded, or local queue).
+   */
+  sharedTimers?: TimerQueue | null;
   /** What this process does (RUNNEL_ROLE): which messages from other processes it listens to. Default "all". */
   role?: "all" | "api" | "worker";
 }
@@ -129,9 +136,18 @@ export interface Engine {
    * Called once, before the server serves.
    */
   connect(): Promise<void>;
+  /**
+   * Starts timer sources' ticks: with a shared queue, reconciles its
+   * schedules with the sources (every role) and, when `runTicks`, takes
+   * ticks from it; otherwise starts the TimerScheduler when `runTicks`.
+   */
+  startTimers(options: { runTicks: boolean }): Promise<void>;
   /** Stops timers and waits for runs in flight. */
   stop(): Promise<void>;
 }
+
+/** How long a deploy or update waits for the shared queue to take its timer's schedule. */
+const TIMER_SYNC_TIMEOUT_MS = 5_000;
 
 /** Wires the engine's parts; the store and sandbox are handed in, never chosen here. */
 export function createEngine(options: EngineOptions): Engine {
@@ -171,10 +187,29 @@ export function createEngine(options: EngineOptions): Engine {
   const scheduler = new TimerScheduler({ store, invoker, logger });
   // Keys resolve through the registry (the owner's own, then Runnel's catalog); it is made below, and only called later.
   const resolvePublished = (ownerId: string, key: string, version?: string) => componentRegistry.findSaved(ownerId, key, version);
-  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged: () => {
+  // With a shared queue its job schedulers are the only timers: the TimerScheduler is never started then.
+  const queueTimers = options.sharedTimers ? new QueueTimers({ store, invoker, queue: options.sharedTimers, logger }) : null;
+  const onTimersChanged = async (source: { id: string; ownerId: string }) => {
+    if (!queueTimers) {
       scheduler.wake();
       wakeOthers?.announce("timers");
-    }, onSourceChanged: async (sourceId) => {
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // Bounded: a Redis client holds commands for ever while it reconnects, and the caller waits on this.
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${TIMER_SYNC_TIMEOUT_MS / 1000} s`)), TIMER_SYNC_TIMEOUT_MS);
+      });
+      await Promise.race([queueTimers.sync(source.ownerId, source.id), timedOut]);
+    } catch (error) {
+      // The change itself stands (it is stored): the next start of a process puts the queue's schedule right.
+      logger.error({ err: error, sourceId: source.id }, "timers: the job queue did not take this source's new schedule; it will at the next start of a Runnel process");
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const lifecycle = new SourceLifecycle({ store, loader, invoker, hub, secrets, ceilings: limits, onTimersChanged, onSourceChanged: async (sourceId) => {
       worker?.forget(sourceId);
       await changesAcross?.announce("source", sourceId);
     }, accountAuth, resolvePublished });
@@ -276,9 +311,23 @@ export function createEngine(options: EngineOptions): Engine {
         );
       }
     },
+    async startTimers({ runTicks }) {
+      if (!queueTimers) {
+        if (runTicks) scheduler.start();
+        return;
+      }
+      try {
+        const { changed } = await queueTimers.reconcile();
+        if (changed > 0) logger.info({ changed }, "timers: put the job queue's schedules in line with the timer sources");
+      } catch (error) {
+        logger.error({ err: error }, "timers: could not compare the job queue's schedules with the timer sources; those already scheduled tick as before");
+      }
+      if (runTicks) await queueTimers.runTicks();
+    },
     async stop() {
       for (const disconnect of disconnects.splice(0)) await disconnect().catch(() => undefined);
       await scheduler.stop();
+      await queueTimers?.stop();
       await invoker.drain();
       await worker?.stop();
       // After the runs: the last of them may have put sends in the outbox; those not carried out wait for the next start.

@@ -53,8 +53,18 @@ export interface JobQueue {
    * Runs `handler` for the ticks this instance is given (one handler per
    * instance; an instance without one, an api process, runs none). A
    * handler that throws loses that tick only: the next one comes as planned.
+   * The answer stops taking ticks (those due go to other instances) once the
+   * running ones are done: a process stopping calls it before its engine.
    */
-  onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void>;
+  onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<() => Promise<void>>;
+  /**
+   * The timers the queue itself keeps (BullMQ's job schedulers), with their
+   * schedules: what a start-up compares with the stored sources. The local
+   * adapter keeps none (the schedule is the source's row): always empty.
+   */
+  scheduledTimers(): Promise<ScheduledTimer[]>;
+  /** One timer's schedule as the queue keeps it, or null when it has none. */
+  scheduledTimer(sourceId: string): Promise<ScheduledTimer | null>;
 
   /** Sends a live message to every subscriber of `channel` (an emitter id) in every process. */
   publish(channel: string, message: LiveMessage): Promise<void>;
@@ -88,6 +98,14 @@ export interface ClaimedJob extends ClaimedDelivery {
 export interface TimerJob {
   sourceId: string;
   ownerId: string;
+  schedule: TimerSchedule;
+}
+
+/** A timer as the queue keeps it: whose, and on what schedule. */
+export interface ScheduledTimer {
+  sourceId: string;
+  /** The source's owner, when the queue kept it. */
+  ownerId?: string;
   schedule: TimerSchedule;
 }
 

@@ -94,7 +94,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const metrics: PrometheusMetrics | null =
       config.metrics === "off" ? null : createPrometheusMetrics({ queueStats: () => store.deliveryQueueStats(Date.now()), poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
     const readiness = new Readiness(store, acrossProcesses);
-    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs });
+    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, sharedTimers: acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
     await publishCatalogAtStart(engine.registry, logger);
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
@@ -126,9 +126,10 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     await app.listen({ host: config.host, port: reservation.port });
     const url = listeningUrl(app, config);
     engine.setBaseUrl(config.publicUrl ?? url);
+    // Timers: with a shared queue, every process puts its schedules in line with the sources; only workers tick.
+    await engine.startTimers({ runTicks: role !== "api" });
     // An api process runs nothing itself: what it appends is claimed by the workers (woken over the queue).
     if (role !== "api") {
-      engine.scheduler.start();
       // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
       // On PostgreSQL, peers may hold leases: only those of this instance's previous run are taken back at once.
       await engine.worker.start({ requeue: store.kind === "sqlite" ? "all" : "own" });

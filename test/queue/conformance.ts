@@ -167,6 +167,40 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       expect(dueTimes.every((dueAt) => dueAt % 1000 === 0)).toBe(true);
     });
 
+    it("hands the ticks to the other instances once one stops taking them (a process stopping)", async () => {
+      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
+      const ticks: Array<TimerTick & { by: string }> = [];
+      const one = await open(LONG_LEASE);
+      const two = await open(LONG_LEASE);
+      const stopOne = await one.onTimerTick(async (tick) => void ticks.push({ ...tick, by: "one" }));
+      await two.onTimerTick(async (tick) => void ticks.push({ ...tick, by: "two" }));
+      await one.scheduleTimer(timer);
+      await stopOne();
+      const before = ticks.length;
+      await sleep(3_600);
+      await fixture.removeTimer(timer);
+      await one.unscheduleTimer(timer.sourceId);
+      const after = ticks.slice(before);
+      expect(after.length).toBeGreaterThanOrEqual(2);
+      expect(after.every((tick) => tick.by === "two")).toBe(true);
+    });
+
+    it("lists the timers it keeps, with their schedules as given (none for the local adapter: the schedule is the source's row)", async () => {
+      const queue = await open(LONG_LEASE);
+      // One at a time: a fixture's timer sources share a name.
+      for (const schedule of [{ intervalSeconds: 3600, cron: null }, { intervalSeconds: null, cron: "0 9 * * 1", timezone: "Europe/Paris" }]) {
+        const timer = await fixture.timer(schedule);
+        await queue.scheduleTimer(timer);
+        const kept = queue.kind === "local" ? [] : [{ sourceId: timer.sourceId, ownerId: timer.ownerId, schedule }];
+        expect(await queue.scheduledTimers()).toEqual(kept);
+        expect(await queue.scheduledTimer(timer.sourceId)).toEqual(kept[0] ?? null);
+        await fixture.removeTimer(timer);
+        await queue.unscheduleTimer(timer.sourceId);
+        expect(await queue.scheduledTimer(timer.sourceId)).toBeNull();
+        expect(await queue.scheduledTimers()).toEqual([]);
+      }
+    });
+
     it("loses only the tick whose handler failed: the next one comes as planned", async () => {
       const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
       const handled: number[] = [];

@@ -67,8 +67,8 @@ export interface SourceLifecycleOptions {
   hub: EventHub;
   secrets: SecretBox;
   now?: () => number;
-  /** Told whenever a timer may have changed, so the scheduler looks again. */
-  onTimersChanged?: () => void;
+  /** Told whenever a source's timer may have changed (awaited, before the caller is answered): the scheduler looks again. */
+  onTimersChanged?: (source: { id: string; ownerId: string }) => void | Promise<void>;
   /** A source was changed or deleted here: the other processes' caches of it go (awaited, before the caller is answered). */
   onSourceChanged?: (sourceId: string) => Promise<void>;
   /** The admin's ceilings on a source's own limits; default DEFAULT_RUN_LIMITS'. */
@@ -120,7 +120,7 @@ export class SourceLifecycle {
       const hooks = await this.runHooks(draft, component, ["deploy", "activate"], {});
       const source = await storeUnderFreeSlug(draft, (row) => this.options.store.createSource(row, hooks.db), () => this.freeSlug(ownerId, draft.name, null));
       await hooks.commit(source);
-      this.options.onTimersChanged?.();
+      await this.options.onTimersChanged?.(source);
       return source;
     });
   }
@@ -173,7 +173,7 @@ export class SourceLifecycle {
       }
       await this.options.store.updateSource(next, activated ? activated.db : state);
       await activated?.commit(next);
-      this.options.onTimersChanged?.();
+      await this.options.onTimersChanged?.(next);
       return next;
     });
     await this.options.onSourceChanged?.(current.id);
@@ -189,7 +189,7 @@ export class SourceLifecycle {
       }
       if (!(await this.options.store.deleteSource(ownerId, current.id))) throw new NotFoundError("source", idOrSlug, "id or name");
       this.options.hub.publish(current.id, { kind: "closed", reason: "The source was deleted." });
-      this.options.onTimersChanged?.();
+      await this.options.onTimersChanged?.(current);
     });
     await this.options.onSourceChanged?.(current.id);
   }

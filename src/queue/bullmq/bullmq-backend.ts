@@ -54,7 +54,7 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
   const classes = withBackend(createPostgresBackend);
   // A config object, not the bare URL: only that form carries the schema (see PostgresConnectionOptions). BullMQ
   // makes or updates its tables on connecting, under an advisory lock: processes starting together do it once.
-  const connection = { connectionString: url, schema, migrate: true };
+  const connection = { connectionString: pinnedSearchPath(url, schema), schema, migrate: true };
   const live = new PostgresLiveChannel(url, `${schema}_live`, logger);
   return {
     kind: "postgres",
@@ -64,6 +64,26 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
     live,
     close: () => live.close(),
   };
+}
+
+/**
+ * The URL with the queue's schema first on its search_path. BullMQ pins it
+ * through the pool's `options`, but pg lets a URL's own `options` (such as
+ * `-c search_path=…`, which a store in a schema of its own uses) override
+ * that, and BullMQ's plain queries (its job schedulers' reads) then miss
+ * their tables. A later `-c` wins, so the schema goes last.
+ */
+export function pinnedSearchPath(url: string, schema: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url; // Not a URL pg would parse with options either: BullMQ's own pinning holds.
+  }
+  const own = parsed.searchParams.get("options");
+  if (own === null) return url;
+  parsed.searchParams.set("options", `${own} -c search_path="${schema.replace(/"/g, '""')}"`);
+  return parsed.toString();
 }
 
 /** Quits politely when connected; a connection still trying (a bad URL) is cut, or its retries would go on. */

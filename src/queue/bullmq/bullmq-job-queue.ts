@@ -1,9 +1,9 @@
-import type { Job, Queue, Worker } from "bullmq";
+import type { Job, JobSchedulerJson, Queue, Worker } from "bullmq";
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { NewDelivery } from "../../store/store.js";
-import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type TimerJob, type TimerTick } from "../job-queue.js";
+import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type ScheduledTimer, type TimerJob, type TimerTick } from "../job-queue.js";
 import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
 import { throttledWarning } from "./throttled-warning.js";
 
@@ -32,6 +32,12 @@ const DEFAULT_LEASE_MS = 600_000;
  */
 const KEEP_COMPLETED = { age: 86_400, count: 10_000 };
 const KEEP_FAILED = { age: 7 * 86_400 };
+
+/** What a timer tick job carries (its scheduler's template). */
+interface TickData {
+  sourceId: string;
+  ownerId: string;
+}
 
 /** What a delivery job carries: the delivery as the store would record it. */
 type DeliveryData = NewDelivery;
@@ -168,20 +174,43 @@ export class BullmqJobQueue implements JobQueue {
     await this.timers.removeJobScheduler(sourceId);
   }
 
-  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void> {
+  async scheduledTimers(): Promise<ScheduledTimer[]> {
+    const timers: ScheduledTimer[] = [];
+    const page = 500;
+    for (let start = 0; ; start += page) {
+      const schedulers = await (this.timers as Queue<Partial<TickData>>).getJobSchedulers(start, start + page - 1, true);
+      for (const scheduler of schedulers) {
+        const timer = scheduledTimerOf(scheduler.key, scheduler);
+        if (timer) timers.push(timer);
+      }
+      if (schedulers.length < page) return timers;
+    }
+  }
+
+  async scheduledTimer(sourceId: string): Promise<ScheduledTimer | null> {
+    const scheduler = await (this.timers as Queue<Partial<TickData>>).getJobScheduler(sourceId);
+    return scheduler ? scheduledTimerOf(sourceId, scheduler) : null;
+  }
+
+  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<() => Promise<void>> {
     if (this.tickWorker) throw new Error("This queue runs timer ticks already: one handler per instance.");
-    this.tickWorker = this.backend.worker(
+    const tickWorker = this.backend.worker(
       TIMER_TICKS,
       async (job: Job<{ sourceId: string; ownerId: string }>) => {
         // The scheduler names each of its jobs by the due time it made it for.
         const dueAt = job.opts.prevMillis ?? job.timestamp + (job.delay ?? 0);
         await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt });
       },
-      { concurrency: this.options.tickConcurrency ?? 8, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1 },
+      // drainDelay 1 s, not 5: a worker that stops may take with it the wake-up of the next due tick, and the others
+      // would then see it only at their next look: a timer a second late at worst, not five.
+      { concurrency: this.options.tickConcurrency ?? 8, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1, drainDelay: 1 },
     );
-    this.tickWorker.on("error", throttledWarning(this.options.logger, "queue: the timer tick worker reported an error"));
-    this.tickWorker.on("failed", (job, error) => this.options.logger.warn({ err: error, sourceId: job?.data.sourceId }, "timer tick failed"));
-    await this.tickWorker.waitUntilReady();
+    this.tickWorker = tickWorker;
+    tickWorker.on("error", throttledWarning(this.options.logger, "queue: the timer tick worker reported an error"));
+    tickWorker.on("failed", (job, error) => this.options.logger.warn({ err: error, sourceId: job?.data.sourceId }, "timer tick failed"));
+    await tickWorker.waitUntilReady();
+    // BullMQ's close waits for the ticks running; a second close (the queue's own) does nothing more.
+    return () => tickWorker.close();
   }
 
   publish(channel: string, message: LiveMessage): Promise<void> {
@@ -228,6 +257,15 @@ export class BullmqJobQueue implements JobQueue {
     );
     return settled;
   }
+}
+
+/** A job scheduler read back as the schedule scheduleTimer gave it (`every` in ms, or a pattern and its zone). */
+function scheduledTimerOf(sourceId: string, scheduler: Pick<JobSchedulerJson<Partial<TickData>>, "every" | "pattern" | "tz" | "template">): ScheduledTimer | null {
+  const ownerId = scheduler.template?.data?.ownerId;
+  const owner = typeof ownerId === "string" ? { ownerId } : {};
+  if (scheduler.every) return { sourceId, ...owner, schedule: { intervalSeconds: Number(scheduler.every) / 1000, cron: null } };
+  if (scheduler.pattern) return { sourceId, ...owner, schedule: { intervalSeconds: null, cron: scheduler.pattern, timezone: scheduler.tz ?? "UTC" } };
+  return null;
 }
 
 /** Waits for `work` at most `ms` (closing what never connected may hang): what is left runs on, unawaited. */

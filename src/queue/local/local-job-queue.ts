@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { TimerSchedule } from "../../domain/sources.js";
 import type { NewDelivery, Store } from "../../store/store.js";
-import type { ClaimedJob, JobQueue, LiveMessage, TimerJob, TimerTick } from "../job-queue.js";
+import type { ClaimedJob, JobQueue, LiveMessage, ScheduledTimer, TimerJob, TimerTick } from "../job-queue.js";
 import { StoreTimerTicks } from "./store-timer-ticks.js";
 
 export interface LocalJobQueueOptions {
@@ -82,9 +82,18 @@ export class LocalJobQueue implements JobQueue {
     this.ticks?.wake();
   }
 
-  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<void> {
+  // The schedule is the source's row: the queue keeps none of its own.
+  async scheduledTimers(): Promise<ScheduledTimer[]> {
+    return [];
+  }
+
+  async scheduledTimer(_sourceId: string): Promise<ScheduledTimer | null> {
+    return null;
+  }
+
+  async onTimerTick(handler: (tick: TimerTick) => Promise<void>): Promise<() => Promise<void>> {
     if (this.ticks) throw new Error("This queue runs timer ticks already: one handler per instance.");
-    this.ticks = new StoreTimerTicks({
+    const ticks = new StoreTimerTicks({
       store: this.options.store,
       logger: this.options.logger,
       handler,
@@ -92,6 +101,8 @@ export class LocalJobQueue implements JobQueue {
       ...(this.options.now ? { now: this.options.now } : {}),
       ...(this.options.timerPollMs !== undefined ? { pollMs: this.options.timerPollMs } : {}),
     });
+    this.ticks = ticks;
+    return () => ticks.stop();
   }
 
   async publish(channel: string, message: LiveMessage): Promise<void> {
