@@ -197,8 +197,7 @@ export class BullmqJobQueue implements JobQueue {
     const tickWorker = this.backend.worker(
       TIMER_TICKS,
       async (job: Job<{ sourceId: string; ownerId: string }>) => {
-        // The scheduler names each of its jobs by the due time it made it for.
-        const dueAt = job.opts.prevMillis ?? job.timestamp + (job.delay ?? 0);
+        const dueAt = dueTimeOf(job);
         await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt });
       },
       // drainDelay 1 s, not 5: a worker that stops may take with it the wake-up of the next due tick, and the others
@@ -273,4 +272,16 @@ async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
+}
+
+/**
+ * The time a scheduler's job was due. The scheduler names each job by it
+ * (`repeat:<scheduler>:<millis>`); the job as a worker reads it has no
+ * `prevMillis`, and its `timestamp` is when it was made (the previous
+ * tick's run, late on a loaded machine): that made two ticks of one second.
+ */
+export function dueTimeOf(job: Pick<Job, "id" | "timestamp" | "delay" | "opts">): number {
+  const named = /:(\d+)$/.exec(job.id ?? "");
+  if (named) return Number(named[1]);
+  return job.opts.prevMillis ?? job.timestamp + (job.delay ?? 0);
 }
