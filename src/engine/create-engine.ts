@@ -29,7 +29,10 @@ import { SourcesService } from "./sources/service.js";
 import { TimerScheduler } from "./sources/timer-scheduler.js";
 import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
-import { DeliveryWorker } from "./workflows/delivery-worker.js";
+import { DeliveryWorker, type DeliveryQueue } from "./workflows/delivery-worker.js";
+import { DeliveryRelay } from "./workflows/delivery-relay.js";
+import { LocalJobQueue } from "../queue/local/local-job-queue.js";
+import { nextTickAfter } from "./sources/timer-schedule.js";
 import { ManualRunsOnWorkers, type SourceRunOutcome } from "./sources/manual-runs-on-workers.js";
 import { limitsByTrigger } from "./sources/run-limits.js";
 import { createDestinations } from "./workflows/send-destinations.js";
@@ -88,6 +91,12 @@ export interface EngineOptions {
   acrossProcesses?: LiveTransport | null;
   /** How long a claimed delivery is this process's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
   deliveryLeaseMs?: number;
+  /**
+   * Where the delivery worker claims and settles deliveries: a shared
+   * BullMQ queue (scale-out). Absent: the store's own leased rows (the
+   * local adapter), as the embedded server always had.
+   */
+  deliveryQueue?: DeliveryQueue;
   /** What this process does (RUNNEL_ROLE): which messages from other processes it listens to. Default "all". */
   role?: "all" | "api" | "worker";
 }
@@ -114,6 +123,12 @@ export interface Engine {
   appAccounts: AppAccountsService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
+  /**
+   * Moves the deliveries appends record in the store to a queue that is
+   * not the store (BullMQ); null when the queue is the store's own rows.
+   * Started by the server with the worker.
+   */
+  relay: DeliveryRelay | null;
   /** Carries out the `$.send.*` calls of recorded runs from the send outbox; started by the server. */
   sender: SendOutboxWorker;
   /** The mail room, as handed in; null when none was. */
@@ -158,8 +173,10 @@ export function createEngine(options: EngineOptions): Engine {
   const limits = options.limits ?? DEFAULT_RUN_LIMITS;
   // The worker is made below; events appended before then have nobody to wake.
   let worker: DeliveryWorker | null = null;
+  let relay: DeliveryRelay | null = null;
   const onAppended = () => {
     worker?.wake();
+    relay?.wake();
     wakeOthers?.announce("deliveries");
   };
   // Deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
@@ -199,12 +216,28 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const deliveryQueue: DeliveryQueue =
+    options.deliveryQueue ??
+    new LocalJobQueue({ store, hub, nextTickAfter, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  const executor = new RunExecutor({ deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const listeners = {
     dc_: new SourceListener({ store, invoker, ...(manualRuns ? { reportManualRun: (requestId: string, outcome: SourceRunOutcome) => manualRuns.report(requestId, outcome) } : {}) }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
   };
-  worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  if (!deliveryQueue.settlesInStore) {
+    relay = new DeliveryRelay({
+      store,
+      queue: deliveryQueue,
+      logger,
+      claimer: options.instanceId,
+      // The jobs are in the shared queue: this process's worker and the other processes' claim them now.
+      onRelayed: () => {
+        worker?.wake();
+        wakeOthers?.announce("jobs");
+      },
+    });
+  }
+  worker = new DeliveryWorker({ queue: deliveryQueue, store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const forgetWorkflow = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);
@@ -253,6 +286,7 @@ export function createEngine(options: EngineOptions): Engine {
     apps,
     appAccounts,
     worker,
+    relay,
     sender,
     mailer,
     setBaseUrl(url) {
@@ -270,7 +304,11 @@ export function createEngine(options: EngineOptions): Engine {
       if (role !== "api") {
         disconnects.push(
           await wakeOthers.listen({
-            deliveries: () => worker?.wake(),
+            deliveries: () => {
+              worker?.wake();
+              relay?.wake();
+            },
+            jobs: () => worker?.wake(),
             timers: () => scheduler.wake(),
           }),
         );
@@ -280,6 +318,7 @@ export function createEngine(options: EngineOptions): Engine {
       for (const disconnect of disconnects.splice(0)) await disconnect().catch(() => undefined);
       await scheduler.stop();
       await invoker.drain();
+      await relay?.stop();
       await worker?.stop();
       // After the runs: the last of them may have put sends in the outbox; those not carried out wait for the next start.
       await sender.stop();
