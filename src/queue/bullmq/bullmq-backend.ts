@@ -54,7 +54,7 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
   const classes = withBackend(createPostgresBackend);
   // A config object, not the bare URL: only that form carries the schema (see PostgresConnectionOptions). BullMQ
   // makes or updates its tables on connecting, under an advisory lock: processes starting together do it once.
-  const connection = { connectionString: url, schema, migrate: true };
+  const connection = { ...withoutOptions(url), schema, migrate: true };
   const live = new PostgresLiveChannel(url, `${schema}_live`, logger);
   return {
     kind: "postgres",
@@ -64,6 +64,25 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
     live,
     close: () => live.close(),
   };
+}
+
+/**
+ * The URL's `options` (such as `-c search_path=…`) taken out of it and
+ * passed beside it: pg lets the URL's win over the config's, which would
+ * drop the `search_path` BullMQ adds to reach its own schema (its functions
+ * would not be found). Given apart, BullMQ's comes after and wins.
+ */
+function withoutOptions(url: string): { connectionString: string; options?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url };
+  }
+  const options = parsed.searchParams.get("options");
+  if (options === null) return { connectionString: url };
+  parsed.searchParams.delete("options");
+  return { connectionString: parsed.toString(), options };
 }
 
 /** Quits politely when connected; a connection still trying (a bad URL) is cut, or its retries would go on. */
