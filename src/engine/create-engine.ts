@@ -148,6 +148,9 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
+/** The longest a relay holds the rows it is moving onto the queue (see DeliveryRelay). */
+const RELAY_LEASE_MS = 30_000;
+
 /** Wires the engine's parts; the store and sandbox are handed in, never chosen here. */
 export function createEngine(options: EngineOptions): Engine {
   const { store, sandbox, logger } = options;
@@ -230,6 +233,8 @@ export function createEngine(options: EngineOptions): Engine {
       queue: deliveryQueue,
       logger,
       claimer: options.instanceId,
+      // Held only between a claim and an enqueue (milliseconds): a dead relay's rows come back soon, never later than a run's lease.
+      leaseMs: Math.min(RELAY_LEASE_MS, options.deliveryLeaseMs ?? RELAY_LEASE_MS),
       // The jobs are in the shared queue: this process's worker and the other processes' claim them now.
       onRelayed: () => {
         worker?.wake();

@@ -11,7 +11,7 @@ export interface DeliveryRelayOptions {
   claimer?: string | undefined;
   /** Told after deliveries were queued: wake the workers that claim them (here and in other processes). */
   onRelayed?: () => void;
-  /** How long a row is this relay's before another may take it (this process died mid-relay). Default 60 s. */
+  /** How long a row is this relay's before another may take it (this process died mid-relay). Default 30 s. */
   leaseMs?: number;
   /** How often the store is looked at when nothing woke the relay. Default 1 s. */
   pollMs?: number;
@@ -20,7 +20,7 @@ export interface DeliveryRelayOptions {
   now?: () => number;
 }
 
-const DEFAULT_LEASE_MS = 60_000;
+const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_BATCH = 256;
 
 /**
