@@ -30,7 +30,10 @@ import { TimerScheduler } from "./sources/timer-scheduler.js";
 import { QueueTimers, type TimerQueue } from "./sources/queue-timers.js";
 import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
-import { DeliveryWorker } from "./workflows/delivery-worker.js";
+import { DeliveryWorker, type DeliveryQueue } from "./workflows/delivery-worker.js";
+import { DeliveryRelay } from "./workflows/delivery-relay.js";
+import { LocalJobQueue } from "../queue/local/local-job-queue.js";
+import { nextTickAfter } from "./sources/timer-schedule.js";
 import { ManualRunsOnWorkers, type SourceRunOutcome } from "./sources/manual-runs-on-workers.js";
 import { limitsByTrigger } from "./sources/run-limits.js";
 import { createDestinations } from "./workflows/send-destinations.js";
@@ -95,6 +98,12 @@ export interface EngineOptions {
    * claimTick. Absent or null: the TimerScheduler (embedded, or local queue).
    */
   sharedTimers?: TimerQueue | null;
+  /**
+   * Where the delivery worker claims and settles deliveries: a shared
+   * BullMQ queue (scale-out). Absent: the store's own leased rows (the
+   * local adapter), as the embedded server always had.
+   */
+  deliveryQueue?: DeliveryQueue;
   /** What this process does (RUNNEL_ROLE): which messages from other processes it listens to. Default "all". */
   role?: "all" | "api" | "worker";
 }
@@ -121,6 +130,12 @@ export interface Engine {
   appAccounts: AppAccountsService;
   /** Takes deliveries from the durable queue and runs workflows; started by the server. */
   worker: DeliveryWorker;
+  /**
+   * Moves the deliveries appends record in the store to a queue that is
+   * not the store (BullMQ); null when the queue is the store's own rows.
+   * Started by the server with the worker.
+   */
+  relay: DeliveryRelay | null;
   /** Carries out the `$.send.*` calls of recorded runs from the send outbox; started by the server. */
   sender: SendOutboxWorker;
   /** The mail room, as handed in; null when none was. */
@@ -149,6 +164,9 @@ export interface Engine {
 /** How long a deploy or update waits for the shared queue to take its timer's schedule. */
 const TIMER_SYNC_TIMEOUT_MS = 5_000;
 
+/** The longest a relay holds the rows it is moving onto the queue (see DeliveryRelay). */
+const RELAY_LEASE_MS = 30_000;
+
 /** Wires the engine's parts; the store and sandbox are handed in, never chosen here. */
 export function createEngine(options: EngineOptions): Engine {
   const { store, sandbox, logger } = options;
@@ -174,8 +192,10 @@ export function createEngine(options: EngineOptions): Engine {
   const limits = options.limits ?? DEFAULT_RUN_LIMITS;
   // The worker is made below; events appended before then have nobody to wake.
   let worker: DeliveryWorker | null = null;
+  let relay: DeliveryRelay | null = null;
   const onAppended = () => {
     worker?.wake();
+    relay?.wake();
     wakeOthers?.announce("deliveries");
   };
   // Deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
@@ -234,12 +254,30 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const deliveryQueue: DeliveryQueue =
+    options.deliveryQueue ??
+    new LocalJobQueue({ store, hub, nextTickAfter, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  const executor = new RunExecutor({ deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const listeners = {
     dc_: new SourceListener({ store, invoker, ...(manualRuns ? { reportManualRun: (requestId: string, outcome: SourceRunOutcome) => manualRuns.report(requestId, outcome) } : {}) }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
   };
-  worker = new DeliveryWorker({ store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  if (!deliveryQueue.settlesInStore) {
+    relay = new DeliveryRelay({
+      store,
+      queue: deliveryQueue,
+      logger,
+      claimer: options.instanceId,
+      // Held only between a claim and an enqueue (milliseconds): a dead relay's rows come back soon, never later than a run's lease.
+      leaseMs: Math.min(RELAY_LEASE_MS, options.deliveryLeaseMs ?? RELAY_LEASE_MS),
+      // The jobs are in the shared queue: this process's worker and the other processes' claim them now.
+      onRelayed: () => {
+        worker?.wake();
+        wakeOthers?.announce("jobs");
+      },
+    });
+  }
+  worker = new DeliveryWorker({ queue: deliveryQueue, store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const forgetWorkflow = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);
@@ -288,6 +326,7 @@ export function createEngine(options: EngineOptions): Engine {
     apps,
     appAccounts,
     worker,
+    relay,
     sender,
     mailer,
     setBaseUrl(url) {
@@ -305,7 +344,11 @@ export function createEngine(options: EngineOptions): Engine {
       if (role !== "api") {
         disconnects.push(
           await wakeOthers.listen({
-            deliveries: () => worker?.wake(),
+            deliveries: () => {
+              worker?.wake();
+              relay?.wake();
+            },
+            jobs: () => worker?.wake(),
             timers: () => scheduler.wake(),
           }),
         );
@@ -329,6 +372,7 @@ export function createEngine(options: EngineOptions): Engine {
       await scheduler.stop();
       await queueTimers?.stop();
       await invoker.drain();
+      await relay?.stop();
       await worker?.stop();
       // After the runs: the last of them may have put sends in the outbox; those not carried out wait for the next start.
       await sender.stop();

@@ -4,8 +4,12 @@ import type { LiveTransport } from "./event-hub.js";
 /** The live channel of wake-ups. Emitter ids never start with `$`, so it is nobody's stream. */
 export const WAKE_CHANNEL = "$runnel:wake";
 
-/** What there is news of: deliveries appended (runs to claim), or timer schedules changed. */
-export type WakeTopic = "deliveries" | "timers";
+/**
+ * What there is news of: deliveries appended (rows to claim, or to relay to
+ * a shared queue), jobs queued by a relay (runs to claim), or timer
+ * schedules changed.
+ */
+export type WakeTopic = "deliveries" | "jobs" | "timers";
 
 /**
  * Wake-ups between processes. The work itself is in the store; a worker
@@ -41,7 +45,7 @@ export class WakeAcrossProcesses {
   }
 
   /** Calls the handler of each topic announced by any process (this one too) until the returned function is called. */
-  async listen(handlers: Record<WakeTopic, () => void>): Promise<() => Promise<void>> {
+  async listen(handlers: Partial<Record<WakeTopic, () => void>>): Promise<() => Promise<void>> {
     return this.transport.subscribe(WAKE_CHANNEL, (message) => {
       if (message.kind !== "event") return;
       const handler = handlers[message.channel as WakeTopic] as (() => void) | undefined;

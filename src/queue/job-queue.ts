@@ -26,6 +26,13 @@ import type { ClaimedDelivery, NewDelivery } from "../store/store.js";
 export interface JobQueue {
   /** Which adapter this is: for logs and `runnel status`. */
   readonly kind: "local" | "redis" | "postgres";
+  /**
+   * True when a job is the store's delivery row itself (local): the
+   * transaction that records a job's run removes it, and `complete` after
+   * it finds nothing to do. False (BullMQ): the store has no row of a
+   * claimed job, and the engine calls `complete` once the run is recorded.
+   */
+  readonly settlesInStore: boolean;
 
   /** Queues deliveries, each due from its `availableAt`; a key already waiting or running is left as it is. */
   enqueue(deliveries: NewDelivery[]): Promise<void>;

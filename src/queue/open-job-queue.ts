@@ -15,6 +15,8 @@ export interface OpenJobQueueOptions {
   logger: Logger;
   /** This process's instance id (the local adapter records it with its leases). */
   claimer?: string | undefined;
+  /** How long a claimed delivery is this instance's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
+  leaseMs?: number | undefined;
   /** The BullMQ adapter's namespace: a Redis key prefix or a PostgreSQL schema (tests use one each). Default: "runnel" / "runnel_queue". */
   namespace?: string;
 }
@@ -26,14 +28,19 @@ export interface OpenJobQueueOptions {
  */
 export async function openJobQueue(config: Pick<RunnelConfig, "queue" | "redisUrl" | "databaseUrl">, options: OpenJobQueueOptions): Promise<JobQueue> {
   const namespace = options.namespace !== undefined ? { namespace: options.namespace } : {};
+  // A dead claimer's jobs are looked for at least once per lease: a short lease is taken over soon after it ends.
+  const lease = {
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs, stallCheckMs: Math.min(30_000, options.leaseMs) } : {}),
+    ...(options.claimer ? { claimer: options.claimer } : {}),
+  };
   switch (config.queue) {
     case "local":
-      return new LocalJobQueue({ store: options.store, hub: options.hub, nextTickAfter: options.nextTickAfter, logger: options.logger, ...(options.claimer ? { claimer: options.claimer } : {}) });
+      return new LocalJobQueue({ store: options.store, hub: options.hub, nextTickAfter: options.nextTickAfter, logger: options.logger, ...(options.claimer ? { claimer: options.claimer } : {}), ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
     case "redis":
       // loadConfig refuses "redis" without REDIS_URL, and a shared queue without DATABASE_URL.
-      return BullmqJobQueue.open({ target: { kind: "redis", url: required(config.redisUrl, "REDIS_URL"), ...namespace }, logger: options.logger });
+      return BullmqJobQueue.open({ target: { kind: "redis", url: required(config.redisUrl, "REDIS_URL"), ...namespace }, logger: options.logger, ...lease });
     case "postgres":
-      return BullmqJobQueue.open({ target: { kind: "postgres", url: required(config.databaseUrl, "DATABASE_URL"), ...namespace }, logger: options.logger });
+      return BullmqJobQueue.open({ target: { kind: "postgres", url: required(config.databaseUrl, "DATABASE_URL"), ...namespace }, logger: options.logger, ...lease });
   }
 }
 

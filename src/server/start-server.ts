@@ -86,7 +86,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     // api: /v1, endpoints, SSE, console; worker: runs, timers, sends; all: both (the single process).
     const role = config.role;
     const hub = new EventHub();
-    queue = await openJobQueue(config, { store, hub, nextTickAfter, logger, claimer: instanceId, ...(config.queueNamespace ? { namespace: config.queueNamespace } : {}) });
+    queue = await openJobQueue(config, { store, hub, nextTickAfter, logger, claimer: instanceId, leaseMs: config.deliveryLeaseMs, ...(config.queueNamespace ? { namespace: config.queueNamespace } : {}) });
     // A shared queue carries live events to every process: an SSE stream anywhere sees every process's events.
     const acrossProcesses = queue.kind === "local" ? null : queue;
     if (acrossProcesses) hub.carryOver(acrossProcesses, (error) => logger.warn({ err: error }, "a live event could not be sent to the other processes (streams catch up from the store)"));
@@ -94,7 +94,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     const metrics: PrometheusMetrics | null =
       config.metrics === "off" ? null : createPrometheusMetrics({ queueStats: () => store.deliveryQueueStats(Date.now()), poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
     const readiness = new Readiness(store, acrossProcesses);
-    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, sharedTimers: acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs });
+    const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, sharedTimers: acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs, ...(acrossProcesses ? { deliveryQueue: acrossProcesses } : {}) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
     await publishCatalogAtStart(engine.registry, logger);
     const sealedNow = await engine.workflows.sealStoredStepSecrets();
@@ -133,6 +133,8 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
       // Embedded (SQLite): this process is the only worker, so runs a crash interrupted are ours to run again now.
       // On PostgreSQL, peers may hold leases: only those of this instance's previous run are taken back at once.
       await engine.worker.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
+      // A shared queue: what appends record in the store is moved onto it from here (see DeliveryRelay).
+      engine.relay?.start();
       // The same for sends a crash cut off: tried again, with the idempotency keys they had.
       await engine.sender.start({ requeue: store.kind === "sqlite" ? "all" : "own" });
     }

@@ -7,6 +7,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
 import { freePort } from "../helpers/ports.js";
+import { clusterDeliveries, type ClusterDeliveries } from "../helpers/cluster-deliveries.js";
 import { createTestSchema } from "../helpers/postgres.js";
 import { call } from "../helpers/server.js";
 import { openStream, type OpenStream } from "../helpers/sse.js";
@@ -60,6 +61,8 @@ interface Cluster {
   apis: ServerProcess[];
   workers: ServerProcess[];
   schema: Awaited<ReturnType<typeof createTestSchema>>;
+  /** Rows not yet relayed and BullMQ's jobs: where each delivery is, and who holds it. */
+  deliveries: ClusterDeliveries;
   adminKey: string;
   stop(): Promise<void>;
 }
@@ -81,6 +84,7 @@ async function startCluster(queue: "redis" | "postgres"): Promise<Cluster> {
   };
   const dirs: string[] = [];
   const started: ServerProcess[] = [];
+  const deliveries = clusterDeliveries(schema, queue === "redis" ? { kind: "redis", url: REDIS_URL, namespace } : { kind: "postgres", url: schema.databaseUrl, namespace });
   const start = async (role: "api" | "worker") => {
     const dataDir = await mkdtemp(join(tmpdir(), `runnel-cluster-${role}-`));
     dirs.push(dataDir);
@@ -91,6 +95,7 @@ async function startCluster(queue: "redis" | "postgres"): Promise<Cluster> {
   };
   const stop = async () => {
     await Promise.all(started.map((server) => server.stop()));
+    await deliveries.close().catch(() => undefined);
     if (queue === "redis") {
       const redis = new Redis(REDIS_URL);
       const keys = await redis.keys(`${namespace}:*`);
@@ -107,7 +112,7 @@ async function startCluster(queue: "redis" | "postgres"): Promise<Cluster> {
     const first = await start("api");
     const adminKey = (await readFile(join(first.dataDir, "admin-api-key"), "utf8")).trim();
     const rest = await Promise.all([start("api"), start("worker"), start("worker"), start("worker")]);
-    return { apis: [first.server, rest[0]!.server], workers: rest.slice(1).map((entry) => entry.server), schema, adminKey, stop };
+    return { apis: [first.server, rest[0]!.server], workers: rest.slice(1).map((entry) => entry.server), schema, deliveries, adminKey, stop };
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;
@@ -181,29 +186,24 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
     }, 60_000);
 
     it("runs a source's \"run now\" on a worker and answers as one process would, a failing run included", async () => {
-      const { apis, adminKey, schema } = cluster;
+      const { apis, adminKey, deliveries } = cluster;
       const api = apis[1]!;
       // Its own time limit is short: the api process waits for a worker that long, and 15 s more.
       const source = await deploy(api.url, adminKey, "/v1/sources", { component_code: MANUAL, name: `manual-${randomBytes(3).toString("hex")}`, timeout_seconds: 3 });
       manualSourceId = source.id;
       const status = await call(api.url, "GET", "/v1/status", { key: adminKey });
       const workerIds = new Set((status.body.processes as any[]).filter((process) => process.role === "worker").map((process) => process.instance_id as string));
-      // A slow run: while the api waits, its delivery is leased by a worker.
+      // A slow run: while the api waits, its delivery (a BullMQ job) is held by a worker.
       const running = call(api.url, "POST", `/v1/sources/${source.id}/run`, { key: adminKey, json: { event: { n: 7, slow: true } } });
-      const claimedBy = await waitFor(
-        async () => (await schema.admin.query(`SELECT claimed_by FROM ${schema.schema}.deliveries WHERE listener_id = $1 AND channel = '$run' AND status = 'running'`, [source.id])).rows,
-        (rows) => rows.length > 0,
-        "the run now's delivery claimed",
-        15_000,
-      );
-      expect(workerIds.has(claimedBy[0].claimed_by), `${claimedBy[0].claimed_by} among ${[...workerIds].join(", ")}`).toBe(true);
+      const holders = await waitFor(() => deliveries.holdersOf(source.id, "$run"), (found) => found.length > 0, "the run now's delivery claimed", 15_000);
+      expect(workerIds.has(holders[0]!), `${holders[0]} among ${[...workerIds].join(", ")}`).toBe(true);
       const answer = await running;
       expect(answer.status).toBe(200);
       expect(answer.body.data).toMatchObject({ ok: true, duration_ms: expect.any(Number) });
       expect(answer.body.data.events).toHaveLength(1);
       expect(answer.body.data.events[0].event).toEqual({ n: 7, i: 0 });
-      // Its delivery is gone with the run's commit: nothing left to run again.
-      expect((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE listener_id = $1`, [source.id])).rows[0].n).toBe("0");
+      // Its job is completed after the run's commit: nothing left to run again.
+      expect(await deliveries.unfinished(source.id)).toBe(0);
 
       const failed = await call(apis[0]!.url, "POST", `/v1/sources/${source.id}/run`, { key: adminKey, json: { event: { fail: true } } });
       expect(failed.status).toBe(200);
@@ -220,7 +220,8 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
     }, 60_000);
 
     it("under steady load on both api processes, with a worker and an api process SIGKILLed: each accepted event runs once, callers get answers or clear errors, the timer keeps time, SSE sees everything", async () => {
-      const { apis, workers, adminKey, schema } = cluster;
+      const { apis, workers, adminKey, deliveries } = cluster;
+      const completedBefore = await deliveries.completedJobs();
       const [api0, api1] = apis as [ServerProcess, ServerProcess];
       const ticker = await deploy(api0.url, adminKey, "/v1/sources", { component_code: TICKER, name: `ticker-${randomBytes(3).toString("hex")}`, configured_props: { timer: { intervalSeconds: 1 } } });
       const slow = await deploy(api0.url, adminKey, "/v1/workflows", SLOW_RUN);
@@ -251,14 +252,11 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
       const status = await call(api0.url, "GET", "/v1/status", { key: adminKey });
       const victim = workers[0]!;
       const victimId = (status.body.processes as any[]).find((process) => process.url === victim.url).instance_id as string;
-      const heldByVictim = async () =>
-        Number((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE status = 'running' AND claimed_by = $1`, [victimId])).rows[0].n);
-      const heldOf = async () =>
-        (await schema.admin.query(`SELECT listener_id, COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE status = 'running' AND claimed_by = $1 GROUP BY listener_id`, [victimId])).rows as Array<{ listener_id: string; n: string }>;
+      const heldByVictim = async () => [...(await deliveries.heldBy(victimId)).values()].reduce((sum, n) => sum + n, 0);
       // Killed while it runs both kinds: some callers of $.respond wait on it.
-      const heldRows = await waitFor(heldOf, (rows) => rows.some((row) => row.listener_id === slow.id) && rows.some((row) => row.listener_id === responder.id), "the worker to kill holding runs of both workflows", 20_000);
+      const heldRows = await waitFor(() => deliveries.heldBy(victimId), (rows) => rows.has(slow.id) && rows.has(responder.id), "the worker to kill holding runs of both workflows", 20_000);
       await victim.kill();
-      const held = heldRows.reduce((sum, row) => sum + Number(row.n), 0);
+      const held = [...heldRows.values()].reduce((sum, n) => sum + n, 0);
       await sleep(3_000);
 
       // Before the api process dies, its SSE client has seen every event accepted so far, on either api.
@@ -279,7 +277,7 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
       expect(refusedSlow.filter((entry) => entry.outcome.api === 0), JSON.stringify(refusedSlow.slice(0, 5))).toEqual([]);
       expect(acceptedSlow.length).toBeGreaterThan(20);
       // Done when no delivery of the workflow is left (the killed worker's included) and every run succeeded.
-      const pending = async () => Number((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE listener_id = $1`, [slow.id])).rows[0].n);
+      const pending = () => deliveries.unfinished(slow.id);
       await waitFor(
         async () => ({ pending: await pending(), runs: await listAll(api0.url, adminKey, `/v1/workflows/${slow.id}/runs`) }),
         ({ pending, runs }) => pending === 0 && runs.length >= acceptedSlow.length && runs.every((run) => run.status === "success"),
@@ -288,6 +286,8 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
       );
       // The killed worker's leased deliveries were taken over (nobody restarted it), not left behind.
       expect(await heldByVictim()).toBe(0);
+      // The runs went through BullMQ: its completed jobs moved by at least one per run of both workflows.
+      const completedNow = await deliveries.completedJobs();
       const finalSlow = await listAll(api0.url, adminKey, `/v1/workflows/${slow.id}/runs`);
       const runKeys = finalSlow.map((run) => `${run.trigger.emitter_id}/${run.trigger.event_id}`);
       expect(new Set(runKeys).size).toBe(finalSlow.length);
@@ -317,6 +317,7 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
       // Each $.respond run ran once by its run key.
       const respondRuns = await listAll(api0.url, adminKey, `/v1/workflows/${responder.id}/runs`);
       expect(new Set(respondRuns.map((run) => `${run.trigger.emitter_id}/${run.trigger.event_id}`)).size).toBe(respondRuns.length);
+      expect(completedNow - completedBefore, "delivery jobs completed in BullMQ").toBeGreaterThanOrEqual(finalSlow.length);
 
       // The timer: each due second once, none lost, through both kills.
       const ticks = (await listAll(api0.url, adminKey, `/v1/sources/${ticker.id}/event_summaries?expand=event`)).map((event) => event.event.tick as number).sort((a, b) => a - b);

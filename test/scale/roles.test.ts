@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
 import { runCli } from "../helpers/child.js";
 import { freePort } from "../helpers/ports.js";
+import { clusterDeliveries, type ClusterDeliveries } from "../helpers/cluster-deliveries.js";
 import { createTestSchema, TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { call } from "../helpers/server.js";
 import { openStream } from "../helpers/sse.js";
@@ -53,6 +54,8 @@ interface Cluster {
   api: ServerProcess;
   workers: ServerProcess[];
   schema: Awaited<ReturnType<typeof createTestSchema>>;
+  /** Rows not yet relayed and BullMQ's jobs: where each delivery is, and who holds it. */
+  deliveries: ClusterDeliveries;
   adminKey: string;
   stop(): Promise<void>;
 }
@@ -83,13 +86,16 @@ async function startCluster(queue: "redis" | "postgres", prefix: string, env: Re
   const api = await start("api");
   const adminKey = (await readFile(join(api.dataDir, "admin-api-key"), "utf8")).trim();
   const workers = await Promise.all([start("worker"), start("worker")]);
+  const deliveries = clusterDeliveries(schema, queue === "redis" ? { kind: "redis", url: REDIS_URL, namespace } : { kind: "postgres", url: schema.databaseUrl, namespace });
   return {
+    deliveries,
     api: api.server,
     workers: workers.map((worker) => worker.server),
     schema,
     adminKey,
     async stop() {
       await Promise.all([api.server.stop(), ...workers.map((worker) => worker.server.stop())]);
+      await deliveries.close().catch(() => undefined);
       if (queue === "redis") {
         const redis = new Redis(REDIS_URL);
         const keys = await redis.keys(`${namespace}:*`);
@@ -158,6 +164,28 @@ function describeAcrossProcesses(cluster: () => Cluster) {
       await stream.close();
       await call(api.url, "DELETE", `/v1/sources/${source.id}`, { key: adminKey });
     }
+  });
+
+  it("runs a workflow's events through BullMQ: each event's delivery becomes a job (named by its run key), completed once, no row left behind", async () => {
+    const { api, adminKey, deliveries, schema } = cluster();
+    const workflow = await deploy(api.url, adminKey, "/v1/workflows", { ...SLOW_RUN, name: `through-bullmq-${randomBytes(3).toString("hex")}` });
+    const completedBefore = await deliveries.completedJobs();
+    const sent = 12;
+    const answers = await Promise.all(Array.from({ length: sent }, (_, n) => post(workflow.trigger.endpoint_url, { n })));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(sent).fill(200));
+    const runs = await waitFor(
+      async () => (await call(api.url, "GET", `/v1/workflows/${workflow.id}/runs?limit=100`, { key: adminKey })).body.data as any[],
+      (list) => list.length >= sent && list.every((run) => run.status === "success"),
+      `${sent} finished runs`,
+    );
+    // Each event ran once, by its run key.
+    expect(new Set(runs.map((run) => `${run.trigger.emitter_id}/${run.trigger.event_id}`)).size).toBe(sent);
+    expect(runs).toHaveLength(sent);
+    await waitFor(() => deliveries.unfinished(workflow.id), (left) => left === 0, "no delivery of the workflow left, in the store or the queue");
+    // Relayed: the store's rows went to BullMQ, which completed one job per run (and one only: the job id is the run key).
+    expect((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE listener_id = $1`, [workflow.id])).rows[0].n).toBe("0");
+    expect(await deliveries.completedJobs()).toBe(completedBefore + sent);
+    await call(api.url, "DELETE", `/v1/workflows/${workflow.id}`, { key: adminKey });
   });
 
   it("answers an HTTP caller of the api with the $.respond of the run on a worker, well under the workers' 1 s poll", async () => {
@@ -231,14 +259,13 @@ describe("1 api + 2 workers, queue on Redis", () => {
   }, 60_000);
 
   it("runs every accepted HTTP event exactly once (by its run key) when a worker is SIGKILLed holding runs: the other takes them over", async () => {
-    const { api, workers, adminKey, schema } = cluster;
+    const { api, workers, adminKey, deliveries } = cluster;
     const status = await call(api.url, "GET", "/v1/status", { key: adminKey });
     const victim = workers[0]!;
     const victimId = status.body.processes.find((process: any) => process.url === victim.url).instance_id as string;
     const workflow = await deploy(api.url, adminKey, "/v1/workflows", SLOW_RUN);
     const endpoint = workflow.trigger.endpoint_url as string;
-    const heldByVictim = async () =>
-      Number((await schema.admin.query(`SELECT COUNT(*) AS n FROM ${schema.schema}.deliveries WHERE status = 'running' AND claimed_by = $1`, [victimId])).rows[0].n);
+    const heldByVictim = async () => [...(await deliveries.heldBy(victimId)).values()].reduce((sum, n) => sum + n, 0);
     let accepted = 0;
     let sending = true;
     const load = (async () => {

@@ -12,6 +12,7 @@
  */
 import type { ClaimedDelivery, Store } from "../../store/store.js";
 import type { SourceInvoker } from "../sources/invoker.js";
+import { PartlyDone } from "../workflows/delivery-worker.js";
 import { isSourceRun, type SourceRunBody, type SourceRunOutcome } from "../sources/manual-runs-on-workers.js";
 
 export interface SourceListenerOptions {
@@ -50,7 +51,8 @@ export class SourceListener {
       }),
     );
     const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
-    if (failed) throw failed.reason;
+    // Those committed are done: only the others are tried again (a queue that settles outside the store would run them twice).
+    if (failed) throw new PartlyDone(deliveries.filter((_, index) => settled[index]!.status === "fulfilled"), failed.reason);
   }
 
   private report(delivery: ClaimedDelivery, outcome: SourceRunOutcome): void {

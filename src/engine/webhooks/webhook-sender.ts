@@ -13,6 +13,7 @@ import type { ClaimedDelivery, Store } from "../../store/store.js";
 import { RUNNEL_VERSION } from "../../version.js";
 import { egressRequest } from "../network/egress-request.js";
 import type { SecretBox } from "../secrets.js";
+import type { ListenerRetry } from "../workflows/delivery-worker.js";
 
 export interface WebhookSenderOptions {
   store: Store;
@@ -35,8 +36,8 @@ export class WebhookSender {
     this.now = options.now ?? Date.now;
   }
 
-  /** Sends one listener's deliveries, in order. */
-  async run(deliveries: ClaimedDelivery[]): Promise<void> {
+  /** Sends one listener's deliveries, in order; answers those to try again (the one that failed and the rest), recorded so in the store. */
+  async run(deliveries: ClaimedDelivery[]): Promise<ListenerRetry | void> {
     const first = deliveries[0]!;
     const webhook = await this.options.store.findWebhook(first.ownerId, first.listenerId);
     if (!webhook || !webhook.active) {
@@ -52,7 +53,8 @@ export class WebhookSender {
       // for the same retry, counted as tried, rather than each holding the group for another timeout.
       const rest = deliveries.slice(index + 1);
       if (rest.length > 0) await this.options.store.releaseDeliveries(rest, retryAt);
-      return;
+      // A queue whose jobs are not the store's rows (BullMQ) puts them back itself.
+      return { deliveries: deliveries.slice(index), retryAt };
     }
   }
 

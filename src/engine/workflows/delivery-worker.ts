@@ -1,27 +1,62 @@
 import type { Logger } from "pino";
 import type { DeployedSource } from "../../domain/sources.js";
 import type { Workflow } from "../../domain/workflows.js";
+import type { ClaimedJob, JobQueue } from "../../queue/job-queue.js";
 import type { ClaimedDelivery, Store } from "../../store/store.js";
 import { ExpiringCache } from "../expiring-cache.js";
 import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { RunExecutor } from "./run-executor.js";
 
-/** A kind of listener other than a workflow: it carries out one listener's claimed deliveries, or throws for a retry. */
+/**
+ * A kind of listener other than a workflow: it carries out one listener's
+ * claimed deliveries, or throws for a retry (PartlyDone: of those not done).
+ * It may answer some deliveries it tried and will try again at `retryAt`
+ * (a webhook's receiver failed); it has recorded that in the store, which
+ * is all a queue that settles in the store needs.
+ */
 export interface GroupListener {
-  run(deliveries: ClaimedDelivery[]): Promise<void>;
+  run(deliveries: ClaimedDelivery[]): Promise<void | ListenerRetry>;
 }
+
+/** Deliveries a listener tried and will try again at `retryAt` (epoch ms). */
+export interface ListenerRetry {
+  deliveries: ClaimedDelivery[];
+  retryAt: number;
+}
+
+/** A group listener's failure after some of its deliveries were done (committed): only the others are tried again. */
+export class PartlyDone extends Error {
+  constructor(
+    readonly done: ClaimedDelivery[],
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/**
+ * What the worker takes deliveries through: the job queue's deliveries, and
+ * `adopt` when the queue can take over claims an append made for this
+ * process (the local adapter: the embedded hand-off; without it, appends
+ * hand nothing over and every delivery is claimed from the queue).
+ */
+export type DeliveryQueue = Pick<JobQueue, "settlesInStore" | "enqueue" | "claim" | "complete" | "retry" | "takeBackInterrupted"> & {
+  adopt?(claimed: ClaimedDelivery[]): ClaimedJob[];
+};
 
 export interface DeliveryWorkerOptions {
   store: Store;
+  /** Where deliveries are claimed and settled (see DeliveryQueue). */
+  queue: DeliveryQueue;
   executor: RunExecutor;
   /** Listeners that are not workflows, by id prefix: sources (`dc_`), webhooks (`wh_`). */
   listeners?: Partial<Record<"dc_" | "wh_", GroupListener>>;
   logger: Logger;
   /** How often the store is asked when nothing woke the worker (other processes' work, expired leases). Default 1 s. */
   pollMs?: number;
-  /** How long a claimed delivery is ours before another claimer may take it (its process died). Default 10 min. */
+  /** How long a delivery handed over at append time is ours before another claimer may take it (its process died). Default 10 min; the queue's own claims have the queue's lease. */
   leaseMs?: number;
-  /** This process's instance id, recorded with its leases (see Store.requeueDeliveries). */
+  /** This process's instance id, recorded with the leases of hand-offs (see Store.requeueDeliveries). */
   claimer?: string;
   /** Deliveries claimed at once. Default 64. */
   batchSize?: number;
@@ -53,11 +88,13 @@ const MAX_ATTEMPTS = 10;
 const CACHE_MS = 1_000;
 
 /**
- * Takes deliveries from the store's durable queue and runs them: claims a
- * batch (leased), groups it by listener, and hands each group to the
- * executor, which records the runs and removes the deliveries in one
- * transaction. A process killed mid-run leaves its deliveries leased; the
- * embedded server requeues them on start, a cluster when the lease expires.
+ * Takes deliveries from the job queue and runs them: claims a batch
+ * (leased), groups it by listener, and hands each group to the executor,
+ * which records the runs. With the local queue the same transaction
+ * removes the deliveries; with BullMQ the jobs are completed after it (a
+ * run recorded once by its run key makes a repeat harmless). A process
+ * killed mid-run leaves its claims leased; the embedded server takes them
+ * back on start, a cluster when the lease expires.
  */
 export class DeliveryWorker implements DeliveryHandOff {
   private readonly workflows = new ExpiringCache<string, Workflow | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
@@ -73,10 +110,10 @@ export class DeliveryWorker implements DeliveryHandOff {
   private drained = false;
   private wakeUp: (() => void) | null = null;
   /** Deliveries recorded claimed for this process (take) or claimed while their owner had no free slot, by listener, waiting for a slot. */
-  private handedOff: ClaimedDelivery[][] = [];
+  private handedOff: ClaimedJob[][] = [];
   /** Webhook groups being sent, and those waiting for a sending slot (see startGroup). */
   private readonly sending = new Set<Promise<void>>();
-  private readonly waitingToSend: ClaimedDelivery[][] = [];
+  private readonly waitingToSend: ClaimedJob[][] = [];
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.now = options.now ?? Date.now;
@@ -88,8 +125,8 @@ export class DeliveryWorker implements DeliveryHandOff {
    * held before it stopped (a process of a shared database starting again).
    */
   async start({ requeue }: { requeue: "all" | "own" | false }): Promise<void> {
-    if (requeue === "all" || (requeue === "own" && this.options.claimer)) {
-      const count = await this.options.store.requeueDeliveries(this.now(), requeue === "own" ? this.options.claimer : undefined);
+    if (requeue) {
+      const count = await this.options.queue.takeBackInterrupted(requeue);
       if (count > 0) this.options.logger.info({ count }, "runs interrupted by the last stop are run again");
     }
     this.loop ??= this.run();
@@ -105,7 +142,13 @@ export class DeliveryWorker implements DeliveryHandOff {
    * Deliveries the append recorded already claimed for this process: run
    * them as a claim's, without asking the store (ResultWriter's handOff).
    */
-  take(claimed: ClaimedDelivery[]): void {
+  take(handed: ClaimedDelivery[]): void {
+    const claimed = this.options.queue.adopt?.(handed);
+    if (!claimed) {
+      // A queue that takes no hand-offs (claimFor said so): queued like any append's.
+      void this.options.queue.enqueue(handed).catch((error) => this.options.logger.error({ err: error }, "could not queue handed-over deliveries"));
+      return;
+    }
     if (this.stopped) {
       // Not ours to run any more: back to the queue, for the next start or another process.
       void this.giveBack(claimed, this.now()).catch((error) => this.options.logger.error({ err: error }, "could not give back deliveries at stop"));
@@ -117,7 +160,7 @@ export class DeliveryWorker implements DeliveryHandOff {
 
   /** The claim an append records deliveries with, to hand them here; null until the worker runs, and once it stops. */
   claimFor(): { claimer: string | null; leaseMs: number } | null {
-    return this.loop && !this.stopped ? { claimer: this.options.claimer ?? null, leaseMs: this.leaseMs } : null;
+    return this.loop && !this.stopped && this.options.queue.adopt ? { claimer: this.options.claimer ?? null, leaseMs: this.leaseMs } : null;
   }
 
   private get leaseMs(): number {
@@ -166,9 +209,9 @@ export class DeliveryWorker implements DeliveryHandOff {
         continue;
       }
       this.woken = false;
-      let claimed: ClaimedDelivery[];
+      let claimed: ClaimedJob[];
       try {
-        claimed = await this.options.store.claimDeliveries({ now: this.now(), leaseMs: this.leaseMs, limit: this.options.batchSize ?? 64, claimer: this.options.claimer });
+        claimed = await this.options.queue.claim(this.options.batchSize ?? 64);
       } catch (error) {
         if (this.stopped) break;
         this.options.logger.error({ err: error }, "could not claim deliveries; trying again shortly");
@@ -196,11 +239,11 @@ export class DeliveryWorker implements DeliveryHandOff {
    * small groups over, and one batch of their runs costs the runner and the
    * store about what one small group does.
    */
-  private nextHandedOff(): ClaimedDelivery[] | undefined {
+  private nextHandedOff(): ClaimedJob[] | undefined {
     // The oldest of an owner with a free slot: one owner's waiting runs never hold up another's.
     const at = this.handedOff.findIndex((group) => this.hasRoom(group[0]!.ownerId));
     if (at < 0) return undefined;
-    const [first] = this.handedOff.splice(at, 1) as [ClaimedDelivery[]];
+    const [first] = this.handedOff.splice(at, 1) as [ClaimedJob[]];
     const limit = this.options.batchSize ?? 64;
     const listenerId = first[0]!.listenerId;
     const merged = [...first];
@@ -218,7 +261,7 @@ export class DeliveryWorker implements DeliveryHandOff {
    * have slots of their own (WEBHOOK_SLOTS): a dead receiver, or many, never
    * holds up anyone's runs.
    */
-  private startGroup(group: ClaimedDelivery[]): void {
+  private startGroup(group: ClaimedJob[]): void {
     if (!isWebhookGroup(group)) return this.track(group[0]!.ownerId, this.runGroup(group));
     if (this.sending.size >= WEBHOOK_SLOTS) {
       this.waitingToSend.push(group);
@@ -274,33 +317,43 @@ export class DeliveryWorker implements DeliveryHandOff {
     });
   }
 
-  private async runGroup(deliveries: ClaimedDelivery[]): Promise<void> {
-    const { store, executor, logger } = this.options;
+  private async runGroup(deliveries: ClaimedJob[]): Promise<void> {
+    const { queue, executor, logger } = this.options;
     const first = deliveries[0]!;
+    // Deliveries run (or not to be run) and recorded: a queue that does not settle in the store is told after.
+    let finished: ClaimedJob[] = deliveries;
     try {
       const other = this.listenerOf(first.listenerId);
       if (other) {
-        await other.run(deliveries);
-        return;
-      }
-      const workflow = await this.workflowOf(first.ownerId, first.listenerId);
-      if (!workflow || !workflow.active) {
+        const retry = await other.run(deliveries);
+        if (retry && !queue.settlesInStore) {
+          const again = new Set(retry.deliveries);
+          finished = deliveries.filter((delivery) => !again.has(delivery));
+          await queue.retry(deliveries.filter((delivery) => again.has(delivery)), retry.retryAt);
+        }
+      } else {
+        const workflow = await this.workflowOf(first.ownerId, first.listenerId);
         // Deleted or deactivated: what it was sent is not run (a paused workflow does not pile up work).
-        await store.dropDeliveries(deliveries);
-        return;
+        if (!workflow || !workflow.active) return void (await queue.complete(deliveries));
+        let made = 0;
+        for (const [kind, group] of await this.byTriggerKind(deliveries)) made += await executor.runBatch(workflow, group, kind);
+        // Its runs emitted to listeners ($errors, $.send.emit): their runs are waiting.
+        if (made > 0) this.wake();
       }
-      let made = 0;
-      for (const [kind, group] of await this.byTriggerKind(deliveries)) made += await executor.runBatch(workflow, group, kind);
-      // Its runs emitted to listeners ($errors, $.send.emit): their runs are waiting.
-      if (made > 0) this.wake();
     } catch (error) {
-      const given = deliveries.filter((delivery) => delivery.attempts >= MAX_ATTEMPTS);
-      const retry = deliveries.filter((delivery) => delivery.attempts < MAX_ATTEMPTS);
-      logger.error({ err: error, listenerId: first.listenerId, deliveries: deliveries.length, givenUp: given.length }, "runs could not be recorded; they will be tried again");
-      await store.dropDeliveries(given).catch(() => undefined);
+      const done = error instanceof PartlyDone ? new Set(error.done) : null;
+      const failed = done ? deliveries.filter((delivery) => !done.has(delivery)) : deliveries;
+      const given = failed.filter((delivery) => delivery.attempts >= MAX_ATTEMPTS);
+      const retry = failed.filter((delivery) => delivery.attempts < MAX_ATTEMPTS);
+      logger.error({ err: error, listenerId: first.listenerId, deliveries: failed.length, givenUp: given.length }, "runs could not be recorded; they will be tried again");
+      finished = done ? deliveries.filter((delivery) => done.has(delivery)) : [];
+      await queue.complete(given).catch(() => undefined);
       const backoff = Math.min(60_000, 1_000 * 2 ** Math.min(6, first.attempts));
       await this.giveBack(retry, this.now() + backoff).catch(() => undefined);
     }
+    if (queue.settlesInStore || finished.length === 0) return;
+    // Recorded already: a job not completed now (the queue did not answer) runs again, and its run key records nothing twice.
+    await queue.complete(finished).catch((error) => logger.warn({ err: error, listenerId: first.listenerId }, "finished jobs could not be marked complete; they will run again and be recorded once"));
   }
 
   /**
@@ -308,12 +361,12 @@ export class DeliveryWorker implements DeliveryHandOff {
    * `availableAt`; those handed over unrecorded (EventBatch.held) are
    * recorded now, so that they are run later all the same.
    */
-  private async giveBack(deliveries: ClaimedDelivery[], availableAt: number): Promise<void> {
+  private async giveBack(deliveries: ClaimedJob[], availableAt: number): Promise<void> {
     const unrecorded = deliveries.filter((delivery) => delivery.unrecorded).map((delivery) => ({ ...delivery, availableAt }));
     const recorded = deliveries.filter((delivery) => !delivery.unrecorded);
     await Promise.all([
-      recorded.length > 0 ? this.options.store.releaseDeliveries(recorded, availableAt) : undefined,
-      unrecorded.length > 0 ? this.options.store.enqueueDeliveries(unrecorded) : undefined,
+      recorded.length > 0 ? this.options.queue.retry(recorded, availableAt) : undefined,
+      unrecorded.length > 0 ? this.options.queue.enqueue(unrecorded) : undefined,
     ]);
   }
 
@@ -330,7 +383,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   }
 
   /** The deliveries by the kind of source they came from (HTTP, timer, other): it sets their time limit and source type. */
-  private async byTriggerKind(deliveries: ClaimedDelivery[]): Promise<Map<TriggerKind, ClaimedDelivery[]>> {
+  private async byTriggerKind(deliveries: ClaimedJob[]): Promise<Map<TriggerKind, ClaimedJob[]>> {
     const kinds = new Map<string, TriggerKind>();
     for (const { emitterId, ownerId } of deliveries) {
       if (kinds.has(emitterId)) continue;
@@ -345,7 +398,7 @@ export class DeliveryWorker implements DeliveryHandOff {
 type TriggerKind = "http" | "timer" | "other";
 
 /** A webhook's group: sent in slots of its own, not the runs' (see startGroup). */
-function isWebhookGroup(group: ClaimedDelivery[]): boolean {
+function isWebhookGroup(group: ClaimedJob[]): boolean {
   return group[0]!.listenerId.startsWith("wh_");
 }
 

@@ -51,6 +51,12 @@ export interface RunExecutorOptions {
   maxInterruptions?: number;
   /** Carries out steps' `data_store` calls; without it they fail. */
   dataStores?: DataStoresService;
+  /**
+   * Whether recording runs removes their deliveries in the same transaction
+   * (the local queue: a delivery is a store row). False with BullMQ: the
+   * delivery worker completes the jobs after the commit. Default true.
+   */
+  deliveriesInStore?: boolean;
   /** This process's instance id: the lease of a delivery recorded while its run goes on (see secureHeldAnswer). */
   claimer?: string | undefined;
   /** Gives steps' app props their account's `$auth`, read for each batch of runs; without it they get an empty one. */
@@ -443,7 +449,7 @@ export class RunExecutor {
     const stepStores = runs.flatMap((run) => run.storeWrites.map((write) => ({ ...write, ownerId: workflow.ownerId, workflowId: workflow.id, runId: run.id })));
     const sends = runs.flatMap((run) => outboxSendsOf(workflow, run, now));
     // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
-    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: recordedDeliveries(runs), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
+    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: this.options.deliveriesInStore === false ? [] : recordedDeliveries(runs), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
     for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     if (this.metrics.enabled) this.countRuns(runs, recorded, triggerKind, appended);
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is

@@ -10,6 +10,8 @@ import { throttledWarning } from "./throttled-warning.js";
 export interface BullmqJobQueueOptions {
   target: BullmqTarget;
   logger: Logger;
+  /** This process's instance id: the jobs it holds show it as their `processedBy` (what a dead process held, for operators and tests). */
+  claimer?: string | undefined;
   /** How long a claim is this instance's: past it, another worker's stall check takes the job over. Default 10 min. */
   leaseMs?: number;
   /** How often this instance looks for claims whose lease ran out. Default 30 s. */
@@ -52,6 +54,7 @@ type DeliveryData = NewDelivery;
  */
 export class BullmqJobQueue implements JobQueue {
   readonly kind: "redis" | "postgres";
+  readonly settlesInStore = false;
   private readonly backend: BullmqBackend;
   private readonly deliveries: Queue;
   private readonly claimer: Worker;
@@ -67,6 +70,7 @@ export class BullmqJobQueue implements JobQueue {
     this.timers = this.backend.queue(TIMER_TICKS);
     this.claimer = this.backend.worker(DELIVERIES, null, {
       autorun: false,
+      ...(options.claimer ? { name: options.claimer } : {}),
       lockDuration: options.leaseMs ?? DEFAULT_LEASE_MS,
       stalledInterval: options.stallCheckMs ?? 30_000,
       maxStalledCount: options.maxTakeovers ?? 10,

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { TimerSchedule } from "../../domain/sources.js";
-import type { NewDelivery, Store } from "../../store/store.js";
+import type { ClaimedDelivery, NewDelivery, Store } from "../../store/store.js";
 import type { ClaimedJob, JobQueue, LiveMessage, ScheduledTimer, TimerJob, TimerTick } from "../job-queue.js";
 import { StoreTimerTicks } from "./store-timer-ticks.js";
 
@@ -38,6 +38,7 @@ export interface LiveHub {
  */
 export class LocalJobQueue implements JobQueue {
   readonly kind = "local" as const;
+  readonly settlesInStore = true;
   private ticks: StoreTimerTicks | null = null;
   private readonly now: () => number;
 
@@ -56,7 +57,19 @@ export class LocalJobQueue implements JobQueue {
       limit,
       claimer: this.options.claimer,
     });
-    return claimed.map((delivery) => ({ ...delivery, claim: String(delivery.attempts) }));
+    // In place: the embedded hot path allocates no second object per run.
+    return this.adopt(claimed);
+  }
+
+  /**
+   * Deliveries an append recorded already claimed for this instance (the
+   * embedded hand-off, see ResultWriter): claims of this queue, settled as
+   * any other. Only this adapter has them: BullMQ's jobs are never claimed
+   * at append time.
+   */
+  adopt(claimed: ClaimedDelivery[]): ClaimedJob[] {
+    for (const delivery of claimed) (delivery as { claim?: string }).claim = String(delivery.attempts);
+    return claimed as ClaimedJob[];
   }
 
   complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]> {

@@ -1,0 +1,125 @@
+import type { Logger } from "pino";
+import type { JobQueue } from "../../queue/job-queue.js";
+import type { ClaimedDelivery, NewDelivery, Store } from "../../store/store.js";
+
+export interface DeliveryRelayOptions {
+  store: Store;
+  /** The shared queue the deliveries go to (BullMQ): its job id is the delivery key. */
+  queue: Pick<JobQueue, "enqueue">;
+  logger: Logger;
+  /** This process's instance id, recorded with the rows it holds while it relays them. */
+  claimer?: string | undefined;
+  /** Told after deliveries were queued: wake the workers that claim them (here and in other processes). */
+  onRelayed?: () => void;
+  /** How long a row is this relay's before another may take it (this process died mid-relay). Default 30 s. */
+  leaseMs?: number;
+  /** How often the store is looked at when nothing woke the relay. Default 1 s. */
+  pollMs?: number;
+  /** Rows relayed at once. Default 256. */
+  batchSize?: number;
+  now?: () => number;
+}
+
+const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_BATCH = 256;
+
+/**
+ * Carries deliveries from the store to a shared queue (BullMQ), on worker
+ * processes. An append records its deliveries as rows in the event's own
+ * transaction, so an acknowledged event's runs are as durable as the event;
+ * the relay claims those rows, enqueues each as a job named by its delivery
+ * key, and only then removes the rows. A relay that dies between the two
+ * leaves the rows leased: they are relayed again when the lease ends, and
+ * the job id, taken already, adds nothing (no run twice).
+ */
+export class DeliveryRelay {
+  private readonly now: () => number;
+  private loop: Promise<void> | null = null;
+  private stopped = false;
+  private woken = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(private readonly options: DeliveryRelayOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Deliveries were appended (here or in another process): relay them now, not at the next poll. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Stops after the batch in hand is relayed (or left leased, for another relay). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeUp?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const limit = this.options.batchSize ?? DEFAULT_BATCH;
+    while (!this.stopped) {
+      this.woken = false;
+      let relayed = 0;
+      try {
+        relayed = await this.relayOnce(limit);
+      } catch (error) {
+        if (this.stopped) break;
+        this.options.logger.error({ err: error }, "could not relay deliveries to the job queue; trying again shortly");
+      }
+      // A full batch: there may be more at once. Otherwise wait for news or the poll.
+      if (relayed < limit && !this.woken && !this.stopped) await this.idle();
+    }
+  }
+
+  /** Relays one batch; answers how many rows it took. */
+  async relayOnce(limit: number): Promise<number> {
+    const { store, queue } = this.options;
+    const claimed = await store.claimDeliveries({ now: this.now(), leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS, limit, claimer: this.options.claimer });
+    if (claimed.length === 0) return 0;
+    const now = this.now();
+    await queue.enqueue(claimed.map((row) => toJob(row, now)));
+    await store.dropDeliveries(claimed);
+    this.options.onRelayed?.();
+    return claimed.length;
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.options.pollMs ?? 1_000);
+      const wakeUp = () => done();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = null;
+        wakeUp();
+      };
+    });
+  }
+}
+
+/**
+ * The job of a claimed row: due now (it was due, or it would not have been
+ * claimed; the claim wrote its lease over `availableAt`), without the row's
+ * claim fields: the queue keeps its own attempts.
+ */
+function toJob(row: ClaimedDelivery, now: number): NewDelivery {
+  return {
+    listenerId: row.listenerId,
+    emitterId: row.emitterId,
+    eventId: row.eventId,
+    ownerId: row.ownerId,
+    subscriptionId: row.subscriptionId,
+    channel: row.channel,
+    availableAt: now,
+    createdAt: row.createdAt,
+    event: row.event,
+    indexedAtMs: row.indexedAtMs,
+  };
+}
