@@ -1,14 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Redis } from "ioredis";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
-import { freePort } from "../helpers/ports.js";
 import { clusterDeliveries, type ClusterDeliveries } from "../helpers/cluster-deliveries.js";
 import { createTestSchema } from "../helpers/postgres.js";
+import { createClusterFixture, waitFor } from "../helpers/test-cluster.js";
 import { call } from "../helpers/server.js";
 import { openStream, type OpenStream } from "../helpers/sse.js";
 
@@ -19,7 +14,6 @@ import { openStream, type OpenStream } from "../helpers/sse.js";
  * processes; a worker and an api process are SIGKILLed during it.
  */
 
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** A short lease (the minimum): a killed worker's runs are taken over within the test. */
 const LEASE_SECONDS = 5;
 /** A caller waiting on a run of the killed worker gets its 504 within the test, not after 30 s. */
@@ -68,51 +62,21 @@ interface Cluster {
 }
 
 async function startCluster(queue: "redis" | "postgres"): Promise<Cluster> {
-  const prefix = `cluster_${queue === "redis" ? "r" : "p"}`;
-  const schema = await createTestSchema(prefix);
-  const namespace = `${prefix}_q_${randomBytes(4).toString("hex")}`;
-  const shared = {
-    DATABASE_URL: schema.databaseUrl,
-    RUNNEL_QUEUE: queue,
-    RUNNEL_QUEUE_NAMESPACE: namespace,
-    RUNNEL_MASTER_KEY: randomBytes(32).toString("hex"),
-    RUNNEL_LOG_LEVEL: "warn",
+  const fixture = await createClusterFixture(queue, `cluster_${queue === "redis" ? "r" : "p"}`, {
     RUNNEL_HEARTBEAT_INTERVAL_MS: "500",
     RUNNEL_DELIVERY_LEASE_SECONDS: String(LEASE_SECONDS),
     RUNNEL_HTTP_TIMEOUT_SECONDS: String(HTTP_TIMEOUT_SECONDS),
-    ...(queue === "redis" ? { REDIS_URL } : {}),
-  };
-  const dirs: string[] = [];
-  const started: ServerProcess[] = [];
-  const deliveries = clusterDeliveries(schema, queue === "redis" ? { kind: "redis", url: REDIS_URL, namespace } : { kind: "postgres", url: schema.databaseUrl, namespace });
-  const start = async (role: "api" | "worker") => {
-    const dataDir = await mkdtemp(join(tmpdir(), `runnel-cluster-${role}-`));
-    dirs.push(dataDir);
-    const server = new ServerProcess({ dataDir, port: await freePort(), env: { ...shared, RUNNEL_ROLE: role }, startTimeoutMs: 60_000 });
-    started.push(server);
-    await server.start();
-    return { server, dataDir };
-  };
+  });
+  const deliveries = clusterDeliveries(fixture.schema, fixture.target);
   const stop = async () => {
-    await Promise.all(started.map((server) => server.stop()));
-    await deliveries.close().catch(() => undefined);
-    if (queue === "redis") {
-      const redis = new Redis(REDIS_URL);
-      const keys = await redis.keys(`${namespace}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-    } else {
-      await schema.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(namespace)} CASCADE`);
-    }
-    await schema.drop();
-    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    await fixture.stop().finally(() => deliveries.close().catch(() => undefined));
   };
   try {
     // The first api process makes the admin and its key; the others find both in the database.
-    const first = await start("api");
-    const adminKey = (await readFile(join(first.dataDir, "admin-api-key"), "utf8")).trim();
-    const rest = await Promise.all([start("api"), start("worker"), start("worker"), start("worker")]);
-    return { apis: [first.server, rest[0]!.server], workers: rest.slice(1).map((entry) => entry.server), schema, deliveries, adminKey, stop };
+    const first = await fixture.start("api");
+    const adminKey = await fixture.adminKeyOf(first.dataDir);
+    const rest = await Promise.all([fixture.start("api"), fixture.start("worker"), fixture.start("worker"), fixture.start("worker")]);
+    return { apis: [first.server, rest[0]!.server], workers: rest.slice(1).map((entry) => entry.server), schema: fixture.schema, deliveries, adminKey, stop };
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;
@@ -123,16 +87,6 @@ async function deploy(url: string, key: string, path: string, body: unknown): Pr
   const answer = await call(url, "POST", path, { key, json: body });
   if (answer.status !== 200) throw new Error(`POST ${path} failed: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.data;
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value).slice(0, 1500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -202,8 +156,8 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
       expect(answer.body.data).toMatchObject({ ok: true, duration_ms: expect.any(Number) });
       expect(answer.body.data.events).toHaveLength(1);
       expect(answer.body.data.events[0].event).toEqual({ n: 7, i: 0 });
-      // Its job is completed after the run's commit: nothing left to run again.
-      expect(await deliveries.unfinished(source.id)).toBe(0);
+      // Its job is completed after the run's commit (just after the outcome is sent): nothing left to run again.
+      await waitFor(() => deliveries.unfinished(source.id), (count) => count === 0, "the run now's job to be completed", 10_000);
 
       const failed = await call(apis[0]!.url, "POST", `/v1/sources/${source.id}/run`, { key: adminKey, json: { event: { fail: true } } });
       expect(failed.status).toBe(200);
@@ -284,8 +238,9 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
         `${acceptedSlow.length} finished slow runs and no delivery left`,
         40_000,
       );
-      // The killed worker's leased deliveries were taken over (nobody restarted it), not left behind.
-      expect(await heldByVictim()).toBe(0);
+      // The killed worker's leased deliveries were taken over (nobody restarted it), not left behind: the responder's
+      // too, whose takeover (lease, then BullMQ's stall check) may come after the slow workflow's on a loaded machine.
+      await waitFor(heldByVictim, (count) => count === 0, "the killed worker's deliveries to be taken over", 30_000);
       // The runs went through BullMQ: its completed jobs moved by at least one per run of both workflows.
       const completedNow = await deliveries.completedJobs();
       const finalSlow = await listAll(api0.url, adminKey, `/v1/workflows/${slow.id}/runs`);

@@ -1,15 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
 import { runCli } from "../helpers/child.js";
-import { freePort } from "../helpers/ports.js";
 import { clusterDeliveries, type ClusterDeliveries } from "../helpers/cluster-deliveries.js";
 import { createTestSchema, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { createClusterFixture, REDIS_URL, waitFor } from "../helpers/test-cluster.js";
 import { call } from "../helpers/server.js";
 import { openStream } from "../helpers/sse.js";
 
@@ -19,7 +17,7 @@ import { openStream } from "../helpers/sse.js";
  * queue on Redis, then on PostgreSQL alone.
  */
 
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
 
 /** A timer source that emits its tick's timestamp every second: it runs on the workers only. */
 const TICKER = `export default { name: "Ticker", version: "0.1.0", props: { timer: { type: "$.interface.timer", default: { intervalSeconds: 1 } } }, async run(event) { this.$emit({ tick: event.timestamp }, { summary: "tick " + event.timestamp }); } };`;
@@ -61,51 +59,20 @@ interface Cluster {
 }
 
 async function startCluster(queue: "redis" | "postgres", prefix: string, env: Record<string, string> = {}): Promise<Cluster> {
-  const schema = await createTestSchema(prefix);
-  const namespace = `${prefix}_q_${randomBytes(4).toString("hex")}`;
-  // One master key for all: a secret sealed by one process is opened by another.
-  const shared = {
-    DATABASE_URL: schema.databaseUrl,
-    RUNNEL_QUEUE: queue,
-    RUNNEL_QUEUE_NAMESPACE: namespace,
-    RUNNEL_MASTER_KEY: randomBytes(32).toString("hex"),
-    RUNNEL_LOG_LEVEL: "warn",
-    RUNNEL_HEARTBEAT_INTERVAL_MS: "500",
-    ...(queue === "redis" ? { REDIS_URL } : {}),
-    ...env,
-  };
-  const dirs: string[] = [];
-  const start = async (role: "api" | "worker") => {
-    const dataDir = await mkdtemp(join(tmpdir(), `runnel-${role}-`));
-    dirs.push(dataDir);
-    const server = new ServerProcess({ dataDir, port: await freePort(), env: { ...shared, RUNNEL_ROLE: role }, startTimeoutMs: 60_000 });
-    await server.start();
-    return { server, dataDir };
-  };
+  const fixture = await createClusterFixture(queue, prefix, { RUNNEL_HEARTBEAT_INTERVAL_MS: "500", ...env });
   // The api first: it makes the admin and its key; the workers find both in the database.
-  const api = await start("api");
-  const adminKey = (await readFile(join(api.dataDir, "admin-api-key"), "utf8")).trim();
-  const workers = await Promise.all([start("worker"), start("worker")]);
-  const deliveries = clusterDeliveries(schema, queue === "redis" ? { kind: "redis", url: REDIS_URL, namespace } : { kind: "postgres", url: schema.databaseUrl, namespace });
+  const api = await fixture.start("api");
+  const adminKey = await fixture.adminKeyOf(api.dataDir);
+  const workers = await Promise.all([fixture.start("worker"), fixture.start("worker")]);
+  const deliveries = clusterDeliveries(fixture.schema, fixture.target);
   return {
     deliveries,
     api: api.server,
     workers: workers.map((worker) => worker.server),
-    schema,
+    schema: fixture.schema,
     adminKey,
     async stop() {
-      await Promise.all([api.server.stop(), ...workers.map((worker) => worker.server.stop())]);
-      await deliveries.close().catch(() => undefined);
-      if (queue === "redis") {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${namespace}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      } else {
-        await schema.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(namespace)} CASCADE`);
-      }
-      await schema.drop();
-      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+      await fixture.stop().finally(() => deliveries.close().catch(() => undefined));
     },
   };
 }
@@ -114,16 +81,6 @@ async function deploy(url: string, key: string, path: string, body: unknown): Pr
   const answer = await call(url, "POST", path, { key, json: body });
   if (answer.status !== 200) throw new Error(`POST ${path} failed: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.data;
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value).slice(0, 1500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const post = async (url: string, body: unknown) => {

@@ -1,13 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Redis } from "ioredis";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
-import { freePort } from "../helpers/ports.js";
-import { createTestSchema } from "../helpers/postgres.js";
+import { createClusterFixture, send } from "../helpers/test-cluster.js";
 import { call } from "../helpers/server.js";
 
 /**
@@ -18,7 +12,6 @@ import { call } from "../helpers/server.js";
  * B and the worker run next, not what they had cached for a second.
  */
 
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** Small enough to reach in a test; the admin key's own calls stay well under it. */
 const LIMIT = 50;
 
@@ -31,54 +24,12 @@ interface Cluster {
 }
 
 async function startCluster(queue: "redis" | "postgres", prefix: string): Promise<Cluster> {
-  const schema = await createTestSchema(prefix);
-  const namespace = `${prefix}_q_${randomBytes(4).toString("hex")}`;
-  const shared = {
-    DATABASE_URL: schema.databaseUrl,
-    RUNNEL_QUEUE: queue,
-    RUNNEL_QUEUE_NAMESPACE: namespace,
-    RUNNEL_MASTER_KEY: randomBytes(32).toString("hex"),
-    RUNNEL_LOG_LEVEL: "warn",
-    RUNNEL_RATE_LIMIT_PER_MINUTE: String(LIMIT),
-    ...(queue === "redis" ? { REDIS_URL } : {}),
-  };
-  const dirs: string[] = [];
-  const start = async (role: "api" | "worker") => {
-    const dataDir = await mkdtemp(join(tmpdir(), `runnel-${role}-`));
-    dirs.push(dataDir);
-    const server = new ServerProcess({ dataDir, port: await freePort(), env: { ...shared, RUNNEL_ROLE: role }, startTimeoutMs: 90_000 });
-    await server.start();
-    return { server, dataDir };
-  };
+  const fixture = await createClusterFixture(queue, prefix, { RUNNEL_RATE_LIMIT_PER_MINUTE: String(LIMIT) });
   // api A first: it makes the admin and its key; the others find both in the database.
-  const apiA = await start("api");
-  const adminKey = (await readFile(join(apiA.dataDir, "admin-api-key"), "utf8")).trim();
-  const [apiB, worker] = await Promise.all([start("api"), start("worker")]);
-  return {
-    apiA: apiA.server,
-    apiB: apiB.server,
-    worker: worker.server,
-    adminKey,
-    async stop() {
-      await Promise.all([apiA.server.stop(), apiB.server.stop(), worker.server.stop()]);
-      if (queue === "redis") {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${namespace}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      } else {
-        await schema.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(namespace)} CASCADE`);
-      }
-      await schema.drop();
-      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-    },
-  };
-}
-
-async function send(url: string, method: "POST" | "PUT", path: string, key: string, body: unknown): Promise<any> {
-  const answer = await call(url, method, path, { key, json: body });
-  if (answer.status !== 200 && answer.status !== 201) throw new Error(`${method} ${path} failed: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return answer.body.data;
+  const apiA = await fixture.start("api");
+  const adminKey = await fixture.adminKeyOf(apiA.dataDir);
+  const [apiB, worker] = await Promise.all([fixture.start("api"), fixture.start("worker")]);
+  return { apiA: apiA.server, apiB: apiB.server, worker: worker.server, adminKey, stop: fixture.stop };
 }
 
 /** The same endpoint, reached through another api process. */

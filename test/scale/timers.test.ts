@@ -1,16 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Redis } from "ioredis";
-import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
 import { BullmqJobQueue } from "../../src/queue/bullmq/bullmq-job-queue.js";
-import { freePort } from "../helpers/ports.js";
-import { createTestSchema } from "../helpers/postgres.js";
 import { call } from "../helpers/server.js";
+import { createClusterFixture, send, waitFor } from "../helpers/test-cluster.js";
 
 /**
  * Timer sources on the shared queue (BullMQ job schedulers): 1 api + 2
@@ -18,8 +12,6 @@ import { call } from "../helpers/server.js";
  * then on PostgreSQL alone. Ticks are checked by their due times (the
  * event's `tick`, in seconds), which BullMQ's scheduler sets exactly.
  */
-
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 const TICKER = `export default { name: "Ticker", version: "0.1.0", props: { timer: { type: "$.interface.timer", default: { intervalSeconds: 1 } } }, async run(event) { this.$emit({ tick: event.timestamp, every: event.interval_seconds }); } };`;
 
@@ -34,45 +26,15 @@ interface Cluster {
 }
 
 async function startCluster(kind: "redis" | "postgres", prefix: string): Promise<Cluster> {
-  const schema = await createTestSchema(prefix);
-  const namespace = `${prefix}_q_${randomBytes(4).toString("hex")}`;
-  const shared = {
-    DATABASE_URL: schema.databaseUrl,
-    RUNNEL_QUEUE: kind,
-    RUNNEL_QUEUE_NAMESPACE: namespace,
-    RUNNEL_MASTER_KEY: randomBytes(32).toString("hex"),
-    RUNNEL_LOG_LEVEL: "warn",
-    ...(kind === "redis" ? { REDIS_URL } : {}),
-  };
-  const target = kind === "redis" ? { kind, url: REDIS_URL, namespace } : { kind, url: schema.databaseUrl, namespace };
-  const queue = await BullmqJobQueue.open({ target, logger: pino({ level: "silent" }) });
-  const dirs: string[] = [];
-  const servers: ServerProcess[] = [];
-  const start = async (role: "api" | "worker") => {
-    const dataDir = await mkdtemp(join(tmpdir(), `runnel-${role}-`));
-    dirs.push(dataDir);
-    const server = new ServerProcess({ dataDir, port: await freePort(), env: { ...shared, RUNNEL_ROLE: role }, startTimeoutMs: 60_000 });
-    servers.push(server);
-    await server.start();
-    return { server, dataDir };
-  };
+  const fixture = await createClusterFixture(kind, prefix);
+  const queue = await BullmqJobQueue.open({ target: fixture.target, logger: pino({ level: "silent" }) });
+  const start = async (role: "api" | "worker") => fixture.start(role);
   const stop = async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-    await queue.close();
-    if (kind === "redis") {
-      const redis = new Redis(REDIS_URL);
-      const keys = await redis.keys(`${namespace}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-    } else {
-      await schema.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(namespace)} CASCADE`);
-    }
-    await schema.drop();
-    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    await fixture.stop().finally(() => queue.close());
   };
   try {
     const api = await start("api");
-    const adminKey = (await readFile(join(api.dataDir, "admin-api-key"), "utf8")).trim();
+    const adminKey = await fixture.adminKeyOf(api.dataDir);
 
     // Before any worker runs: a timer source whose schedule is lost (as one deployed before the queue was shared),
     // and a schedule whose source does not exist. Only the workers' start-up can put either right.
@@ -92,26 +54,10 @@ async function startCluster(kind: "redis" | "postgres", prefix: string): Promise
   }
 }
 
-async function send(url: string, method: "POST" | "PUT", path: string, key: string, body: unknown): Promise<any> {
-  const answer = await call(url, method, path, { key, json: body });
-  if (answer.status !== 200) throw new Error(`${method} ${path} failed: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return answer.body.data;
-}
-
 /** The due times (epoch seconds) of a source's ticks so far, oldest first. */
 async function ticksOf(cluster: Cluster, sourceId: string): Promise<number[]> {
   const answer = await call(cluster.api.url, "GET", `/v1/sources/${sourceId}/event_summaries?expand=event&limit=100`, { key: cluster.adminKey });
   return (answer.body.data as any[]).map((event) => event.event.tick as number).sort((a, b) => a - b);
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value).slice(0, 1500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 const gapsOf = (ticks: number[]) => ticks.slice(1).map((tick, index) => tick - ticks[index]!);
