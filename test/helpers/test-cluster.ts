@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { ServerProcess } from "../../src/chaos/server-process.js";
 import { freePort } from "./ports.js";
-import { createTestSchema } from "./postgres.js";
+import { createTestSchema, TEST_DATABASE_URL } from "./postgres.js";
 import { call } from "./server.js";
 
 export const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -34,7 +34,15 @@ export interface ClusterFixture {
  * sealed by one process is opened by another) for every process started.
  */
 export async function createClusterFixture(queue: QueueKind, prefix: string, env: Record<string, string> = {}): Promise<ClusterFixture> {
-  const schema = await createTestSchema(prefix);
+  // One installation of several processes at a time across the test files: each process holds PostgreSQL
+  // connections (its store's pool, the queue's), and two installations at once could fill max_connections.
+  const lock = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await lock.connect();
+  await lock.query("SELECT pg_advisory_lock(hashtext('runnel-test-cluster'))");
+  const schema = await createTestSchema(prefix).catch(async (error: unknown) => {
+    await lock.end();
+    throw error;
+  });
   const namespace = `${prefix}_q_${randomBytes(4).toString("hex")}`;
   const shared = {
     DATABASE_URL: schema.databaseUrl,
@@ -64,17 +72,22 @@ export async function createClusterFixture(queue: QueueKind, prefix: string, env
       return (await readFile(join(dataDir, "admin-api-key"), "utf8")).trim();
     },
     async stop() {
-      await Promise.all(servers.map((server) => server.stop()));
-      if (queue === "redis") {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${namespace}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      } else {
-        await schema.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(namespace)} CASCADE`);
+      try {
+        await Promise.all(servers.map((server) => server.stop()));
+        if (queue === "redis") {
+          const redis = new Redis(REDIS_URL);
+          const keys = await redis.keys(`${namespace}:*`);
+          if (keys.length > 0) await redis.del(...keys);
+          await redis.quit();
+        } else {
+          await schema.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(namespace)} CASCADE`);
+        }
+        await schema.drop();
+        await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+      } finally {
+        // Whatever failed above, the next test file's installation may start.
+        await lock.end().catch(() => undefined);
       }
-      await schema.drop();
-      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     },
   };
 }

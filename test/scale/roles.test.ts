@@ -61,9 +61,14 @@ interface Cluster {
 async function startCluster(queue: "redis" | "postgres", prefix: string, env: Record<string, string> = {}): Promise<Cluster> {
   const fixture = await createClusterFixture(queue, prefix, { RUNNEL_HEARTBEAT_INTERVAL_MS: "500", ...env });
   // The api first: it makes the admin and its key; the workers find both in the database.
-  const api = await fixture.start("api");
-  const adminKey = await fixture.adminKeyOf(api.dataDir);
-  const workers = await Promise.all([fixture.start("worker"), fixture.start("worker")]);
+  const started = await (async () => {
+    const api = await fixture.start("api");
+    return { api, adminKey: await fixture.adminKeyOf(api.dataDir), workers: await Promise.all([fixture.start("worker"), fixture.start("worker")]) };
+  })().catch(async (error: unknown) => {
+    await fixture.stop().catch(() => undefined);
+    throw error;
+  });
+  const { api, adminKey, workers } = started;
   const deliveries = clusterDeliveries(fixture.schema, fixture.target);
   return {
     deliveries,

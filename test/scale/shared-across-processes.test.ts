@@ -26,10 +26,15 @@ interface Cluster {
 async function startCluster(queue: "redis" | "postgres", prefix: string): Promise<Cluster> {
   const fixture = await createClusterFixture(queue, prefix, { RUNNEL_RATE_LIMIT_PER_MINUTE: String(LIMIT) });
   // api A first: it makes the admin and its key; the others find both in the database.
-  const apiA = await fixture.start("api");
-  const adminKey = await fixture.adminKeyOf(apiA.dataDir);
-  const [apiB, worker] = await Promise.all([fixture.start("api"), fixture.start("worker")]);
-  return { apiA: apiA.server, apiB: apiB.server, worker: worker.server, adminKey, stop: fixture.stop };
+  try {
+    const apiA = await fixture.start("api");
+    const adminKey = await fixture.adminKeyOf(apiA.dataDir);
+    const [apiB, worker] = await Promise.all([fixture.start("api"), fixture.start("worker")]);
+    return { apiA: apiA.server, apiB: apiB.server, worker: worker.server, adminKey, stop: fixture.stop };
+  } catch (error) {
+    await fixture.stop().catch(() => undefined);
+    throw error;
+  }
 }
 
 /** The same endpoint, reached through another api process. */

@@ -50,11 +50,16 @@ function redisBackend(url: string, prefix: string, logger: Logger): BullmqBacken
   };
 }
 
+/** Connections of each BullMQ queue or worker's pool on PostgreSQL (BullMQ runs at one; its LISTEN client is apart). */
+const POOL_PER_QUEUE_OBJECT = 2;
+
 function postgresBackend(url: string, schema: string, logger: Logger): BullmqBackend {
   const classes = withBackend(createPostgresBackend);
   // A config object, not the bare URL: only that form carries the schema (see PostgresConnectionOptions). BullMQ
   // makes or updates its tables on connecting, under an advisory lock: processes starting together do it once.
-  const connection = { connectionString: pinnedSearchPath(url, schema), schema, migrate: true };
+  // Each of BullMQ's queues and workers opens a pool of its own (and a LISTEN client): two connections each, not
+  // pg's default ten, or a few processes of an installation fill PostgreSQL's max_connections (100 by default).
+  const connection = { connectionString: pinnedSearchPath(url, schema), schema, migrate: true, max: POOL_PER_QUEUE_OBJECT };
   const live = new PostgresLiveChannel(url, `${schema}_live`, logger);
   return {
     kind: "postgres",

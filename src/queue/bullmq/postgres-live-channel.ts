@@ -56,8 +56,11 @@ export class PostgresLiveChannel implements LiveChannel {
     // One after the other: NOTIFYs of two connections at once may arrive in either order, and a stream's events must not.
     const send = (group: typeof batch) => {
       const text = `[${group.map((item) => item.text).join(",")}]`;
+      const notify = () => this.pool.query("SELECT pg_notify($1, $2)", [this.wireChannel, text]);
       this.sending = this.sending
-        .then(() => this.pool.query("SELECT pg_notify($1, $2)", [this.wireChannel, text]))
+        // Once more after a moment on a failure (a connection refused while PostgreSQL is at max_connections):
+        // a live message lost is an event a stream never shows.
+        .then(() => notify().catch(() => new Promise((resolve) => setTimeout(resolve, 200)).then(notify)))
         .then(
           () => group.forEach((item) => item.sent.resolve()),
           (error: unknown) => group.forEach((item) => item.sent.reject(error)),
