@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { JobQueue } from "../../queue/job-queue.js";
 import type { ClaimedDelivery, NewDelivery, Store } from "../../store/store.js";
+import { WakeSignal } from "../wake-signal.js";
 
 export interface DeliveryRelayOptions {
   store: Store;
@@ -36,8 +37,7 @@ export class DeliveryRelay {
   private readonly now: () => number;
   private loop: Promise<void> | null = null;
   private stopped = false;
-  private woken = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly signal = new WakeSignal();
 
   constructor(private readonly options: DeliveryRelayOptions) {
     this.now = options.now ?? Date.now;
@@ -49,21 +49,20 @@ export class DeliveryRelay {
 
   /** Deliveries were appended (here or in another process): relay them now, not at the next poll. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.signal.wake();
   }
 
   /** Stops after the batch in hand is relayed (or left leased, for another relay). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wakeUp?.();
+    this.signal.interrupt();
     await this.loop;
   }
 
   private async run(): Promise<void> {
     const limit = this.options.batchSize ?? DEFAULT_BATCH;
     while (!this.stopped) {
-      this.woken = false;
+      this.signal.clear();
       let relayed = 0;
       try {
         relayed = await this.relayOnce(limit);
@@ -72,7 +71,7 @@ export class DeliveryRelay {
         this.options.logger.error({ err: error }, "could not relay deliveries to the job queue; trying again shortly");
       }
       // A full batch: there may be more at once. Otherwise wait for news or the poll.
-      if (relayed < limit && !this.woken && !this.stopped) await this.idle();
+      if (relayed < limit && !this.signal.pending && !this.stopped) await this.signal.sleep(this.options.pollMs ?? 1_000);
     }
   }
 
@@ -86,21 +85,6 @@ export class DeliveryRelay {
     await store.dropDeliveries(claimed);
     this.options.onRelayed?.();
     return claimed.length;
-  }
-
-  private idle(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.pollMs ?? 1_000);
-      const wakeUp = () => done();
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = null;
-        wakeUp();
-      };
-    });
   }
 }
 

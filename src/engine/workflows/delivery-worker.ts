@@ -6,6 +6,7 @@ import type { ClaimedDelivery, Store } from "../../store/store.js";
 import { ExpiringCache } from "../expiring-cache.js";
 import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { RunExecutor } from "./run-executor.js";
+import { WakeSignal } from "../wake-signal.js";
 
 /**
  * A kind of listener other than a workflow: it carries out one listener's
@@ -105,10 +106,9 @@ export class DeliveryWorker implements DeliveryHandOff {
   private readonly now: () => number;
   private loop: Promise<void> | null = null;
   private stopped = false;
-  private woken = false;
+  private readonly signal = new WakeSignal();
   /** The last claim took all there was: claim again only when told of more (wake) or at the poll. */
   private drained = false;
-  private wakeUp: (() => void) | null = null;
   /** Deliveries recorded claimed for this process (take) or claimed while their owner had no free slot, by listener, waiting for a slot. */
   private handedOff: ClaimedJob[][] = [];
   /** Webhook groups being sent, and those waiting for a sending slot (see startGroup). */
@@ -134,8 +134,7 @@ export class DeliveryWorker implements DeliveryHandOff {
 
   /** New deliveries may be waiting: look now rather than at the next poll. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.signal.wake();
   }
 
   /**
@@ -155,7 +154,7 @@ export class DeliveryWorker implements DeliveryHandOff {
       return;
     }
     for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.handedOff.push(group);
-    this.wakeUp?.();
+    this.signal.interrupt();
   }
 
   /** The claim an append records deliveries with, to hand them here; null until the worker runs, and once it stops. */
@@ -184,7 +183,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   /** Stops claiming and waits for the batches in flight to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wakeUp?.();
+    this.signal.interrupt();
     await this.loop;
     await Promise.all(this.running);
     await Promise.all(this.sending);
@@ -204,11 +203,11 @@ export class DeliveryWorker implements DeliveryHandOff {
       }
       // A short claim took all there was (or what waits is of owners with no free slot): wait for news, or for a
       // batch to end, rather than ask the store again for nothing.
-      if (this.drained && !this.woken) {
+      if (this.drained && !this.signal.pending) {
         await this.idle();
         continue;
       }
-      this.woken = false;
+      this.signal.clear();
       let claimed: ClaimedJob[];
       try {
         claimed = await this.options.queue.claim(this.options.batchSize ?? 64);
@@ -289,7 +288,7 @@ export class DeliveryWorker implements DeliveryHandOff {
       if (left > 0) this.runningByOwner.set(ownerId, left);
       else this.runningByOwner.delete(ownerId);
       // This owner's groups that waited for a slot of theirs may start now.
-      if (this.handedOff.some((group) => group[0]!.ownerId === ownerId)) this.wakeUp?.();
+      if (this.handedOff.some((group) => group[0]!.ownerId === ownerId)) this.signal.interrupt();
     });
     this.running.add(tracked);
   }
@@ -300,21 +299,8 @@ export class DeliveryWorker implements DeliveryHandOff {
   }
 
   /** Waits for a wake, a hand-off, or the poll interval (after which the store is asked again: other processes' work, expired leases). */
-  private idle(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.drained = false;
-        done();
-      }, this.options.pollMs ?? 1_000);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = null;
-        done();
-      };
-    });
+  private async idle(): Promise<void> {
+    if (await this.signal.sleep(this.options.pollMs ?? 1_000)) this.drained = false;
   }
 
   private async runGroup(deliveries: ClaimedJob[]): Promise<void> {

@@ -5,6 +5,7 @@ import type { EventBatch, Store } from "../../store/store.js";
 import type { EventHub } from "../event-hub.js";
 import { UndeliverableSendError, type Destinations } from "./destinations.js";
 import { destinationFailedAppend } from "./send-failure.js";
+import { WakeSignal } from "../wake-signal.js";
 
 export interface SendOutboxWorkerOptions {
   store: Store;
@@ -44,8 +45,7 @@ export class SendOutboxWorker {
   private readonly now: () => number;
   private loop: Promise<void> | null = null;
   private stopped = false;
-  private woken = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly signal = new WakeSignal();
   private retryTimer: { at: number; timer: NodeJS.Timeout } | null = null;
 
   constructor(private readonly options: SendOutboxWorkerOptions) {
@@ -63,15 +63,14 @@ export class SendOutboxWorker {
 
   /** Sends were put in the outbox: look now rather than at the next poll. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.signal.wake();
   }
 
   /** Stops claiming and waits for the attempts in flight to be settled. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer.timer);
-    this.wakeUp?.();
+    this.signal.interrupt();
     await this.loop;
     await Promise.all(this.running);
   }
@@ -84,7 +83,7 @@ export class SendOutboxWorker {
         await Promise.race(this.running);
         continue;
       }
-      this.woken = false;
+      this.signal.clear();
       let claimed: OutboxSend[];
       try {
         claimed = await this.options.store.claimSends({ now: this.now(), leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS, limit: batchSize, claimer: this.options.claimer });
@@ -95,7 +94,7 @@ export class SendOutboxWorker {
         continue;
       }
       for (const sends of byRun(claimed)) this.track(this.carryOutRun(sends));
-      if (claimed.length < batchSize && !this.woken) await this.idle();
+      if (claimed.length < batchSize && !this.signal.pending) await this.idle();
     }
   }
 
@@ -107,17 +106,7 @@ export class SendOutboxWorker {
   /** Waits for a wake, the poll interval, or a free slot when all were busy. */
   private idle(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.pollMs ?? 1_000);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = null;
-        done();
-      };
-    });
+    return this.signal.sleep(this.options.pollMs ?? 1_000).then(() => undefined);
   }
 
   /** Wakes the loop when a retry comes due before the next poll would find it. */
