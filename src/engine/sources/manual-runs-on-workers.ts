@@ -6,7 +6,7 @@ import type { SandboxError } from "../../sandbox/sandbox-error.js";
 import type { Store } from "../../store/store.js";
 import type { LiveTransport } from "../event-hub.js";
 import { PieceAssembler, toPieces } from "../message-pieces.js";
-import { MANUAL_RUN_CHANNEL } from "../workflows/manual-run.js";
+import { MANUAL_RUN_CHANNEL, manualRunDelivery } from "../workflows/manual-run.js";
 import type { InvocationResult } from "./result-writer.js";
 
 /**
@@ -66,21 +66,8 @@ export class ManualRunsOnWorkers {
     const outcome = this.waitFor(requestId, source, waitMs);
     const body: SourceRunBody = { event, request_id: requestId };
     try {
-      await store.enqueueDeliveries([
-        {
-          listenerId: source.id,
-          emitterId: source.id,
-          // Unique across api processes (the key is listener, emitter, event id): two runs in one millisecond stay two.
-          eventId: `${now}-${parseInt(requestId.slice(0, 12), 16)}`,
-          ownerId: source.ownerId,
-          subscriptionId: "manual",
-          channel: MANUAL_RUN_CHANNEL,
-          availableAt: now,
-          createdAt: now,
-          event: body,
-          indexedAtMs: now,
-        },
-      ]);
+      // Unique across api processes (the key is listener, emitter, event id): two runs in one millisecond stay two.
+      await store.enqueueDeliveries([manualRunDelivery(source, `${now}-${parseInt(requestId.slice(0, 12), 16)}`, body, now)]);
     } catch (error) {
       this.waiting.delete(requestId);
       throw error;

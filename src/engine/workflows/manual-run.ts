@@ -1,6 +1,6 @@
 import { newId } from "../../domain/ids.js";
 import type { Workflow } from "../../domain/workflows.js";
-import type { Store } from "../../store/store.js";
+import type { NewDelivery, Store } from "../../store/store.js";
 import { nextBatchMs } from "./error-replay.js";
 
 /** The channel of a manual run's delivery: the run-now control and test runs with a sample event. */
@@ -21,19 +21,22 @@ export async function enqueueManualRun(store: Store, workflow: Workflow, event: 
   const runId = newId("run", now);
   const eventId = `${nextBatchMs(now)}-0`;
   const body: ManualRunBody = { event, run_id: runId };
-  await store.enqueueDeliveries([
-    {
-      listenerId: workflow.id,
-      emitterId: workflow.id,
-      eventId,
-      ownerId: workflow.ownerId,
-      subscriptionId: "manual",
-      channel: MANUAL_RUN_CHANNEL,
-      availableAt: now,
-      createdAt: now,
-      event: body,
-      indexedAtMs: now,
-    },
-  ]);
+  await store.enqueueDeliveries([manualRunDelivery(workflow, eventId, body, now)]);
   return { runId, eventId };
+}
+
+/** The durable delivery of a manual run: to the listener itself (a workflow, or a source run on a worker), due now. */
+export function manualRunDelivery(listener: { id: string; ownerId: string }, eventId: string, body: unknown, now: number): NewDelivery {
+  return {
+    listenerId: listener.id,
+    emitterId: listener.id,
+    eventId,
+    ownerId: listener.ownerId,
+    subscriptionId: "manual",
+    channel: MANUAL_RUN_CHANNEL,
+    availableAt: now,
+    createdAt: now,
+    event: body,
+    indexedAtMs: now,
+  };
 }
