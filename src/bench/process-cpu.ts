@@ -60,6 +60,22 @@ export function processTree(root: number, exclude: readonly number[] = []): numb
   return tree;
 }
 
+/** The processes of the machine's database and queue servers (PostgreSQL's backends, redis-server): what a set-up costs them. */
+export function serviceProcesses(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const command = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+      if (command === "postgres" || command === "redis-server") pids.push(pid);
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return pids;
+}
+
 function cpuTicksOf(pid: number): number | undefined {
   const fields = statFields(pid);
   // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name.

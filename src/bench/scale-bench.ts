@@ -7,7 +7,7 @@ import pg from "pg";
 import { ServerProcess } from "../chaos/server-process.js";
 import { ADMIN_KEY_FILE_NAME } from "../server/admin-key-file.js";
 import { startBenchServer, POSTGRES_URL } from "./bench-server.js";
-import { cpuMsBetween, cpuSnapshot, processTree } from "./process-cpu.js";
+import { cpuMsBetween, cpuSnapshot, processTree, serviceProcesses } from "./process-cpu.js";
 import { freePort } from "./peers/child-server.js";
 import { chooseLoadGenerator } from "./peers/load.js";
 import type { BenchRow } from "./table.js";
@@ -22,6 +22,8 @@ interface Cluster {
   apiUrl: string;
   key: string;
   pids: () => number[];
+  /** The api process and what runs below it (its runners). */
+  apiPids: () => number[];
   stop(): Promise<void>;
 }
 
@@ -56,6 +58,7 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
       apiUrl: api.process.url,
       key,
       pids: () => processes.flatMap((one) => (one.pid === undefined ? [] : processTree(one.pid))),
+      apiPids: () => (api.process.pid === undefined ? [] : processTree(api.process.pid)),
       async stop() {
         await Promise.allSettled(processes.map((one) => one.stop()));
         await Promise.allSettled(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
@@ -99,41 +102,46 @@ async function dropQueueNamespace(queue: "redis" | "postgres", namespace: string
  * embedded server (the reference, in this run) and on 1 api + 1, 2 and 4
  * worker processes, with the queue on Redis and on PostgreSQL alone. Per-core
  * efficiency: runs per second per core-second of CPU all processes spent.
+ * Set-ups can be named after it (`--scale redis:1 postgres:1`): the
+ * embedded reference and those only.
  */
-export async function benchScale(): Promise<BenchRow[]> {
+export async function benchScale(setups = process.argv.slice(3)): Promise<BenchRow[]> {
+  const wanted = (queue: string, workers: number) => setups.length === 0 || setups.includes(`${queue}:${workers}`);
   const load = chooseLoadGenerator();
   const rows: BenchRow[] = [];
-  const measure = async (url: string, pids: () => number[]) => {
+  /** Throughput, and the CPU per run of Runnel's processes and of PostgreSQL's and Redis's (shared with whatever else runs). */
+  const measure = async (url: string, pids: () => number[], apiPids: () => number[] = () => []) => {
     await load.post(url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
-    const watched = pids();
-    const before = cpuSnapshot(watched);
+    const [watched, api, services] = [pids(), apiPids(), serviceProcesses()];
+    const before = [cpuSnapshot(watched), cpuSnapshot(api), cpuSnapshot(services)] as const;
     const figures = await load.post(url, { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
-    const cpuMs = cpuMsBetween(before, cpuSnapshot(watched));
-    const runs = Math.max(1, figures.perSecond * SECONDS);
-    return { figures, cpuUsPerRun: (cpuMs * 1000) / runs };
+    const [cpuMs, apiMs, servicesMs] = [cpuMsBetween(before[0], cpuSnapshot(watched)), cpuMsBetween(before[1], cpuSnapshot(api)), cpuMsBetween(before[2], cpuSnapshot(services))];
+    const perRun = (ms: number) => (ms * 1000) / Math.max(1, figures.perSecond * SECONDS);
+    return { figures, cpuUsPerRun: perRun(cpuMs), apiUsPerRun: perRun(apiMs), servicesUsPerRun: perRun(servicesMs) };
   };
 
   const embedded = await startBenchServer("postgres");
   let reference: number;
   try {
     const url = await deployWorkflow(embedded, "three steps", 3);
-    const { figures, cpuUsPerRun } = await measure(url, () => processTree(process.pid));
+    const { figures, cpuUsPerRun, servicesUsPerRun } = await measure(url, () => processTree(process.pid));
     reference = figures.perSecond;
-    rows.push({ benchmark: "embedded (one process, PostgreSQL): 3-step workflow that responds", ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run` });
+    rows.push({ benchmark: "embedded (one process, PostgreSQL): 3-step workflow that responds", ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run, PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run` });
   } finally {
     await embedded.close();
   }
 
   for (const queue of ["redis", "postgres"] as const) {
     for (const workers of WORKER_COUNTS) {
+      if (!wanted(queue, workers)) continue;
       const cluster = await startCluster(queue, workers);
       try {
         const url = await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3);
-        const { figures, cpuUsPerRun } = await measure(url, cluster.pids);
+        const { figures, cpuUsPerRun, apiUsPerRun, servicesUsPerRun } = await measure(url, cluster.pids, cluster.apiPids);
         rows.push({
           benchmark: `1 api + ${workers} worker${workers > 1 ? "s" : ""}, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}`,
           ...figures,
-          note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes); errors ${figures.errors}, non-2xx ${figures.non2xx}`,
+          note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes; the api ${Math.round(apiUsPerRun)}), PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run; errors ${figures.errors}, non-2xx ${figures.non2xx}`,
         });
       } finally {
         await cluster.stop();

@@ -32,6 +32,7 @@ import { AwaitedResponses } from "./workflows/awaited-responses.js";
 import { builtinActions } from "./workflows/builtin-actions.js";
 import { DeliveryWorker, type DeliveryQueue } from "./workflows/delivery-worker.js";
 import { DeliveryRelay } from "./workflows/delivery-relay.js";
+import { QueueHandOff } from "./workflows/queue-hand-off.js";
 import { LocalJobQueue } from "../queue/local/local-job-queue.js";
 import { nextTickAfter } from "./sources/timer-schedule.js";
 import { ManualRunsOnWorkers, type SourceRunOutcome } from "./sources/manual-runs-on-workers.js";
@@ -164,8 +165,13 @@ export interface Engine {
 /** How long a deploy or update waits for the shared queue to take its timer's schedule. */
 const TIMER_SYNC_TIMEOUT_MS = 5_000;
 
-/** The longest a relay holds the rows it is moving onto the queue (see DeliveryRelay). */
+/** The longest a relay or an append's hand-off holds the rows it is moving onto the queue (see DeliveryRelay, QueueHandOff). */
 const RELAY_LEASE_MS = 30_000;
+
+/** Rows are held only between a claim and an enqueue (milliseconds): a dead holder's come back soon, never later than a run's lease. */
+function relayLeaseMs(deliveryLeaseMs: number | undefined): number {
+  return Math.min(RELAY_LEASE_MS, deliveryLeaseMs ?? RELAY_LEASE_MS);
+}
 
 /** Wires the engine's parts; the store and sandbox are handed in, never chosen here. */
 export function createEngine(options: EngineOptions): Engine {
@@ -198,8 +204,26 @@ export function createEngine(options: EngineOptions): Engine {
     relay?.wake();
     wakeOthers?.announce("deliveries");
   };
-  // Deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
-  const handOff = { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed) };
+  const deliveryQueue: DeliveryQueue =
+    options.deliveryQueue ??
+    new LocalJobQueue({ store, hub, nextTickAfter, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  // A shared queue: an append's deliveries go onto it from the process that appended them (the relay is the fallback).
+  const queueHandOff = deliveryQueue.settlesInStore
+    ? null
+    : new QueueHandOff({
+        store,
+        queue: deliveryQueue,
+        logger,
+        claimer: options.instanceId ?? null,
+        leaseMs: relayLeaseMs(options.deliveryLeaseMs),
+        onQueued: () => {
+          worker?.wake();
+          wakeOthers?.announce("jobs");
+        },
+        onLeftInStore: onAppended,
+      });
+  // Otherwise deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
+  const handOff = queueHandOff ?? { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed) };
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
   const dataStores = new DataStoresService({ store, logger });
@@ -254,9 +278,6 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const deliveryQueue: DeliveryQueue =
-    options.deliveryQueue ??
-    new LocalJobQueue({ store, hub, nextTickAfter, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const executor = new RunExecutor({ deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const listeners = {
     dc_: new SourceListener({ store, invoker, ...(manualRuns ? { reportManualRun: (requestId: string, outcome: SourceRunOutcome) => manualRuns.report(requestId, outcome) } : {}) }),
@@ -268,8 +289,7 @@ export function createEngine(options: EngineOptions): Engine {
       queue: deliveryQueue,
       logger,
       claimer: options.instanceId,
-      // Held only between a claim and an enqueue (milliseconds): a dead relay's rows come back soon, never later than a run's lease.
-      leaseMs: Math.min(RELAY_LEASE_MS, options.deliveryLeaseMs ?? RELAY_LEASE_MS),
+      leaseMs: relayLeaseMs(options.deliveryLeaseMs),
       // The jobs are in the shared queue: this process's worker and the other processes' claim them now.
       onRelayed: () => {
         worker?.wake();
@@ -372,6 +392,7 @@ export function createEngine(options: EngineOptions): Engine {
       await scheduler.stop();
       await queueTimers?.stop();
       await invoker.drain();
+      await queueHandOff?.stop();
       await relay?.stop();
       await worker?.stop();
       // After the runs: the last of them may have put sends in the outbox; those not carried out wait for the next start.

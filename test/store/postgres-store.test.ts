@@ -13,6 +13,7 @@ import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 import { describeAppAccountsContract } from "./app-accounts-contract.js";
 import { describeProcessContract } from "./process-contract.js";
+import { describeHandOffContract } from "./handoff-contract.js";
 
 await requirePostgres();
 
@@ -47,6 +48,7 @@ describeOutboxContract("postgres", postgresBackend);
 describeActivityContract("postgres", postgresBackend);
 describeSessionContract("postgres", postgresBackend);
 describeProcessContract("postgres", postgresBackend);
+describeHandOffContract("postgres", postgresBackend);
 
 describe("PostgreSQL migrations beside other schemas", () => {
   const admin = async (statement: string) => {

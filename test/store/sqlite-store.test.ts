@@ -12,6 +12,7 @@ import { describeSessionContract } from "./session-contract.js";
 import { describeStoreContract } from "./store-contract.js";
 import { describeAppAccountsContract } from "./app-accounts-contract.js";
 import { describeProcessContract } from "./process-contract.js";
+import { describeHandOffContract } from "./handoff-contract.js";
 
 const sqliteBackend = async () => {
   const dir = await mkdtemp(join(tmpdir(), "runnel-store-"));
@@ -35,3 +36,4 @@ describeOutboxContract("sqlite", sqliteBackend);
 describeActivityContract("sqlite", sqliteBackend);
 describeSessionContract("sqlite", sqliteBackend);
 describeProcessContract("sqlite", sqliteBackend);
+describeHandOffContract("sqlite", sqliteBackend);

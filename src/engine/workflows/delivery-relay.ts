@@ -81,7 +81,7 @@ export class DeliveryRelay {
     const claimed = await store.claimDeliveries({ now: this.now(), leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS, limit, claimer: this.options.claimer });
     if (claimed.length === 0) return 0;
     const now = this.now();
-    await queue.enqueue(claimed.map((row) => toJob(row, now)));
+    await queue.enqueue(claimed.map((row) => jobOf(row, now)));
     await store.dropDeliveries(claimed);
     this.options.onRelayed?.();
     return claimed.length;
@@ -89,11 +89,11 @@ export class DeliveryRelay {
 }
 
 /**
- * The job of a claimed row: due now (it was due, or it would not have been
- * claimed; the claim wrote its lease over `availableAt`), without the row's
- * claim fields: the queue keeps its own attempts.
+ * The job of a claimed delivery: due now (it was due, or it would not have
+ * been claimed; the claim wrote its lease over `availableAt`), without the
+ * claim's fields: the queue keeps its own attempts.
  */
-function toJob(row: ClaimedDelivery, now: number): NewDelivery {
+export function jobOf(row: ClaimedDelivery, now: number): NewDelivery {
   return {
     listenerId: row.listenerId,
     emitterId: row.emitterId,

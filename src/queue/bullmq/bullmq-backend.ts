@@ -23,7 +23,8 @@ type WorkerSettings = Omit<WorkerOptions, "connection" | "prefix">;
 export interface BullmqBackend {
   readonly kind: "redis" | "postgres";
   queue(name: string, settings?: QueueSettings): Queue;
-  worker(name: string, processor: Processor | null, settings: WorkerSettings): Worker;
+  /** A worker; `connections`: how many of its calls may be in flight at once (PostgreSQL: its pool's size). */
+  worker(name: string, processor: Processor | null, connections: number, settings: WorkerSettings): Worker;
   readonly live: LiveChannel;
   /** Lets go of what the backend opened itself (the shared Redis connection, the live channel). */
   close(): Promise<void>;
@@ -41,7 +42,8 @@ function redisBackend(url: string, prefix: string, logger: Logger): BullmqBacken
   return {
     kind: "redis",
     queue: (name, settings) => new Queue(name, { ...settings, connection, prefix }),
-    worker: (name, processor, settings) => new Worker(name, processor, { ...settings, connection, prefix }),
+    // One connection carries any number of calls at once (pipelined).
+    worker: (name, processor, _connections, settings) => new Worker(name, processor, { ...settings, connection, prefix }),
     live,
     async close() {
       await live.close();
@@ -65,7 +67,8 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
     kind: "postgres",
     // The PostgreSQL classes are BullMQ's own, over another backend: the same methods, typed apart.
     queue: (name, settings) => new classes.Queue(name, { ...settings, connection }) as unknown as Queue,
-    worker: (name, processor, settings) => new classes.Worker(name, processor, { ...settings, connection }) as unknown as Worker,
+    worker: (name, processor, connections, settings) =>
+      new classes.Worker(name, processor, { ...settings, connection: { ...connection, max: Math.max(POOL_PER_QUEUE_OBJECT, connections) } }) as unknown as Worker,
     live,
     close: () => live.close(),
   };

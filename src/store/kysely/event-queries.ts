@@ -4,7 +4,8 @@ import { deliveriesFor, emitterKeys, emitterStateOf, logsWanted, planAppend } fr
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
-import type { AppendResult, EventBatch, Store } from "../store.js";
+import type { AppendResult, ClaimedDelivery, EventBatch, Store } from "../store.js";
+import { claimedFrom, claimRows } from "../claimed-deliveries.js";
 import type { QueryContext } from "./context.js";
 import { fromJson, toJson } from "./json-columns.js";
 import type { Database, EventRow, LogRow } from "./schema.js";
@@ -220,6 +221,7 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
   const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
   const counts = { ...state.channelCounts };
   let recorded = 0;
+  const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
   if (appended.length > 0) {
     await trx.insertInto("events").values(appended.map((event) => toEventRow(event, batch.ownerId))).execute();
     for (const [channel, added] of addedPerChannel(appended)) {
@@ -229,9 +231,20 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       if (excess > 0) held -= await deleteOldest(trx, "events", batch.emitterId, excess, channel);
       counts[channel] = held;
     }
-    const deliveries = deliveriesFor(batch, appended, subscriptions);
-    if (deliveries.length > 0) await trx.insertInto("deliveries").values(deliveries).onConflict((oc) => oc.doNothing()).execute();
-    recorded = deliveries.length;
+    const planned = deliveriesFor(batch, appended, subscriptions);
+    recorded = planned.length;
+    const { rows, unrecorded } = claimRows(batch, plan, appended, planned);
+    claimed?.push(...unrecorded);
+    if (rows.length > 0) {
+      const query = trx.insertInto("deliveries").values(rows).onConflict((oc) => oc.doNothing());
+      if (!claimed) await query.execute();
+      else {
+        // A delivery recorded before (ON CONFLICT DO NOTHING) is not this caller's to run: only the rows inserted are answered.
+        const inserted = new Set((await query.returning(["listener_id", "event_id"]).execute()).map((row) => `${row.listener_id}/${row.event_id}`));
+        const byId = new Map(appended.map((event) => [event.id, event]));
+        for (const row of rows) if (inserted.has(`${row.listener_id}/${row.event_id}`)) claimed.push(claimedFrom(row, byId.get(row.event_id)));
+      }
+    }
   }
   const written = batch.logs?.length ? await writeLogs(trx, batch.ownerId, batch.emitterId, batch.logs, state.logCount) : { logs: [], held: state.logCount };
   const values = {
@@ -254,5 +267,5 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       .where("owner_id", "=", batch.ownerId)
       .execute();
   }
-  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}) };
+  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}) };
 }

@@ -6,7 +6,7 @@ import { deliveriesFor, emitterKeys, emitterStateOf, logsWanted, planAppend, typ
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
 import type { StoredEvent } from "../../domain/sources.js";
-import { toDelivery } from "../kysely/subscription-queries.js";
+import { claimedFrom, claimRows } from "../claimed-deliveries.js";
 import type { GroupCommit } from "./group-commit.js";
 
 /**
@@ -82,16 +82,13 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     }
     let deliveries = 0;
     const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
-    const appendedById = claimed ? new Map(appended.map((event) => [event.id, event])) : undefined;
-    const appendedIndex = claimed && batch.held?.size ? new Map(appended.map((event, index) => [event.id, index])) : undefined;
     if (appended.length > 0) {
-      for (const row of deliveriesFor(batch, appended, subscriptions, payloads)) {
-        deliveries += 1;
-        if (batch.claim) Object.assign(row, { status: "running", attempts: 1, available_at: batch.now + batch.claim.leaseMs, claimed_by: batch.claim.claimer });
-        if (appendedIndex && isHeld(batch, plan, appendedIndex.get(row.event_id), row.listener_id)) {
-          claimed!.push({ ...claimedFrom(row, appendedById!.get(row.event_id)), unrecorded: true });
-          continue;
-        }
+      const planned = deliveriesFor(batch, appended, subscriptions, payloads);
+      deliveries = planned.length;
+      const { rows, unrecorded } = claimRows(batch, plan, appended, planned);
+      claimed?.push(...unrecorded);
+      const appendedById = claimed && rows.length > 0 ? new Map(appended.map((event) => [event.id, event])) : undefined;
+      for (const row of rows) {
         const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
         // A delivery recorded before (ON CONFLICT DO NOTHING) is not this caller's to run.
         if (inserted && claimed) claimed.push(claimedFrom(row, appendedById!.get(row.event_id)));
@@ -146,15 +143,4 @@ export function createSqliteLogWriter(database: SqliteDatabase.Database) {
 export async function outsideKyselyTransaction<T>(database: SqliteDatabase.Database, kysely: Kysely<any>, work: () => T): Promise<T> {
   if (!database.inTransaction) return work();
   return kysely.connection().execute(async () => work());
-}
-
-/** A delivery row recorded claimed, as a claim would have answered it; its event is the appended one (no parse). */
-/** Whether the delivery of the appended event at `index` to `listenerId` is handed over unrecorded (EventBatch.held). */
-function isHeld(batch: EventBatch, plan: ReturnType<typeof planAppend>, index: number | undefined, listenerId: string): boolean {
-  if (index === undefined || index >= plan.accepted.length) return false;
-  return batch.held?.get(plan.accepted[index]!)?.includes(listenerId) ?? false;
-}
-
-function claimedFrom(row: ReturnType<typeof deliveriesFor>[number], event: StoredEvent | undefined): ClaimedDelivery {
-  return { ...toDelivery(row), event: event ? (event.event ?? null) : JSON.parse(row.payload), indexedAtMs: Number(row.indexed_at_ms ?? row.created_at) };
 }

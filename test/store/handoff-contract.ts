@@ -1,12 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
-import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
-import { newUserInput } from "./store-contract.js";
+import { newUserInput, type StoreBackend } from "./store-contract.js";
 
 /**
  * An append that records its deliveries already claimed (EventBatch.claim),
@@ -14,24 +10,24 @@ import { newUserInput } from "./store-contract.js";
  * leased so that no claim takes them meanwhile, and are run again after a
  * crash as any claimed delivery is.
  */
-describe("SQLite: deliveries recorded claimed by their append", () => {
-  let dir: string;
+export function describeHandOffContract(name: string, makeBackend: () => Promise<StoreBackend>): void {
+  describe(`Store contract, deliveries recorded claimed by their append: ${name}`, () => {
+  let backend: StoreBackend;
   let store: Store;
   let ownerId: string;
   let listenerId: string;
   const emitterId = "dc_emitter000000000000000000";
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "runnel-handoff-"));
-    store = createSqliteStore({ file: join(dir, "runnel.sqlite") });
-    await store.migrate();
+    backend = await makeBackend();
+    store = await backend.open();
     ownerId = (await store.createUser(newUserInput())).id;
     listenerId = (await store.createWorkflow(workflowFor(ownerId, "listener"))).id;
     await store.subscribe({ id: newId("subscription"), ownerId, emitterId, listenerId, eventName: "", createdAt: Date.now() });
   });
   afterEach(async () => {
     await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await backend.dispose();
   });
 
   const append = (id: number, now: number) =>
@@ -83,3 +79,4 @@ describe("SQLite: deliveries recorded claimed by their append", () => {
     expect(recovered).toEqual([expect.objectContaining({ listenerId, eventId, event: { n: 3 }, interruptions: 1 })]);
   });
 });
+}
