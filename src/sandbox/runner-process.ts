@@ -45,6 +45,14 @@ export interface RunnerProcessOptions {
   dir: string;
   memoryMb: number;
   logger: Logger | undefined;
+  /**
+   * Stopped when idle, evicted or closing, the runner exits on its own (its
+   * channel is closed, and it exits as it does when the host is gone) rather
+   * than by SIGKILL: the profiling mode's profile is written at a normal exit
+   * only (cpu-profile.ts). SIGKILL follows if it has not gone within
+   * PROFILE_EXIT_GRACE_MS.
+   */
+  exitsOnItsOwn?: boolean;
   /** Called once, when the process is gone. */
   onExit(runner: RunnerProcess): void;
   /**
@@ -83,6 +91,10 @@ const STDERR_TAIL_CHARS = 8192;
 const CLOSE_GRACE_MS = 1000;
 /** How long a wrapper gets to exit after its child was killed, before it is killed too. */
 const WRAPPER_GRACE_MS = 500;
+/** How long a runner that exits on its own gets to write its CPU profile (a large one takes a while). */
+const PROFILE_EXIT_GRACE_MS = 10_000;
+/** Stops that take no call down: a runner may exit on its own for them. */
+const QUIET_STOPS = new Set<StopReason>(["idle", "evict", "close"]);
 /** Errors after which the runner's state cannot be trusted, whatever it says. */
 const RETIRING_CODES = new Set<SandboxError["code"]>(["OutputFlood", "ProcessExit", "UnhandledRejection"]);
 /** Raw output a runner may write while it has no call (a timer left behind that prints): past it, the runner is stopped. */
@@ -251,10 +263,20 @@ export class RunnerProcess {
     return answers;
   }
 
-  /** SIGKILL: user code gets no chance to delay it. Resolves once the process is gone. */
+  /** SIGKILL: user code gets no chance to delay it (except quiet stops in the profiling mode, see exitsOnItsOwn). Resolves once the process is gone. */
   stop(reason: StopReason): Promise<void> {
     if (!this.alive) return this.exited;
     this.stoppedBy ??= reason;
+    if (this.options.exitsOnItsOwn && QUIET_STOPS.has(reason)) {
+      this.channel.end();
+      const fallback = setTimeout(() => this.kill(), PROFILE_EXIT_GRACE_MS);
+      return this.exited.finally(() => clearTimeout(fallback));
+    }
+    return this.kill();
+  }
+
+  /** SIGKILL, to node itself inside its wrapper when there is one. */
+  private kill(): Promise<void> {
     if (this.innerPid === undefined) {
       this.child.kill("SIGKILL");
       return this.exited;
