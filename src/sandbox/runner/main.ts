@@ -24,6 +24,8 @@ function start(): void {
 
   const runner = new Runner({
     send: (message: RunnerMessage<WireResponse>) => channel.send(message),
+    post: (message: RunnerMessage<WireResponse>) => channel.post(message),
+    flushed: () => channel.flushed(),
     runnerPath: `${dirname(process.argv[1] ?? "")}${sep}`,
     maxLoaded: maxBundlesFromArgs(process.argv),
   });
