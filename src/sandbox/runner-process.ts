@@ -18,7 +18,7 @@ import { CallCollector, type AuthRefreshHandler, type CallEnding, type CallOutco
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
-import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome } from "./protocol.js";
+import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome, type StepsCallWithoutSteps } from "./protocol.js";
 import { CHANNEL_FD } from "./runner/channel.js";
 import { encodeFrame, FrameReader } from "./runner/frames.js";
 import type { RunnerResources } from "./resources/resource-limiter.js";
@@ -218,6 +218,9 @@ export class RunnerProcess {
     const shared: HostLane = { calls: [], concurrent: false, holding, timer: undefined };
     const sentLanes: HostLane[] = concurrent ? [] : [shared];
     const { props, dbProps } = requests[0]!;
+    // The runs of one workflow share their steps (one array): sent once, in `shared`.
+    const firstCall = requests[0]!.call;
+    const sharedSteps = requests.length > 1 && firstCall.kind === "steps" ? firstCall.steps : undefined;
     const invokes: BatchInvoke[] = [];
     const answers: Array<Promise<CallAnswer>> = [];
     for (let index = 0; index < requests.length; index++) {
@@ -236,7 +239,7 @@ export class RunnerProcess {
       const invoke: BatchInvoke = {
         type: "invoke",
         id: collector.id,
-        call: request.call,
+        call: sharedSteps && request.call.kind === "steps" && request.call.steps === sharedSteps ? withoutSteps(request.call) : request.call,
         db: index === 0 || concurrent ? request.db : {},
         carryDb: index > 0 && !concurrent,
         maxLogBytes: request.limits.maxLogBytes,
@@ -251,7 +254,9 @@ export class RunnerProcess {
     }
     // One message for the whole batch: one write, one parse.
     const message: HostMessage =
-      invokes.length === 1 ? { ...invokes[0]!, props, dbProps, bundle: options.bundleFile, lane: laneId } : { type: "invoke-many", shared: { props, dbProps, bundle: options.bundleFile, lane: laneId }, invokes };
+      invokes.length === 1
+        ? { ...invokes[0]!, call: requests[0]!.call, props, dbProps, bundle: options.bundleFile, lane: laneId }
+        : { type: "invoke-many", shared: { props, dbProps, bundle: options.bundleFile, lane: laneId, ...(sharedSteps ? { steps: sharedSteps } : {}) }, invokes };
     this.post(message, (error) => {
       const failure = `The calls could not be sent to the runner: ${error.message}`;
       for (const lane of sentLanes) {
@@ -551,6 +556,13 @@ export class RunnerProcess {
 }
 
 type BatchInvoke = Extract<HostMessage, { type: "invoke-many" }>["invokes"][number];
+type StepsCall = Extract<RunnerCall, { kind: "steps" }>;
+
+/** A steps call as an invoke of a batch carries it: its steps are the batch's. */
+function withoutSteps(call: StepsCall): StepsCallWithoutSteps {
+  const { steps: _steps, ...rest } = call;
+  return rest;
+}
 
 /** A step call's record joins its ending; set, not spread: this runs once per call. */
 function withStep(ending: CallEnding, message: { step?: StepOutcome; ms?: number }): CallEnding {

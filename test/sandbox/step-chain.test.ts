@@ -126,6 +126,20 @@ describe("steps calls sent side by side (concurrent)", () => {
     for (const [index, result] of results.slice(1).entries()) expect(result.chain!.map((done) => done.value)).toEqual([`first ${index + 2}`, `second ${index + 2}`]);
   });
 
+  it("runs the runs of a batch over the steps they share (sent once), and a call with steps of its own over those", async () => {
+    const bundle = fixture.bundle(workflowBundleCode(["module.exports = { props: { tag: { type: 'string' } }, run({ steps }) { return this.tag + ' ' + steps.trigger.event.n; } };"]));
+    const sharedSteps: ChainStep[] = [{ index: 0, id: "c_0", name: "s0", props: { tag: "shared {{steps.trigger.event.n}}" }, field: "steps[0]" }];
+    const ownSteps: ChainStep[] = [{ index: 0, id: "c_0", name: "s0", props: { tag: "own" }, field: "steps[0]" }];
+    const withSteps = (n: number, steps: ChainStep[]) => {
+      const base = request(bundle, n);
+      return { ...base, call: { ...base.call, steps } };
+    };
+    for (const concurrent of [true, false]) {
+      const results = await fixture.sandbox.invokeBatch([withSteps(1, sharedSteps), withSteps(2, ownSteps), withSteps(3, sharedSteps)], [], { concurrent });
+      expect(results.map((result) => result.chain?.[0]?.value)).toEqual(["shared 1 1", "own 2", "shared 3 3"]);
+    }
+  });
+
   it("fails only the call that runs past its time limit; the call caught beside it runs again and answers", async () => {
     const bundle = fixture.bundle(workflowBundleCode(["module.exports = { async run({ steps }) { if (steps.trigger.event.n === 1) while (true) {} await new Promise((r) => setTimeout(r, 50)); return 'late'; } };"]));
     const [stuck, beside] = await fixture.sandbox.invokeBatch([request(bundle, 1, 400), request(bundle, 2, 5_000)], [], { concurrent: true });

@@ -10,7 +10,7 @@
  */
 import { createRequire } from "node:module";
 import { dirname, sep } from "node:path";
-import type { HostMessage, RunnerMessage, WireResponse } from "../protocol.js";
+import type { HostMessage, RunnerCall, RunnerMessage, WireResponse } from "../protocol.js";
 import { installCapture } from "./capture.js";
 import { installDefineGlobals } from "./component.js";
 import { installNetworkShim } from "./network-shim.js";
@@ -36,8 +36,11 @@ function start(): void {
       runner.storeReply(id, req, answer);
     }
     else if (message.type === "invoke-many") {
-      const { props, dbProps, bundle, lane } = message.shared;
-      for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps, bundle, lane });
+      const { props, dbProps, bundle, lane, steps } = message.shared;
+      for (const invoke of message.invokes) {
+        const call = invoke.call.kind === "steps" && invoke.call.steps === undefined ? { ...invoke.call, steps: steps ?? [] } : (invoke.call as RunnerCall);
+        runner.enqueue({ ...invoke, call, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps, bundle, lane });
+      }
     }
   };
   // Opened before user code runs; without the host (or with a host that sends what is not a frame) there is nobody to answer to.
