@@ -122,7 +122,8 @@ export class ActiveCall {
    */
   stepDone(done: StepDone, last = false): void {
     if (this.finished) return;
-    this.queue({ type: "step-done", id: this.id, done }, 0);
+    // Posted at once unless the ending follows; then no timer is armed for it either.
+    this.queue({ type: "step-done", id: this.id, done }, 0, !last);
     if (!last) this.flush();
   }
 
@@ -240,7 +241,7 @@ export class ActiveCall {
       return;
     }
     this.finished = true;
-    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false, ...this.closeStep(), ms: this.elapsedMs() }, 0);
+    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false, ...this.closeStep(), ms: this.elapsedMs() }, 0, true);
     this.end(false);
   }
 
@@ -248,7 +249,7 @@ export class ActiveCall {
     if (this.finished) return;
     this.finished = true;
     // A failed step still reports what it exported (and sent, and whether it exited) before the failure.
-    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire, ...this.closeStep(), ms: this.elapsedMs() }, 0);
+    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire, ...this.closeStep(), ms: this.elapsedMs() }, 0, true);
     this.end(retire);
   }
 
@@ -282,9 +283,11 @@ export class ActiveCall {
     return { step: this.step.outcome() };
   }
 
-  private queue(message: CallMessage<WireResponse>, bytes: number): void {
+  /** `sentNow`: the caller sends (or hands over) what waits right after, so no timer is armed for it. */
+  private queue(message: CallMessage<WireResponse>, bytes: number, sentNow = false): void {
     this.pending.push(message);
     this.pendingBytes += bytes;
+    if (sentNow) return;
     if (this.pendingBytes >= FLUSH_BYTES) this.flush();
     else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }

@@ -19,7 +19,7 @@
 import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { RunnerMessage, WireResponse } from "../protocol.js";
-import { encodeFrame, FRAME_HEADER_BYTES, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
+import { FRAME_HEADER_BYTES, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
 
 /** stdin, stdout, stderr, then the channel. */
 export const CHANNEL_FD = 3;
@@ -79,16 +79,29 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
   socket.on("end", () => options.onLost());
   socket.on("error", () => options.onLost());
 
-  /** Frames posted and not yet written, in order, and the promise of their write. */
-  let outbox: Buffer[] = [];
+  /** Messages posted and not yet written, as JSON with their byte lengths, in order; and the promise of their write. */
+  let outbox: string[] = [];
+  let outboxLengths: number[] = [];
+  let outboxBytes = 0;
   let outboxWritten: Promise<void> | undefined;
   let markWritten: () => void = () => {};
   const written = Promise.resolve();
 
+  /** Everything in the outbox as frames in one buffer, one write. */
   const writeOutbox = (): void => {
-    const frames = outbox;
+    if (outbox.length === 0) return;
+    const frames = Buffer.allocUnsafe(outboxBytes);
+    let offset = 0;
+    for (let index = 0; index < outbox.length; index++) {
+      const length = outboxLengths[index]!;
+      frames.writeUInt32BE(length, offset);
+      frames.write(outbox[index]!, offset + FRAME_HEADER_BYTES, length, "utf8");
+      offset += FRAME_HEADER_BYTES + length;
+    }
     outbox = [];
-    if (frames.length > 0 && !socket.destroyed) writeFrame(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+    outboxLengths = [];
+    outboxBytes = 0;
+    if (!socket.destroyed) writeFrame(frames);
   };
   const flushOutbox = (): void => {
     const done = markWritten;
@@ -97,30 +110,33 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
     done();
   };
 
-  /** The frames of `message`: one, or one per message of a batch past the cap, or the call's error in place of a message past it. */
-  const encode = (message: RunnerMessage<WireResponse>, into: Buffer[]): void => {
-    let frame: Buffer;
+  /** Into the outbox: `message`, or one frame per message of a batch past the cap, or the call's error in place of a message past it. */
+  const encode = (message: RunnerMessage<WireResponse>): void => {
+    let json: string;
     try {
-      frame = encodeFrame(message);
+      json = JSON.stringify(message);
     } catch {
       // Everything sent was made JSON-safe by the runner; a message that still is not is a bug, not worth the process.
       return;
     }
-    if (frame.length - FRAME_HEADER_BYTES > MAX_FRAME_BYTES) {
-      if (message.type === "batch") return message.messages.forEach((item) => encode(item, into));
-      const replacement = tooLarge(message, frame.length);
-      if (replacement) encode(replacement, into);
+    const length = Buffer.byteLength(json);
+    if (length > MAX_FRAME_BYTES) {
+      if (message.type === "batch") return message.messages.forEach(encode);
+      const replacement = tooLarge(message, length + FRAME_HEADER_BYTES);
+      if (replacement) encode(replacement);
       return;
     }
-    into.push(frame);
+    outbox.push(json);
+    outboxLengths.push(length);
+    outboxBytes += FRAME_HEADER_BYTES + length;
   };
 
   const send = (message: RunnerMessage<WireResponse>): void => {
-    encode(message, outbox);
+    encode(message);
     writeOutbox();
   };
   const post = (message: RunnerMessage<WireResponse>): void => {
-    encode(message, outbox);
+    encode(message);
     if (outboxWritten) return;
     outboxWritten = new Promise((resolve) => (markWritten = resolve));
     queueMicrotask(flushOutbox);

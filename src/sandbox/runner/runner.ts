@@ -92,7 +92,9 @@ export class Runner {
   private async start(message: InvokeMessage, lane: Lane | undefined): Promise<ActiveCall> {
     const step = message.call.kind === "step" ? new StepRecorder() : undefined;
     const hold = message.holdEnd && lane ? (ended: ActiveCall, now: boolean) => lane.hold(ended, now) : undefined;
-    const call = new ActiveCall({ ...message, db: message.carryDb && lane ? lane.carried : message.db, step, send: this.options.send, post: this.options.post, flushed: this.options.flushed, hold });
+    const { send, post, flushed } = this.options;
+    // Named fields, not the message spread: this runs once per call.
+    const call = new ActiveCall({ id: message.id, db: message.carryDb && lane ? lane.carried : message.db, maxLogBytes: message.maxLogBytes, maxLogEntries: message.maxLogEntries, step, send, post, flushed, hold });
     this.bundleOf.set(call, message.bundle);
     if (this.active.size > 0) this.scopes ??= new AsyncLocalStorage<ActiveCall>();
     this.active.add(call);
