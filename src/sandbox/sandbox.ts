@@ -9,7 +9,8 @@
  * bubblewrap works, new pid/ipc/uts namespaces over a read-only view of what
  * node needs, with a network namespace of its own whose only way out is the
  * egress proxy (network/egress-proxy.ts): the public internet, not the
- * server's own networks. Each runner is under cgroups of its own
+ * server's own networks. (The profiling mode, cpu-profile.ts, is for
+ * developers and leaves the permission model off.) Each runner is under cgroups of its own
  * (resources/resource-limiter.ts), and talks to the host over framed
  * messages that user code cannot make the host choke on (runner/frames.ts).
  *
