@@ -58,8 +58,25 @@ export function parsePath(source: string): PathSegment[] {
   return segments;
 }
 
-/** Splits a string into text and expressions. */
+/**
+ * Templates read lately, by their text: a workflow's props are the same text
+ * on every run, evaluated once per step per run. Kept while few; emptied when
+ * full (a bound, not an order). What it holds is never changed by a reader.
+ */
+const parsedTemplates = new Map<string, ParsedTemplate>();
+const MAX_PARSED_TEMPLATES = 2048;
+
+/** Splits a string into text and expressions; throws a sentence saying what is wrong. */
 export function parseTemplate(value: string): ParsedTemplate {
+  const known = parsedTemplates.get(value);
+  if (known) return known;
+  const parsed = parseTemplateText(value);
+  if (parsedTemplates.size >= MAX_PARSED_TEMPLATES) parsedTemplates.clear();
+  parsedTemplates.set(value, parsed);
+  return parsed;
+}
+
+function parseTemplateText(value: string): ParsedTemplate {
   const parts: ParsedTemplate["parts"] = [];
   let last = 0;
   for (const match of value.matchAll(EXPRESSION)) {

@@ -58,23 +58,23 @@ export function checkEvaluatedProps(
     if (!Object.hasOwn(out, name)) continue;
     const value = out[name];
     const field = `${step.field}.props.${name}`;
-    const expressions = expressionsIn(configured[name]).join(", ");
-    const gave = `Step "${step.name}": prop "${name}" is ${expressions}, which gave ${describeType(value)}`;
+    // Made only for an error: this runs for every prop of every step of every run.
+    const gave = () => `Step "${step.name}": prop "${name}" is ${expressionsIn(configured[name]).join(", ")}, which gave ${describeType(value)}`;
     if (value === undefined || value === null) {
       if (check.default !== undefined) out[name] = check.default;
       else if (check.optional) delete out[name];
-      else throw new ValidationError(field, `${gave}; the prop is required. Check the path, or give the prop a value that is always there.`);
+      else throw new ValidationError(field, `${gave()}; the prop is required. Check the path, or give the prop a value that is always there.`);
       continue;
     }
     const problem = checkPropValue(check, value);
     if (problem !== null) {
       const rule = problem.replace(/;?\s*got [\s\S]*$/, "");
-      throw new ValidationError(field, `${gave}, and ${rule.startsWith("item ") ? `its ${rule}` : `it ${rule}`}. Fix the expression, or what it reads.`);
+      throw new ValidationError(field, `${gave()}, and ${rule.startsWith("item ") ? `its ${rule}` : `it ${rule}`}. Fix the expression, or what it reads.`);
     }
     if (check.options !== undefined) {
       const items = check.isArray ? (value as unknown[]) : [value];
       if (items.some((item) => !isAmongOptions(item, check.options ?? []))) {
-        throw new ValidationError(field, `${gave} that is not one of its options (${optionsList(check)}). Fix the expression, or what it reads.`);
+        throw new ValidationError(field, `${gave()} that is not one of its options (${optionsList(check)}). Fix the expression, or what it reads.`);
       }
     }
   }

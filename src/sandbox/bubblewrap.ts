@@ -54,6 +54,8 @@ export interface BubblewrapCommand {
   nodeBinary: string;
   /** Extra read-only folders and files, bound at the same paths. */
   readOnly: string[];
+  /** Folders bound writable at the same paths: only the profiling mode's (cpu-profile.ts). */
+  writable?: string[];
   cwd: string;
   nodeArgs: string[];
   /** A descriptor on which bwrap writes {"child-pid": …}: see RunnerProcess.stop(). */
@@ -87,6 +89,7 @@ export function bubblewrapArgs(command: BubblewrapCommand): string[] {
   ];
   if (command.egressSocket) args.push("--bind", command.egressSocket, SANDBOX_EGRESS_SOCKET);
   for (const path of command.readOnly) args.push("--ro-bind", path, path);
+  for (const path of command.writable ?? []) args.push("--bind", path, path);
   if (command.infoFd !== undefined) args.push("--info-fd", String(command.infoFd));
   args.push("--chdir", command.cwd, "--", command.nodeBinary, ...command.nodeArgs);
   return args;

@@ -26,11 +26,14 @@ export interface RunnerNodeArgs {
   entry: string;
   /** Arguments for the runner itself, after its entry file. */
   runnerArgs?: string[];
+  /** The profiling mode's flags (cpu-profile.ts): the permission model is left off, since it turns off the inspector they need. */
+  cpuProfileArgs?: string[];
 }
 
 export function runnerNodeArgs(options: RunnerNodeArgs): string[] {
   const args = [`--max-old-space-size=${options.memoryMb}`, ...options.support.quiet, "--no-addons"];
-  if (options.support.permission) {
+  if (options.cpuProfileArgs) args.push(...options.cpuProfileArgs);
+  else if (options.support.permission) {
     args.push(options.support.permission, ...options.readPaths.map((path) => `--allow-fs-read=${path}`));
   }
   args.push(options.entry, ...(options.runnerArgs ?? []));

@@ -18,7 +18,7 @@ import { CallCollector, type AuthRefreshHandler, type CallEnding, type CallOutco
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
 import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
-import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome } from "./protocol.js";
+import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome, type StepsCallWithoutSteps } from "./protocol.js";
 import { CHANNEL_FD } from "./runner/channel.js";
 import { encodeFrame, FrameReader } from "./runner/frames.js";
 import type { RunnerResources } from "./resources/resource-limiter.js";
@@ -45,6 +45,14 @@ export interface RunnerProcessOptions {
   dir: string;
   memoryMb: number;
   logger: Logger | undefined;
+  /**
+   * Stopped when idle, evicted or closing, the runner exits on its own (its
+   * channel is closed, and it exits as it does when the host is gone) rather
+   * than by SIGKILL: the profiling mode's profile is written at a normal exit
+   * only (cpu-profile.ts). SIGKILL follows if it has not gone within
+   * PROFILE_EXIT_GRACE_MS.
+   */
+  exitsOnItsOwn?: boolean;
   /** Called once, when the process is gone. */
   onExit(runner: RunnerProcess): void;
   /**
@@ -83,6 +91,10 @@ const STDERR_TAIL_CHARS = 8192;
 const CLOSE_GRACE_MS = 1000;
 /** How long a wrapper gets to exit after its child was killed, before it is killed too. */
 const WRAPPER_GRACE_MS = 500;
+/** How long a runner that exits on its own gets to write its CPU profile (a large one takes a while). */
+const PROFILE_EXIT_GRACE_MS = 10_000;
+/** Stops that take no call down: a runner may exit on its own for them. */
+const QUIET_STOPS = new Set<StopReason>(["idle", "evict", "close"]);
 /** Errors after which the runner's state cannot be trusted, whatever it says. */
 const RETIRING_CODES = new Set<SandboxError["code"]>(["OutputFlood", "ProcessExit", "UnhandledRejection"]);
 /** Raw output a runner may write while it has no call (a timer left behind that prints): past it, the runner is stopped. */
@@ -206,6 +218,9 @@ export class RunnerProcess {
     const shared: HostLane = { calls: [], concurrent: false, holding, timer: undefined };
     const sentLanes: HostLane[] = concurrent ? [] : [shared];
     const { props, dbProps } = requests[0]!;
+    // The runs of one workflow share their steps (one array): sent once, in `shared`.
+    const firstCall = requests[0]!.call;
+    const sharedSteps = requests.length > 1 && firstCall.kind === "steps" ? firstCall.steps : undefined;
     const invokes: BatchInvoke[] = [];
     const answers: Array<Promise<CallAnswer>> = [];
     for (let index = 0; index < requests.length; index++) {
@@ -224,7 +239,7 @@ export class RunnerProcess {
       const invoke: BatchInvoke = {
         type: "invoke",
         id: collector.id,
-        call: request.call,
+        call: sharedSteps && request.call.kind === "steps" && request.call.steps === sharedSteps ? withoutSteps(request.call) : request.call,
         db: index === 0 || concurrent ? request.db : {},
         carryDb: index > 0 && !concurrent,
         maxLogBytes: request.limits.maxLogBytes,
@@ -239,7 +254,9 @@ export class RunnerProcess {
     }
     // One message for the whole batch: one write, one parse.
     const message: HostMessage =
-      invokes.length === 1 ? { ...invokes[0]!, props, dbProps, bundle: options.bundleFile, lane: laneId } : { type: "invoke-many", shared: { props, dbProps, bundle: options.bundleFile, lane: laneId }, invokes };
+      invokes.length === 1
+        ? { ...invokes[0]!, call: requests[0]!.call, props, dbProps, bundle: options.bundleFile, lane: laneId }
+        : { type: "invoke-many", shared: { props, dbProps, bundle: options.bundleFile, lane: laneId, ...(sharedSteps ? { steps: sharedSteps } : {}) }, invokes };
     this.post(message, (error) => {
       const failure = `The calls could not be sent to the runner: ${error.message}`;
       for (const lane of sentLanes) {
@@ -251,10 +268,20 @@ export class RunnerProcess {
     return answers;
   }
 
-  /** SIGKILL: user code gets no chance to delay it. Resolves once the process is gone. */
+  /** SIGKILL: user code gets no chance to delay it (except quiet stops in the profiling mode, see exitsOnItsOwn). Resolves once the process is gone. */
   stop(reason: StopReason): Promise<void> {
     if (!this.alive) return this.exited;
     this.stoppedBy ??= reason;
+    if (this.options.exitsOnItsOwn && QUIET_STOPS.has(reason)) {
+      this.channel.end();
+      const fallback = setTimeout(() => this.kill(), PROFILE_EXIT_GRACE_MS);
+      return this.exited.finally(() => clearTimeout(fallback));
+    }
+    return this.kill();
+  }
+
+  /** SIGKILL, to node itself inside its wrapper when there is one. */
+  private kill(): Promise<void> {
     if (this.innerPid === undefined) {
       this.child.kill("SIGKILL");
       return this.exited;
@@ -529,6 +556,13 @@ export class RunnerProcess {
 }
 
 type BatchInvoke = Extract<HostMessage, { type: "invoke-many" }>["invokes"][number];
+type StepsCall = Extract<RunnerCall, { kind: "steps" }>;
+
+/** A steps call as an invoke of a batch carries it: its steps are the batch's. */
+function withoutSteps(call: StepsCall): StepsCallWithoutSteps {
+  const { steps: _steps, ...rest } = call;
+  return rest;
+}
 
 /** A step call's record joins its ending; set, not spread: this runs once per call. */
 function withStep(ending: CallEnding, message: { step?: StepOutcome; ms?: number }): CallEnding {

@@ -9,7 +9,8 @@
  * bubblewrap works, new pid/ipc/uts namespaces over a read-only view of what
  * node needs, with a network namespace of its own whose only way out is the
  * egress proxy (network/egress-proxy.ts): the public internet, not the
- * server's own networks. Each runner is under cgroups of its own
+ * server's own networks. (The profiling mode, cpu-profile.ts, is for
+ * developers and leaves the permission model off.) Each runner is under cgroups of its own
  * (resources/resource-limiter.ts), and talks to the host over framed
  * messages that user code cannot make the host choke on (runner/frames.ts).
  *
@@ -35,6 +36,7 @@ import type { ComponentManifest } from "../domain/component-manifest.js";
 import { bubblewrapArgs, checkBubblewrap, SANDBOX_EGRESS_SOCKET, type BubblewrapCheck } from "./bubblewrap.js";
 import { createEgressPolicy } from "../domain/egress-policy.js";
 import { EgressProxy } from "./network/egress-proxy.js";
+import { cpuProfileArgs, cpuProfilingFromEnvironment, CPU_PROFILE_VARIABLE, type CpuProfiling } from "./cpu-profile.js";
 import { createResourceLimiter, type LimiterKind, type RunnerResources } from "./resources/resource-limiter.js";
 import { DEFAULT_MAX_BUNDLES, EGRESS_ARG, MAX_BUNDLES_ARG } from "./runner/runner-args.js";
 import type { HttpResponse } from "./http-response.js";
@@ -80,6 +82,12 @@ export interface SandboxOptions {
   network?: { mode: "policy" | "unrestricted"; allow?: readonly string[] };
   /** How runners' resources are limited: the best the machine allows (default), or RLIMIT_AS only. */
   resources?: "rlimit";
+  /**
+   * The profiling mode (cpu-profile.ts): each runner writes a V8 CPU profile
+   * into this folder when it exits, and runs without the permission model.
+   * Default: RUNNEL_RUNNER_CPU_PROF, else off. For developers only.
+   */
+  cpuProfiling?: CpuProfiling | null;
 }
 
 export interface ComponentBundle {
@@ -226,14 +234,31 @@ interface RunnerNetwork {
 }
 
 /** A runner that may read its own folder `dir` (where the bundles it runs are placed) and the runner's files. */
-function spawnCommand(support: NodeFlagSupport, bwrap: string | null, entry: RunnerEntry, dir: string, memoryMb: number, maxBundles: number, network: RunnerNetwork | null): SpawnCommand {
+function spawnCommand(
+  support: NodeFlagSupport,
+  bwrap: string | null,
+  entry: RunnerEntry,
+  dir: string,
+  memoryMb: number,
+  maxBundles: number,
+  network: RunnerNetwork | null,
+  profiling: CpuProfiling | null,
+): SpawnCommand {
   const readPaths = [...entry.readPaths, dir];
   const inNamespace = bwrap !== null && network?.ownNamespace === true;
   const runnerArgs = [`${MAX_BUNDLES_ARG}${maxBundles}`];
   if (network) runnerArgs.push(`${EGRESS_ARG}${inNamespace ? SANDBOX_EGRESS_SOCKET : network.egressSocket}`);
-  const nodeArgs = runnerNodeArgs({ support, memoryMb, readPaths, entry: entry.file, runnerArgs });
+  const nodeArgs = runnerNodeArgs({ support, memoryMb, readPaths, entry: entry.file, runnerArgs, ...(profiling ? { cpuProfileArgs: cpuProfileArgs(profiling) } : {}) });
   if (!bwrap) return { command: process.execPath, args: nodeArgs, cwd: dir };
-  const args = bubblewrapArgs({ nodeBinary: process.execPath, readOnly: readPaths, cwd: dir, nodeArgs, infoFd: BWRAP_INFO_FD, ...(inNamespace ? { egressSocket: network.egressSocket } : {}) });
+  const args = bubblewrapArgs({
+    nodeBinary: process.execPath,
+    readOnly: readPaths,
+    ...(profiling ? { writable: [profiling.dir] } : {}),
+    cwd: dir,
+    nodeArgs,
+    infoFd: BWRAP_INFO_FD,
+    ...(inNamespace ? { egressSocket: network.egressSocket } : {}),
+  });
   return { command: bwrap, args, cwd: dir, childPidFd: BWRAP_INFO_FD };
 }
 
@@ -285,6 +310,12 @@ const MAX_REMEMBERED_MAPS = 1024;
 export function createSandbox(options: SandboxOptions): Sandbox {
   const support = detectNodeFlags();
   if (!support.permission) options.logger?.error("sandbox: this node has no permission model (node 20+ is needed); runners can read every file the server can");
+  const profiling = options.cpuProfiling !== undefined ? options.cpuProfiling : cpuProfilingFromEnvironment();
+  if (profiling) {
+    options.logger?.warn(
+      `sandbox: profiling mode (${CPU_PROFILE_VARIABLE}): each runner writes a CPU profile into ${profiling.dir} when it exits, and runs WITHOUT Node's permission model (it turns off the inspector that writes profiles). For development only: unset ${CPU_PROFILE_VARIABLE} to run untrusted code.`,
+    );
+  }
   const bubblewrap = resolveBubblewrap(options);
   const bwrap = bubblewrap.path;
   const networkMode = options.network?.mode ?? "policy";
@@ -323,7 +354,14 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const dir = join(runnersDir, `r-${randomBytes(6).toString("hex")}`);
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     try {
-      return new RunnerProcess({ ...limited(spawnCommand(support, bwrap, readyEntry, dir, memoryMb, maxBundles, network), memoryMb), dir, memoryMb, logger: options.logger, ...hooks });
+      return new RunnerProcess({
+        ...limited(spawnCommand(support, bwrap, readyEntry, dir, memoryMb, maxBundles, network, profiling), memoryMb),
+        dir,
+        memoryMb,
+        logger: options.logger,
+        exitsOnItsOwn: profiling !== null,
+        ...hooks,
+      });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;
@@ -473,7 +511,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       lateFaultListener = listener;
     },
     usage: () => pool.usage(),
-    isolation: { permissionModel: support.permission !== null, bubblewrap: bwrap !== null, network: networkIsolation, memory: limiter.kind, pidsLimit: limiter.pidsLimit, cpuLimited: limiter.cpuLimited },
+    isolation: { permissionModel: support.permission !== null && profiling === null, bubblewrap: bwrap !== null, network: networkIsolation, memory: limiter.kind, pidsLimit: limiter.pidsLimit, cpuLimited: limiter.cpuLimited },
     async inspect(bundle, limits) {
       const [result] = await executeBatch([{ bundle, call: { kind: "inspect" }, props: {}, dbProps: [], db: {}, limits: resolveLimits(limits) }], []);
       if (result?.ok) return { ok: true, manifest: result.value as ComponentManifest };

@@ -70,6 +70,15 @@ describe("a steps call (one workflow run's sandboxed steps in one call)", () => 
     expect(result.error).toMatchObject({ code: "Timeout" });
   });
 
+  it("keeps what the earlier steps reported when a later one never returns, looping without yielding", async () => {
+    // The reports leave in a write shared with other runs (runner/channel.ts); a step's code runs only after the report before it left.
+    const result = await runChain(["module.exports = { run() { console.log('before'); return 'kept'; } };", "module.exports = { run() { while (true) {} } };"], [], { timeoutMs: 500 });
+    expect(result.chain).toHaveLength(1);
+    expect(result.chain![0]!.value).toBe("kept");
+    expect(result.logs.map((log) => log.text)).toEqual(["before"]);
+    expect(result.error).toMatchObject({ code: "Timeout" });
+  });
+
   it("answers the HTTP caller from any step, once", async () => {
     const responses: HttpResponse[] = [];
     const result = await runChain(
@@ -102,6 +111,33 @@ describe("steps calls sent side by side (concurrent)", () => {
     const starts = results.map((result) => result.logs[0]!.ts);
     const ends = results.map((result) => result.logs[1]!.ts);
     expect(Math.max(...starts)).toBeLessThanOrEqual(Math.min(...ends));
+  });
+
+  it("keeps the first step of a run whose second step loops without yielding, while runs beside it finish", async () => {
+    const modules = ["module.exports = { run({ steps }) { return 'first ' + steps.trigger.event.n; } };", "module.exports = { run({ steps }) { if (steps.trigger.event.n === 1) while (true) {} return 'second ' + steps.trigger.event.n; } };"];
+    const bundle = fixture.bundle(workflowBundleCode(modules));
+    const twoSteps = (n: number, timeoutMs: number) => {
+      const base = request(bundle, n, timeoutMs);
+      return { ...base, call: { ...base.call, steps: modules.map((_, index) => ({ index, id: `c_${index}`, name: `s${index}`, props: {}, field: `steps[${index}]` })) } };
+    };
+    const results = await fixture.sandbox.invokeBatch([twoSteps(1, 500), twoSteps(2, 5_000), twoSteps(3, 5_000), twoSteps(4, 5_000)], [], { concurrent: true });
+    expect(results[0]!.error).toMatchObject({ code: "Timeout" });
+    expect(results[0]!.chain!.map((done) => done.value)).toEqual(["first 1"]);
+    for (const [index, result] of results.slice(1).entries()) expect(result.chain!.map((done) => done.value)).toEqual([`first ${index + 2}`, `second ${index + 2}`]);
+  });
+
+  it("runs the runs of a batch over the steps they share (sent once), and a call with steps of its own over those", async () => {
+    const bundle = fixture.bundle(workflowBundleCode(["module.exports = { props: { tag: { type: 'string' } }, run({ steps }) { return this.tag + ' ' + steps.trigger.event.n; } };"]));
+    const sharedSteps: ChainStep[] = [{ index: 0, id: "c_0", name: "s0", props: { tag: "shared {{steps.trigger.event.n}}" }, field: "steps[0]" }];
+    const ownSteps: ChainStep[] = [{ index: 0, id: "c_0", name: "s0", props: { tag: "own" }, field: "steps[0]" }];
+    const withSteps = (n: number, steps: ChainStep[]) => {
+      const base = request(bundle, n);
+      return { ...base, call: { ...base.call, steps } };
+    };
+    for (const concurrent of [true, false]) {
+      const results = await fixture.sandbox.invokeBatch([withSteps(1, sharedSteps), withSteps(2, ownSteps), withSteps(3, sharedSteps)], [], { concurrent });
+      expect(results.map((result) => result.chain?.[0]?.value)).toEqual(["shared 1 1", "own 2", "shared 3 3"]);
+    }
   });
 
   it("fails only the call that runs past its time limit; the call caught beside it runs again and answers", async () => {

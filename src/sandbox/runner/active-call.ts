@@ -30,7 +30,12 @@ export interface ActiveCallOptions {
   maxLogEntries: number;
   /** Set for a step call: what its `$` records, sent with the result or the error. */
   step?: StepRecorder | undefined;
+  /** Writes a message now (channel.ts): for an ending that retires the runner, which may be gone a moment later. */
   send(message: RunnerMessage<WireResponse>): void;
+  /** Writes a message at the end of this microtask checkpoint, with the other calls' (channel.ts). */
+  post(message: RunnerMessage<WireResponse>): void;
+  /** Resolves once what was posted is written. */
+  flushed(): Promise<void>;
   /**
    * Set when the call's ending may wait for the calls behind it: it gets the
    * ended call instead of a flush. `now`: send it with what is held at once
@@ -110,14 +115,21 @@ export class ActiveCall {
   }
 
   /**
-   * A step of a `steps` call ended: sent now, with the logs before it, so a
-   * later step's crash cannot lose it. `last`: no step follows, and the
-   * call's ending comes next; it travels with that (one write, not two).
+   * A step of a `steps` call ended: posted with the logs before it; the chain
+   * awaits `reported()` before the next step runs, so a later step's crash
+   * cannot lose it. `last`: no step follows, and the call's ending comes
+   * next; it travels with that.
    */
   stepDone(done: StepDone, last = false): void {
     if (this.finished) return;
-    this.queue({ type: "step-done", id: this.id, done }, 0);
+    // Posted at once unless the ending follows; then no timer is armed for it either.
+    this.queue({ type: "step-done", id: this.id, done }, 0, !last);
     if (!last) this.flush();
+  }
+
+  /** Resolves once what the call posted is written to the host. */
+  reported(): Promise<void> {
+    return this.options.flushed();
   }
 
   log(stream: LogStream, text: string): void {
@@ -229,7 +241,7 @@ export class ActiveCall {
       return;
     }
     this.finished = true;
-    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false, ...this.closeStep(), ms: this.elapsedMs() }, 0);
+    this.queue({ type: "result", id: this.id, value: json, db: this.db.changes(), retire: false, ...this.closeStep(), ms: this.elapsedMs() }, 0, true);
     this.end(false);
   }
 
@@ -237,7 +249,7 @@ export class ActiveCall {
     if (this.finished) return;
     this.finished = true;
     // A failed step still reports what it exported (and sent, and whether it exited) before the failure.
-    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire, ...this.closeStep(), ms: this.elapsedMs() }, 0);
+    this.queue({ type: "error", id: this.id, error, db: this.db.changes(), retire, ...this.closeStep(), ms: this.elapsedMs() }, 0, true);
     this.end(retire);
   }
 
@@ -255,7 +267,7 @@ export class ActiveCall {
 
   /** A retiring ending never waits: the runner is about to go, and what it holds must reach the host first. */
   private end(retire: boolean): void {
-    if (!this.options.hold) return this.flush();
+    if (!this.options.hold) return this.flush(retire);
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     this.options.hold(this, retire);
@@ -271,19 +283,22 @@ export class ActiveCall {
     return { step: this.step.outcome() };
   }
 
-  private queue(message: CallMessage<WireResponse>, bytes: number): void {
+  /** `sentNow`: the caller sends (or hands over) what waits right after, so no timer is armed for it. */
+  private queue(message: CallMessage<WireResponse>, bytes: number, sentNow = false): void {
     this.pending.push(message);
     this.pendingBytes += bytes;
+    if (sentNow) return;
     if (this.pendingBytes >= FLUSH_BYTES) this.flush();
     else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
-  /** Sends what waits, in order, as one message. */
-  private flush(): void {
+  /** Posts what waits, in order, as one message; `now`: sends it at once. */
+  private flush(now = false): void {
     const messages = this.takePending();
     if (messages.length === 0) return;
     const message: RunnerMessage<WireResponse> = messages.length === 1 ? messages[0]! : { type: "batch", messages };
-    this.options.send(message);
+    if (now) this.options.send(message);
+    else this.options.post(message);
   }
 
   private assertOpen(what: string): void {

@@ -10,13 +10,13 @@
  */
 import { createRequire } from "node:module";
 import { dirname, sep } from "node:path";
-import type { HostMessage, RunnerMessage, WireResponse } from "../protocol.js";
+import type { ChainStep, HostMessage, RunnerMessage, WireResponse } from "../protocol.js";
 import { installCapture } from "./capture.js";
 import { installDefineGlobals } from "./component.js";
 import { installNetworkShim } from "./network-shim.js";
 import { egressSocketFromArgs, maxBundlesFromArgs } from "./runner-args.js";
 import { openChannel } from "./channel.js";
-import { clearEnvironment, Runner } from "./runner.js";
+import { clearEnvironment, Runner, type InvokeMessage } from "./runner.js";
 
 function start(): void {
   // process.exit() ends in process.reallyExit(), which is replaced below; this is the original.
@@ -24,6 +24,8 @@ function start(): void {
 
   const runner = new Runner({
     send: (message: RunnerMessage<WireResponse>) => channel.send(message),
+    post: (message: RunnerMessage<WireResponse>) => channel.post(message),
+    flushed: () => channel.flushed(),
     runnerPath: `${dirname(process.argv[1] ?? "")}${sep}`,
     maxLoaded: maxBundlesFromArgs(process.argv),
   });
@@ -34,8 +36,16 @@ function start(): void {
       runner.storeReply(id, req, answer);
     }
     else if (message.type === "invoke-many") {
-      const { props, dbProps, bundle, lane } = message.shared;
-      for (const invoke of message.invokes) runner.enqueue({ ...invoke, props: invoke.props ?? props, dbProps: invoke.dbProps ?? dbProps, bundle, lane });
+      const { props, dbProps, bundle, lane, steps } = message.shared;
+      // Completed in place: each invoke was parsed from this message, and nothing else holds it.
+      for (const invoke of message.invokes as Array<(typeof message.invokes)[number] & Partial<Pick<InvokeMessage, "bundle" | "lane">>>) {
+        if (invoke.call.kind === "steps" && invoke.call.steps === undefined) (invoke.call as { steps?: ChainStep[] }).steps = steps ?? [];
+        invoke.props ??= props;
+        invoke.dbProps ??= dbProps;
+        invoke.bundle = bundle;
+        invoke.lane = lane;
+        runner.enqueue(invoke as InvokeMessage);
+      }
     }
   };
   // Opened before user code runs; without the host (or with a host that sends what is not a frame) there is nobody to answer to.

@@ -14,11 +14,16 @@ import { dispatch } from "./dispatch.js";
 import { Lane } from "./lane.js";
 import { runChain } from "./step-chain.js";
 import { StepRecorder } from "./step-recorder.js";
+import { nextTurn } from "./turn.js";
 
 export type InvokeMessage = Extract<HostMessage, { type: "invoke" }>;
 
 export interface RunnerOptions {
+  /** Writes now; post: at the end of this microtask checkpoint, with others (channel.ts). */
   send(message: RunnerMessage<WireResponse>): void;
+  post(message: RunnerMessage<WireResponse>): void;
+  /** Resolves once what was posted is written. */
+  flushed(): Promise<void>;
   /** The runner's own folder, whose stack frames are left out of errors. */
   runnerPath: string;
   /** Bundles kept loaded at most (see bundles.ts). */
@@ -28,10 +33,6 @@ export interface RunnerOptions {
 /** Empties process.env: a runner starts with it empty, and every call finds it so. */
 export function clearEnvironment(): void {
   for (const name of Object.keys(process.env)) delete process.env[name];
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 export class Runner {
@@ -91,7 +92,9 @@ export class Runner {
   private async start(message: InvokeMessage, lane: Lane | undefined): Promise<ActiveCall> {
     const step = message.call.kind === "step" ? new StepRecorder() : undefined;
     const hold = message.holdEnd && lane ? (ended: ActiveCall, now: boolean) => lane.hold(ended, now) : undefined;
-    const call = new ActiveCall({ ...message, db: message.carryDb && lane ? lane.carried : message.db, step, send: this.options.send, hold });
+    const { send, post, flushed } = this.options;
+    // Named fields, not the message spread: this runs once per call.
+    const call = new ActiveCall({ id: message.id, db: message.carryDb && lane ? lane.carried : message.db, maxLogBytes: message.maxLogBytes, maxLogEntries: message.maxLogEntries, step, send, post, flushed, hold });
     this.bundleOf.set(call, message.bundle);
     if (this.active.size > 0) this.scopes ??= new AsyncLocalStorage<ActiveCall>();
     this.active.add(call);

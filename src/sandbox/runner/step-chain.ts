@@ -15,6 +15,7 @@ import type { Component } from "./component.js";
 import { DbStore } from "./db-store.js";
 import { buildInstance } from "./instance.js";
 import { StepRecorder } from "./step-recorder.js";
+import { nextTurn } from "./turn.js";
 import { runStep } from "./step.js";
 
 export interface StepsCall {
@@ -31,10 +32,6 @@ export interface ChainDependencies {
   /** The component of a step of the workflow bundle, or why it did not load. */
   load(index: number): { component: Component } | { error: SandboxError };
   describe(thrown: unknown): SandboxError;
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
@@ -106,6 +103,8 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     const changes = db?.keyChanges();
     call.stepDone({ index: step.index, value: returned, step: outcome, logsEnd: call.logCount, durationMs: performance.now() - started, ...(error ? { error } : {}), ...(changes ? { db: changes } : {}) }, ends);
     if (ends) return;
+    // The report is written (with those of the other runs that got here this turn) before the next step's code runs.
+    await call.reported();
     scope[step.name] = stepResults({ exports: outcome.exports, returnValue: returned, summary: outcome.summary });
   }
 }
