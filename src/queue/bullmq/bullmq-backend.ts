@@ -2,6 +2,7 @@ import { createPostgresBackend, Queue, Worker, withBackend, type Processor, type
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { LiveChannel } from "../live-channel.js";
+import { postgresHeldJobs, redisHeldJobs, type HeldJobs } from "./held-jobs.js";
 import { PostgresLiveChannel } from "./postgres-live-channel.js";
 import { RedisLiveChannel } from "./redis-live-channel.js";
 import { throttledWarning } from "./throttled-warning.js";
@@ -25,6 +26,8 @@ export interface BullmqBackend {
   queue(name: string, settings?: QueueSettings): Queue;
   worker(name: string, processor: Processor | null, settings: WorkerSettings): Worker;
   readonly live: LiveChannel;
+  /** The jobs a worker name holds, read from BullMQ's storage (takeBackInterrupted). */
+  readonly held: HeldJobs;
   /** Lets go of what the backend opened itself (the shared Redis connection, the live channel). */
   close(): Promise<void>;
 }
@@ -43,6 +46,7 @@ function redisBackend(url: string, prefix: string, logger: Logger): BullmqBacken
     queue: (name, settings) => new Queue(name, { ...settings, connection, prefix }),
     worker: (name, processor, settings) => new Worker(name, processor, { ...settings, connection, prefix }),
     live,
+    held: redisHeldJobs(connection, prefix),
     async close() {
       await live.close();
       await closeRedis(connection);
@@ -67,6 +71,7 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
     queue: (name, settings) => new classes.Queue(name, { ...settings, connection }) as unknown as Queue,
     worker: (name, processor, settings) => new classes.Worker(name, processor, { ...settings, connection }) as unknown as Worker,
     live,
+    held: postgresHeldJobs(url, schema),
     close: () => live.close(),
   };
 }
