@@ -207,8 +207,10 @@ export class BullmqJobQueue implements JobQueue {
     const waiting = (counts.wait ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
     let oldest: number | null = null;
     if (waiting > 0) {
-      // The first of each list: the oldest due job, and the delayed one due first (a retry backing off).
-      const heads = await Promise.all((["wait", "prioritized", "delayed"] as const).map((type) => this.deliveries.getJobs([type], 0, 0, true)));
+      // The oldest due job, and the delayed one due first (a retry backing off). The wait list is read newest first
+      // (the last one is the oldest): asked in ascending order, BullMQ's PostgreSQL backend answers the newest.
+      const last = Math.max(0, (counts.wait ?? 0) - 1);
+      const heads = await Promise.all([this.deliveries.getJobs(["wait"], last, last, false), this.deliveries.getJobs(["delayed"], 0, 0, true)]);
       for (const job of heads.flat() as Array<Job<DeliveryData> | undefined>) {
         if (!job) continue;
         const recordedAt = typeof job.data?.createdAt === "number" ? job.data.createdAt : job.timestamp;

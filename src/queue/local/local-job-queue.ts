@@ -21,6 +21,8 @@ export interface LocalJobQueueOptions {
   claimer?: string;
   /** How long a claim is this instance's from its last renewal before another may take it. Default 30 s. */
   leaseMs?: number;
+  /** Whether held claims are renewed. Default true; false only where a test plays a holder frozen past its lease. */
+  renewClaims?: boolean;
   /** Longest sleep between looks for due timers. Default 5 s. */
   timerPollMs?: number;
   now?: () => number;
@@ -85,7 +87,7 @@ export class LocalJobQueue implements JobQueue {
    * never claimed at append time.
    */
   adopt(claimed: ClaimedDelivery[]): ClaimedJob[] {
-    if (claimed.length > 0) this.renewal.held();
+    if (claimed.length > 0 && this.options.renewClaims !== false) this.renewal.held();
     for (const delivery of claimed) (delivery as { claim?: string }).claim = String(delivery.attempts);
     return claimed as ClaimedJob[];
   }
