@@ -12,7 +12,6 @@ export interface ClaimRenewalOptions {
    */
   renew: () => Promise<boolean>;
   logger: Logger;
-  now?: () => number;
 }
 
 /**
@@ -26,13 +25,13 @@ export class ClaimRenewal {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
-  /** When a claim was last taken or renewed: renewals that fail keep being tried for one lease after it, no longer. */
+  /** When a claim was last taken or renewed (wall clock): renewals that fail keep being tried for one lease after it, no longer. */
   private heldAt = 0;
-  private readonly now: () => number;
+  /** Claims taken so far: one taken while a round runs is renewed by the next round. */
+  private taken = 0;
   private readonly warn: (error: Error) => void;
 
   constructor(private readonly options: ClaimRenewalOptions) {
-    this.now = options.now ?? Date.now;
     this.warn = throttledWarning(options.logger, "queue: held claims could not be renewed; they are tried again, and are taken over by another instance if this lasts past their lease");
   }
 
@@ -43,7 +42,8 @@ export class ClaimRenewal {
 
   /** A claim was taken (or adopted): renew from now on, while any is held. */
   held(): void {
-    this.heldAt = this.now();
+    this.heldAt = Date.now();
+    this.taken += 1;
     if (this.timer || this.running || this.stopped) return;
     this.schedule();
   }
@@ -64,23 +64,23 @@ export class ClaimRenewal {
 
   private async round(): Promise<void> {
     this.timer = null;
-    const startedAt = this.now();
+    const takenBefore = this.taken;
     let again = false;
     const work = this.options.renew().then(
       (stillHeld) => {
         again = stillHeld;
-        if (stillHeld) this.heldAt = this.now();
+        if (stillHeld) this.heldAt = Date.now();
       },
       (error: unknown) => {
         this.warn(error instanceof Error ? error : new Error(String(error)));
         // Past one lease without a renewal, what was held is lost to its lease anyway: stop until the next claim.
-        again = this.now() - this.heldAt < this.options.leaseMs;
+        again = Date.now() - this.heldAt < this.options.leaseMs;
       },
     );
     this.running = work;
     await work;
     this.running = null;
     // A claim taken while this round ran (held() since it started) is renewed by the next one.
-    if (!this.stopped && (again || this.heldAt >= startedAt)) this.schedule();
+    if (!this.stopped && (again || this.taken !== takenBefore)) this.schedule();
   }
 }

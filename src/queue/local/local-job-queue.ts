@@ -56,7 +56,6 @@ export class LocalJobQueue implements JobQueue {
     this.renewal = new ClaimRenewal({
       leaseMs: this.leaseMs,
       logger: options.logger,
-      ...(options.now ? { now: options.now } : {}),
       renew: async () => (await options.store.renewDeliveryLeases(options.claimer ?? null, this.now() + this.leaseMs)) > 0,
     });
   }
