@@ -42,6 +42,7 @@ import { parseEndpointUrl } from "./http-endpoint/endpoint-url.js";
 import { SseStreams } from "./sse.js";
 import { createValidatorCompiler } from "./validation.js";
 import { workspaceNotFound } from "./workspace.js";
+import type { DeliveryQueueStats } from "../domain/processes.js";
 
 export interface AppOptions {
   store: Store;
@@ -65,6 +66,8 @@ export interface OperationsOptions {
   role: string;
   metrics: { exposition: MetricsExposition; access: "public" | "admin" } | null;
   instanceId: string | null;
+  /** The job queue's depth (the store's rows, or BullMQ's jobs); absent: the store's delivery rows. */
+  queueStats?: (now: number) => Promise<DeliveryQueueStats>;
 }
 
 /** API bodies carry component code and props; 5 MB is far above any real one. */
@@ -237,7 +240,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(activityRoutes, { store: options.store });
       await v1.register(appsRoutes, { apps: options.engine.apps });
       await v1.register(appAccountsRoutes, { appAccounts: options.engine.appAccounts });
-      await v1.register(statusRoutes, { store: options.store, instanceId: operations.instanceId });
+      await v1.register(statusRoutes, { store: options.store, instanceId: operations.instanceId, ...(operations.queueStats ? { queueStats: operations.queueStats } : {}) });
     },
     { prefix: "/v1" },
   );

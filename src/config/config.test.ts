@@ -16,7 +16,7 @@ describe("loadConfig", () => {
       queue: "local",
       role: "all",
       queueNamespace: null,
-      deliveryLeaseMs: 600_000,
+      deliveryLeaseMs: 30_000,
       logLevel: "info",
       logFormat: "json",
       shutdownTimeoutMs: 10_000,

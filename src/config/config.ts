@@ -43,10 +43,12 @@ export interface RunnelConfig {
    */
   readonly queueNamespace: string | null;
   /**
-   * RUNNEL_DELIVERY_LEASE_SECONDS: how long a delivery a worker claimed is
-   * its own; past it (the worker died) another takes it over. Longer than
-   * any run should take: a run still going past its lease is run again
-   * elsewhere (recorded once, by its run key; its steps' effects twice).
+   * RUNNEL_DELIVERY_LEASE_SECONDS (default 30): how long a delivery a
+   * worker claimed stays its own after the worker's last renewal. A live
+   * worker renews its claims every third of it, so a run may last longer;
+   * a worker that dies stops renewing, and another takes its runs over
+   * about one lease later. Shorter: a dead worker's runs resume sooner, and
+   * a worker stalled longer than it (a frozen VM) loses them to another.
    */
   readonly deliveryLeaseMs: number;
   readonly logLevel: LogLevel;
@@ -180,7 +182,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     databaseUrl: parseDatabaseUrl(raw("DATABASE_URL")),
     ...parseQueue(raw("RUNNEL_QUEUE"), raw("REDIS_URL"), raw("DATABASE_URL")),
     queueNamespace: parseQueueNamespace(raw("RUNNEL_QUEUE_NAMESPACE")),
-    deliveryLeaseMs: parseInteger(raw("RUNNEL_DELIVERY_LEASE_SECONDS"), 600, 5, 86_400) * 1000,
+    deliveryLeaseMs: parseInteger(raw("RUNNEL_DELIVERY_LEASE_SECONDS"), 30, 5, 86_400) * 1000,
     role: parseRole(raw("RUNNEL_ROLE", overrides.role), raw("RUNNEL_QUEUE"), raw("DATABASE_URL")),
     logLevel: parseChoice(raw("RUNNEL_LOG_LEVEL"), LOG_LEVELS, "info"),
     logFormat: parseChoice(raw("RUNNEL_LOG_FORMAT"), ["json", "pretty"] as const, context.stdoutIsTty ? "pretty" : "json"),

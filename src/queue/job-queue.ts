@@ -1,3 +1,4 @@
+import type { DeliveryQueueStats } from "../domain/processes.js";
 import type { TimerSchedule } from "../domain/sources.js";
 import type { DeliveryKey } from "../domain/subscriptions.js";
 import type { ClaimedDelivery, NewDelivery } from "../store/store.js";
@@ -13,8 +14,11 @@ import type { ClaimedDelivery, NewDelivery } from "../store/store.js";
  * Guarantees, the same for every adapter (test/queue/conformance.ts):
  * - A job is named by its delivery key (listener, emitter, event): the run
  *   key. Enqueuing a key that is waiting or running adds nothing.
- * - A claim is a lease. A claim not settled before its lease runs out (its
- *   process died) is taken over: a later claim gets the job again.
+ * - A claim is a lease, renewed while this instance holds it (claimed or
+ *   adopted, not yet settled): about every third of the lease, all held
+ *   claims in one call. A live holder keeps its job however long the run
+ *   takes; a claim whose renewals stop (its process died, or `close()`) is
+ *   taken over soon after its lease runs out: a later claim gets the job.
  * - Settling (complete, retry) succeeds only for the claim that still holds
  *   the job; a claim taken over answers false and must not record anything.
  *   Delivery is at least once; the store records a run once by its run key,
@@ -45,6 +49,8 @@ export interface JobQueue {
   complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]>;
   /** Puts jobs that failed back, due again at `retryAt` (epoch ms). Returns the keys put back by this claim. */
   retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]>;
+  /** The queue's depth, read at once: due or backing-off jobs, jobs held by claims, and the oldest waiting job's age at `now`. */
+  stats(now: number): Promise<QueueStats>;
   /**
    * Claims held by this instance's previous life (or, `all`, by anyone: the
    * embedded server starting alone) become due at once instead of waiting
@@ -81,7 +87,7 @@ export interface JobQueue {
   /** Resolves once the backend answers (readiness); throws, saying why, when it does not. */
   ping(): Promise<void>;
 
-  /** Stops ticking and listening, and lets go of connections. Claims not settled are left to their leases. */
+  /** Stops renewing, ticking and listening, and lets go of connections. Claims not settled are left to their leases. */
   close(): Promise<void>;
 }
 
@@ -94,6 +100,9 @@ export type LiveMessage =
   | { kind: "event"; channel: string; item: unknown }
   | { kind: "log"; item: unknown }
   | { kind: "closed"; reason: string };
+
+/** The queue's depth (the same figures for every adapter: /metrics and `GET /v1/status` show them). */
+export type QueueStats = DeliveryQueueStats;
 
 /** A delivery as this instance claimed it: the claim it must settle it with travels along. */
 export interface ClaimedJob extends ClaimedDelivery {

@@ -15,7 +15,7 @@ export interface OpenJobQueueOptions {
   logger: Logger;
   /** This process's instance id (the local adapter records it with its leases). */
   claimer?: string | undefined;
-  /** How long a claimed delivery is this instance's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
+  /** How long a claimed delivery is this instance's from its last renewal before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 30 s. */
   leaseMs?: number | undefined;
   /** The BullMQ adapter's namespace: a Redis key prefix or a PostgreSQL schema (tests use one each). Default: "runnel" / "runnel_queue". */
   namespace?: string;
@@ -28,9 +28,9 @@ export interface OpenJobQueueOptions {
  */
 export async function openJobQueue(config: Pick<RunnelConfig, "queue" | "redisUrl" | "databaseUrl">, options: OpenJobQueueOptions): Promise<JobQueue> {
   const namespace = options.namespace !== undefined ? { namespace: options.namespace } : {};
-  // A dead claimer's jobs are looked for at least once per lease: a short lease is taken over soon after it ends.
+  // A dead claimer's jobs are looked for twice per lease: they are taken over within half a lease after it ends.
   const lease = {
-    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs, stallCheckMs: Math.min(30_000, options.leaseMs) } : {}),
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs, stallCheckMs: stallCheckFor(options.leaseMs) } : {}),
     ...(options.claimer ? { claimer: options.claimer } : {}),
   };
   switch (config.queue) {
@@ -42,6 +42,11 @@ export async function openJobQueue(config: Pick<RunnelConfig, "queue" | "redisUr
     case "postgres":
       return BullmqJobQueue.open({ target: { kind: "postgres", url: required(config.databaseUrl, "DATABASE_URL"), ...namespace }, logger: options.logger, ...lease });
   }
+}
+
+/** How often an instance looks for claims whose lease ran out: every half lease, at most every 15 s (BullMQ runs one check per interval across all instances). */
+export function stallCheckFor(leaseMs: number): number {
+  return Math.min(15_000, Math.max(250, Math.floor(leaseMs / 2)));
 }
 
 function required(value: string | null, variable: string): string {

@@ -89,10 +89,13 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     queue = await openJobQueue(config, { store, hub, nextTickAfter, logger, claimer: instanceId, leaseMs: config.deliveryLeaseMs, ...(config.queueNamespace ? { namespace: config.queueNamespace } : {}) });
     // A shared queue carries live events to every process: an SSE stream anywhere sees every process's events.
     const acrossProcesses = queue.kind === "local" ? null : queue;
+    // The queue's depth where its jobs are: the store's rows (local), or BullMQ's (/metrics, GET /v1/status).
+    const openedQueue = queue;
+    const queueStats = (now: number = Date.now()) => openedQueue.stats(now);
     if (acrossProcesses) hub.carryOver(acrossProcesses, (error) => logger.warn({ err: error }, "a live event could not be sent to the other processes (streams catch up from the store)"));
     logger.info({ role, queue: queue.kind }, role === "all" ? "serving every role" : `serving the ${role} role`);
     const metrics: PrometheusMetrics | null =
-      config.metrics === "off" ? null : createPrometheusMetrics({ queueStats: () => store.deliveryQueueStats(Date.now()), poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
+      config.metrics === "off" ? null : createPrometheusMetrics({ queueStats, poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
     const readiness = new Readiness(store, acrossProcesses);
     const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, sharedTimers: acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs, ...(acrossProcesses ? { deliveryQueue: acrossProcesses } : {}) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
@@ -115,7 +118,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
         logger,
       });
     }
-    const operations = { readiness: () => readiness.check(), role, instanceId, metrics: metrics && config.metrics !== "off" ? { exposition: metrics, access: config.metrics } : null };
+    const operations = { readiness: () => readiness.check(), role, instanceId, queueStats, metrics: metrics && config.metrics !== "off" ? { exposition: metrics, access: config.metrics } : null };
     // Before serving: an answer for a caller this process will hold, or a wake-up, must not go unheard.
     await engine.connect();
     // api processes of one installation count a key's requests together (Redis, or PostgreSQL alone); one process, in memory.

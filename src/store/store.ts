@@ -222,6 +222,12 @@ export interface Store {
    */
   requeueDeliveries(now: number, claimer?: string): Promise<number>;
   /**
+   * Renews the leases of the deliveries `claimer` holds (running, claimed by
+   * it; null: those claimed without an id) until `until`, in one statement.
+   * Answers how many it renewed: 0, the claimer holds none.
+   */
+  renewDeliveryLeases(claimer: string | null, until: number): Promise<number>;
+  /**
    * Adds deliveries that no append records: a replay of an error's original
    * event, or those an append handed over unrecorded. With `lease`, they are
    * recorded running, claimed by `claimer` until `until` (their run goes on

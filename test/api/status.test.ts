@@ -2,7 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Queue } from "bullmq";
+import pino from "pino";
 import { ServerProcess } from "../../src/chaos/server-process.js";
+import { BullmqJobQueue } from "../../src/queue/bullmq/bullmq-job-queue.js";
 import { SqliteDatabaseClass as Database } from "../../src/store/sqlite/sqlite-binding.js";
 import { RUNNEL_VERSION } from "../../src/version.js";
 import { runCliInProcess } from "../helpers/child.js";
@@ -10,6 +13,7 @@ import { parsePrometheusText, sampleValue } from "../helpers/prometheus-text.js"
 import { freePort } from "../helpers/ports.js";
 import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { obliterateQueues, uniqueNamespace } from "../queue/bullmq-fixture.js";
 
 /** The process registry, GET /v1/status, `runnel status` and /readyz, on real servers. */
 
@@ -196,5 +200,42 @@ describe("processes sharing one PostgreSQL schema", () => {
     await other.stop();
     const alone = await status(server);
     expect(alone.processes.map((process) => process.instance_id)).toEqual([server.server.instanceId]);
+  });
+});
+
+describe("a server whose jobs are in BullMQ (RUNNEL_QUEUE=redis)", () => {
+  const redisUrl = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+  const namespace = uniqueNamespace("runnel_status");
+  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let server: TestServer;
+  let producer: BullmqJobQueue;
+
+  beforeAll(async () => {
+    schema = await createTestSchema("status_bullmq");
+    server = await startTestServer({ DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL: redisUrl, RUNNEL_QUEUE_NAMESPACE: namespace, RUNNEL_METRICS: "admin" });
+    // Another process's view of the same queue: what it enqueues is in BullMQ, not in the store's rows.
+    producer = await BullmqJobQueue.open({ target: { kind: "redis", url: redisUrl, namespace }, logger: pino({ level: "silent" }) });
+  });
+  afterAll(async () => {
+    await producer?.close();
+    await server?.close();
+    await obliterateQueues((name) => new Queue(name, { connection: { url: redisUrl }, prefix: namespace }));
+    await schema?.drop();
+  });
+
+  it("shows the jobs waiting in BullMQ, and the oldest one's wait, in /v1/status and /metrics", async () => {
+    expect((await status(server)).queues).toEqual({ deliveries: { waiting: 0, running: 0, oldest_wait_ms: 0 } });
+    // Recorded 5 s ago, backing off for an hour: it waits, and no worker runs it during the test.
+    const now = Date.now();
+    await producer.enqueue([
+      { listenerId: "p_waiting", emitterId: "dc_waiting", eventId: "1-0", ownerId: "u_nobody", subscriptionId: "sub_waiting", channel: "default", availableAt: now + 3_600_000, createdAt: now - 5_000, event: {}, indexedAtMs: now - 5_000 },
+    ]);
+    const { queues } = await status(server);
+    expect(queues.deliveries.waiting).toBe(1);
+    expect(queues.deliveries.running).toBe(0);
+    expect(queues.deliveries.oldest_wait_ms).toBeGreaterThanOrEqual(5_000);
+    const metrics = parsePrometheusText((await call(server.url, "GET", "/metrics", { key: server.adminKey })).body as string);
+    expect(sampleValue(metrics, "runnel_delivery_queue_waiting")).toBe(1);
+    expect(sampleValue(metrics, "runnel_delivery_queue_oldest_wait_seconds")).toBeGreaterThanOrEqual(5);
   });
 });

@@ -20,7 +20,8 @@ export function bullmqFixture(target: BullmqTarget, cleanUp: () => Promise<void>
   const emitterId = newId("deployedComponent");
   const logger = pino({ level: "silent" });
   return {
-    open: ({ leaseMs }) => BullmqJobQueue.open({ target, logger, leaseMs, stallCheckMs: STALL_CHECK_MS }),
+    open: ({ leaseMs, claimer, renewClaims }) =>
+      BullmqJobQueue.open({ target, logger, leaseMs, stallCheckMs: STALL_CHECK_MS, claimer: claimer ?? `instance-${randomBytes(6).toString("hex")}`, ...(renewClaims === false ? { renewClaims } : {}) }),
     delivery(eventId, availableAt = Date.now()) {
       const now = Date.now();
       return { listenerId, emitterId, eventId, ownerId, subscriptionId: "sub_test", channel: "", availableAt, createdAt: now, event: { n: eventId }, indexedAtMs: now };

@@ -5,8 +5,13 @@ import type { NewDelivery } from "../../src/store/store.js";
 
 /** One adapter's backend for one test: every `open` is another "process" on the same queues. */
 export interface QueueFixture {
-  /** A new instance on the shared backend. `leaseMs`: how long its claims hold; its stall check (if any) runs often. */
-  open(options: { leaseMs: number }): Promise<JobQueue>;
+  /**
+   * A new instance on the shared backend. `leaseMs`: how long its claims
+   * hold; its stall check (if any) runs often. `claimer`: its instance id
+   * (default: one of its own). `renewClaims: false`: a holder frozen past
+   * its leases (its claims are taken over while it lives).
+   */
+  open(options: { leaseMs: number; claimer?: string; renewClaims?: boolean }): Promise<JobQueue>;
   /** A delivery for the fixture's listener (rows the backend needs exist). */
   delivery(eventId: string, availableAt?: number): NewDelivery;
   /** A timer source on `schedule`, as deploy leaves it (the local adapter reads it from the store). */
@@ -26,8 +31,8 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
   describe(`JobQueue conformance: ${name}`, () => {
     let fixture: QueueFixture;
     const opened: JobQueue[] = [];
-    const open = async (leaseMs: number) => {
-      const queue = await fixture.open({ leaseMs });
+    const open = async (leaseMs: number, options: { claimer?: string; renewClaims?: boolean } = {}) => {
+      const queue = await fixture.open({ leaseMs, ...options });
       opened.push(queue);
       return queue;
     };
@@ -110,8 +115,91 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       expect(completed.flat()).toHaveLength(20);
     });
 
+    it("keeps a claim its holder renews past its lease from others, and gives it to another soon after the holder stops renewing", async () => {
+      const holder = await open(SHORT_LEASE);
+      const other = await open(SHORT_LEASE);
+      const delivery = fixture.delivery("1000-6");
+      await holder.enqueue([delivery]);
+      const [held] = await holder.claim(10);
+      expect(held!.eventId).toBe("1000-6");
+      // Three leases and more: the other instance's claims (and its stall checks) find nothing to take.
+      const until = Date.now() + SHORT_LEASE * 3.5;
+      while (Date.now() < until) {
+        expect(await other.claim(10)).toEqual([]);
+        await sleep(100);
+      }
+      // Dropped without settling: the renewals stop, and the lease runs out one lease later.
+      await holder.close();
+      const [taken] = await claimWithin(other, 15_000);
+      expect(taken!.eventId).toBe("1000-6");
+      expect(taken!.interruptions).toBeGreaterThanOrEqual(1);
+      expect(await holder.complete([held!])).toEqual([]);
+      expect(await other.complete([taken!])).toEqual([keyOf(delivery)]);
+    });
+
+    it("lets a holder that renewed past its lease settle its claim", async () => {
+      const holder = await open(SHORT_LEASE);
+      const other = await open(SHORT_LEASE);
+      const deliveries = [fixture.delivery("1000-7"), fixture.delivery("1000-8")];
+      await holder.enqueue(deliveries);
+      const held = await holder.claim(10);
+      expect(held).toHaveLength(2);
+      const until = Date.now() + SHORT_LEASE * 3;
+      while (Date.now() < until) {
+        expect(await other.claim(10)).toEqual([]);
+        await sleep(100);
+      }
+      const byId = (eventId: string) => held.find((job) => job.eventId === eventId)!;
+      expect(await holder.complete([byId("1000-7")])).toEqual([keyOf(deliveries[0]!)]);
+      expect(await holder.retry([byId("1000-8")], Date.now() + LONG_LEASE)).toEqual([keyOf(deliveries[1]!)]);
+    });
+
+    it("takes back at once what an instance held before it was dropped, when it opens again with the same id", async () => {
+      const claimer = `instance-restarted-${Math.random().toString(36).slice(2)}`;
+      const first = await open(LONG_LEASE, { claimer });
+      const deliveries = [fixture.delivery("1000-9"), fixture.delivery("1000-10")];
+      await first.enqueue(deliveries);
+      const held = await first.claim(10);
+      expect(held).toHaveLength(2);
+      // Dropped mid-run: nothing settled, its leases (a minute) still run.
+      await first.close();
+      const peer = await open(LONG_LEASE);
+      expect(await peer.claim(10)).toEqual([]);
+      // A peer's "own" is not this instance's: it takes nothing back.
+      expect(await peer.takeBackInterrupted("own")).toBe(0);
+      const again = await open(LONG_LEASE, { claimer });
+      expect(await again.takeBackInterrupted("own")).toBe(2);
+      const back = await again.claim(10);
+      expect(back.map((job) => job.eventId).sort()).toEqual(["1000-10", "1000-9"]);
+      expect(back.every((job) => job.interruptions >= 1)).toBe(true);
+      expect(await first.complete(held)).toEqual([]);
+      expect((await again.complete(back)).length).toBe(2);
+      expect(await again.takeBackInterrupted("own")).toBe(0);
+    });
+
+    it("tells its depth: jobs waiting (due or later), jobs held, and the oldest waiting one's age", async () => {
+      const queue = await open(LONG_LEASE);
+      expect(await queue.stats(Date.now())).toEqual({ waiting: 0, running: 0, oldestWaitMs: 0 });
+      const recordedAt = Date.now() - 5_000;
+      const old = { ...fixture.delivery("3000-0"), createdAt: recordedAt, indexedAtMs: recordedAt };
+      const later = fixture.delivery("3000-2", Date.now() + 3_600_000);
+      await queue.enqueue([old, fixture.delivery("3000-1"), later]);
+      const waiting = await queue.stats(Date.now());
+      expect(waiting).toMatchObject({ waiting: 3, running: 0 });
+      expect(waiting.oldestWaitMs).toBeGreaterThanOrEqual(5_000);
+      const claimed = await queue.claim(10);
+      expect(claimed.map((job) => job.eventId).sort()).toEqual(["3000-0", "3000-1"]);
+      const running = await queue.stats(Date.now());
+      expect(running).toMatchObject({ waiting: 1, running: 2 });
+      // The one left waits for later, recorded just now: younger than the one claimed.
+      expect(running.oldestWaitMs).toBeLessThan(5_000);
+      expect(await queue.complete(claimed)).toHaveLength(2);
+      expect(await queue.stats(Date.now())).toMatchObject({ waiting: 1, running: 0 });
+    });
+
     it("refuses to complete or retry a claim taken over by another worker (a slow worker, not a dead one)", async () => {
-      const slow = await open(SHORT_LEASE);
+      // Frozen past its leases (a long pause): its renewals do not come.
+      const slow = await open(SHORT_LEASE, { renewClaims: false });
       const other = await open(SHORT_LEASE);
       const deliveries = [fixture.delivery("1000-4"), fixture.delivery("1000-5")];
       await slow.enqueue(deliveries);

@@ -50,8 +50,8 @@ export async function localFixture(database: SharedDatabase): Promise<QueueFixtu
   const logger = pino({ level: "silent" });
 
   return {
-    async open({ leaseMs }) {
-      return new LocalJobQueue({ store: await openStore(), hub, nextTickAfter, logger, leaseMs, claimer: `instance-${randomUUID()}`, timerPollMs: 200 });
+    async open({ leaseMs, claimer, renewClaims }) {
+      return new LocalJobQueue({ store: await openStore(), hub, nextTickAfter, logger, leaseMs, claimer: claimer ?? `instance-${randomUUID()}`, timerPollMs: 200, ...(renewClaims === false ? { renewClaims } : {}) });
     },
     delivery(eventId, availableAt = Date.now()) {
       const now = Date.now();

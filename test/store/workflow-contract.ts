@@ -109,6 +109,24 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect(again[0]!.interruptions).toBe(1);
     });
 
+    it("renews the leases of one claimer's running deliveries in one call, and no one else's", async () => {
+      await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }, { a: 2 }, { a: 3 }]));
+      const now = Date.now();
+      const [mine] = await store.claimDeliveries({ now, leaseMs: 1_000, limit: 1, claimer: "instance-a" });
+      const [theirs] = await store.claimDeliveries({ now, leaseMs: 1_000, limit: 1, claimer: "instance-b" });
+      expect(await store.renewDeliveryLeases("instance-a", now + 60_000)).toBe(1);
+      expect(await store.renewDeliveryLeases("instance-z", now + 60_000)).toBe(0);
+      expect(await store.renewDeliveryLeases(null, now + 60_000)).toBe(0);
+      // Past the first lease: b's claim ran out and is taken, with the one never claimed; a's was renewed.
+      const later = await store.claimDeliveries({ now: now + 1_001, leaseMs: 60_000, limit: 10, claimer: "instance-c" });
+      expect(later.map((delivery) => delivery.eventId)).toContain(theirs!.eventId);
+      expect(later.map((delivery) => delivery.eventId)).not.toContain(mine!.eventId);
+      expect(later).toHaveLength(2);
+      // Settled (here: removed as a run's record does), a claim has nothing left to renew.
+      await store.dropDeliveries([mine!]);
+      expect(await store.renewDeliveryLeases("instance-a", now + 60_000)).toBe(0);
+    });
+
     it("does not count a delivery given back by its claimer (a failure it survived) as interrupted", async () => {
       await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
       const now = Date.now();

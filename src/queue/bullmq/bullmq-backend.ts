@@ -2,6 +2,7 @@ import { createPostgresBackend, Queue, Worker, withBackend, type Processor, type
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { LiveChannel } from "../live-channel.js";
+import { postgresHeldJobs, redisHeldJobs, type HeldJobs } from "./held-jobs.js";
 import { PostgresLiveChannel } from "./postgres-live-channel.js";
 import { RedisLiveChannel } from "./redis-live-channel.js";
 import { throttledWarning } from "./throttled-warning.js";
@@ -26,6 +27,8 @@ export interface BullmqBackend {
   /** A worker; `connections`: how many of its calls may be in flight at once (PostgreSQL: its pool's size). */
   worker(name: string, processor: Processor | null, connections: number, settings: WorkerSettings): Worker;
   readonly live: LiveChannel;
+  /** The jobs a worker name holds, read from BullMQ's storage (takeBackInterrupted). */
+  readonly held: HeldJobs;
   /** Lets go of what the backend opened itself (the shared Redis connection, the live channel). */
   close(): Promise<void>;
 }
@@ -45,6 +48,7 @@ function redisBackend(url: string, prefix: string, logger: Logger): BullmqBacken
     // One connection carries any number of calls at once (pipelined).
     worker: (name, processor, _connections, settings) => new Worker(name, processor, { ...settings, connection, prefix }),
     live,
+    held: redisHeldJobs(connection, prefix),
     async close() {
       await live.close();
       await closeRedis(connection);
@@ -70,6 +74,7 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
     worker: (name, processor, connections, settings) =>
       new classes.Worker(name, processor, { ...settings, connection: { ...connection, max: Math.max(POOL_PER_QUEUE_OBJECT, connections) } }) as unknown as Worker,
     live,
+    held: postgresHeldJobs(url, schema),
     close: () => live.close(),
   };
 }

@@ -3,18 +3,29 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { NewDelivery } from "../../store/store.js";
-import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type ScheduledTimer, type TimerJob, type TimerTick } from "../job-queue.js";
+import { ClaimRenewal } from "../claim-renewal.js";
+import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type QueueStats, type ScheduledTimer, type TimerJob, type TimerTick } from "../job-queue.js";
 import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
 import { throttledWarning } from "./throttled-warning.js";
 
 export interface BullmqJobQueueOptions {
   target: BullmqTarget;
   logger: Logger;
-  /** This process's instance id: the jobs it holds show it as their `processedBy` (what a dead process held, for operators and tests). */
+  /**
+   * This process's instance id: the jobs it holds show it as their
+   * `processedBy`, which is how a process started again with the same id
+   * finds what its previous life held (takeBackInterrupted "own").
+   */
   claimer?: string | undefined;
-  /** How long a claim is this instance's: past it, another worker's stall check takes the job over. Default 10 min. */
+  /** How long a claim is this instance's from its last renewal: past it, another worker's stall check takes the job over. Default 30 s. */
   leaseMs?: number;
-  /** How often this instance looks for claims whose lease ran out. Default 30 s. */
+  /**
+   * Whether held claims are renewed (every third of the lease). Default
+   * true; false only where a test plays a holder frozen past its lease (a
+   * long pause, a partition): its claims are then taken over while it lives.
+   */
+  renewClaims?: boolean;
+  /** How often this instance looks for claims whose lease ran out (BullMQ does it once per interval across instances). Default 15 s. */
   stallCheckMs?: number;
   /** Times a job may be taken over from dead workers before it is given up (failed). Default 10. */
   maxTakeovers?: number;
@@ -26,7 +37,8 @@ export interface BullmqJobQueueOptions {
 
 const DELIVERIES = "deliveries";
 const TIMER_TICKS = "timer-ticks";
-const DEFAULT_LEASE_MS = 600_000;
+const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_STALL_CHECK_MS = 15_000;
 /** Claim calls in flight at once at most (see claim); on PostgreSQL the claimer's pool has as many connections. */
 const CLAIM_WAVE_MAX = 8;
 /**
@@ -53,8 +65,9 @@ type DeliveryData = NewDelivery;
 /**
  * The adapter on BullMQ 6 (Redis, or PostgreSQL alone). Deliveries are jobs
  * named by their delivery key, claimed by hand (Worker.getNextJob) so the
- * engine keeps its own batching; the lock token is the claim, and a lock
- * that runs out is taken over by any live instance's stall check. Timer
+ * engine keeps its own batching; the lock token is the claim, renewed while
+ * held (extendLocks, one call for all), and a lock that runs out (its
+ * holder died) is taken over by any live instance's stall check. Timer
  * ticks are BullMQ job schedulers, whose one job per due time one worker
  * takes. Live messages go over Redis pub/sub or PostgreSQL NOTIFY.
  */
@@ -66,8 +79,9 @@ export class BullmqJobQueue implements JobQueue {
   private readonly claimer: Worker;
   private readonly timers: Queue;
   private tickWorker: Worker | null = null;
-  /** Jobs this instance holds, by delivery key: they are settled with the Job and the token they were claimed with. */
-  private readonly held = new Map<string, { job: Job; token: string }>();
+  /** Jobs this instance holds, by delivery key: settled with the Job and the token they were claimed with, renewed until `until`. */
+  private readonly held = new Map<string, { job: Job; token: string; until: number }>();
+  private readonly renewal: ClaimRenewal;
 
   private constructor(private readonly options: BullmqJobQueueOptions) {
     this.backend = openBullmqBackend(options.target, options.logger);
@@ -78,11 +92,12 @@ export class BullmqJobQueue implements JobQueue {
       autorun: false,
       ...(options.claimer ? { name: options.claimer } : {}),
       lockDuration: options.leaseMs ?? DEFAULT_LEASE_MS,
-      stalledInterval: options.stallCheckMs ?? 30_000,
+      stalledInterval: options.stallCheckMs ?? DEFAULT_STALL_CHECK_MS,
       maxStalledCount: options.maxTakeovers ?? 10,
-      // Claims are settled by the engine, which holds no lock open: a lease that runs out is a dead claimer's.
+      // Jobs are claimed by hand (getNextJob), which BullMQ's own lock renewal does not cover: renewClaims does it.
       skipLockRenewal: true,
     });
+    this.renewal = new ClaimRenewal({ leaseMs: this.leaseMs, logger: options.logger, renew: () => this.renewClaims() });
     const warn = throttledWarning(options.logger, "queue: BullMQ reported an error");
     this.deliveries.on("error", warn);
     this.timers.on("error", warn);
@@ -149,13 +164,14 @@ export class BullmqJobQueue implements JobQueue {
       }
       if (drained) break;
     }
+    if (claimed.length > 0 && this.options.renewClaims !== false) this.renewal.held();
     return claimed;
   }
 
   /** A job this instance took: kept with its token until settled. */
   private hold(job: Job<DeliveryData>, token: string): ClaimedJob {
     const delivery = job.data;
-    this.held.set(deliveryKeyText(delivery), { job, token });
+    this.held.set(deliveryKeyText(delivery), { job, token, until: Date.now() + this.leaseMs });
     return { ...delivery, status: "running", attempts: job.attemptsStarted, interruptions: job.stalledCounter, claim: token };
   }
 
@@ -167,9 +183,53 @@ export class BullmqJobQueue implements JobQueue {
     return this.settle(jobs, (job, token) => job.moveToDelayed(retryAt, token));
   }
 
-  // BullMQ cannot tell one instance's past locks from a live peer's: the stall check takes them over when they run out.
-  async takeBackInterrupted(_scope: "own" | "all"): Promise<number> {
-    return 0;
+  /**
+   * "own": the jobs still active under this instance's name (its previous
+   * life: the same instance id) go back to wait at once, each counted as one
+   * interruption as the stall check would. Each is released with its own
+   * lock token, so a job taken over since is left alone. On Redis a job
+   * whose lock ran out already has no token left to prove it: the stall
+   * check takes it (within its interval). "all": every active job, for a
+   * queue no other instance uses.
+   */
+  async takeBackInterrupted(scope: "own" | "all"): Promise<number> {
+    const name = this.options.claimer;
+    if (scope === "own" && !name) return 0;
+    const active = await this.backend.held.activeJobsOf(DELIVERIES, scope === "own" ? name! : null);
+    const mine = new Set([...this.held.values()].map((held) => held.job.id));
+    let taken = 0;
+    for (const { id, token } of active) {
+      if (token === null || mine.has(id)) continue;
+      try {
+        if (!(await this.backend.held.countInterruption(DELIVERIES, id, token))) continue;
+        const job = await this.deliveries.getJob(id);
+        if (!job) continue;
+        await job.moveToWait(token);
+        taken += 1;
+      } catch (error) {
+        // Settled or taken over meanwhile: nothing of ours to take back.
+        this.options.logger.info({ err: error, jobId: id }, "queue: a job of this instance's last run could not be taken back; its lease runs out instead");
+      }
+    }
+    return taken;
+  }
+
+  async stats(now: number): Promise<QueueStats> {
+    const counts = await this.deliveries.getJobCounts("wait", "prioritized", "delayed", "active");
+    const waiting = (counts.wait ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
+    let oldest: number | null = null;
+    if (waiting > 0) {
+      // The oldest due job, and the delayed one due first (a retry backing off). The wait list is read newest first
+      // (the last one is the oldest): asked in ascending order, BullMQ's PostgreSQL backend answers the newest.
+      const last = Math.max(0, (counts.wait ?? 0) - 1);
+      const heads = await Promise.all([this.deliveries.getJobs(["wait"], last, last, false), this.deliveries.getJobs(["delayed"], 0, 0, true)]);
+      for (const job of heads.flat() as Array<Job<DeliveryData> | undefined>) {
+        if (!job) continue;
+        const recordedAt = typeof job.data?.createdAt === "number" ? job.data.createdAt : job.timestamp;
+        oldest = oldest === null ? recordedAt : Math.min(oldest, recordedAt);
+      }
+    }
+    return { waiting, running: counts.active ?? 0, oldestWaitMs: oldest === null ? 0 : Math.max(0, now - oldest) };
   }
 
   async scheduleTimer(timer: TimerJob): Promise<void> {
@@ -243,12 +303,49 @@ export class BullmqJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    // Jobs still held keep their locks until these run out: another instance takes them over then.
+    // Jobs still held keep their locks until these run out (one lease after the last renewal): another instance takes them over then.
+    await this.renewal.stop();
     this.held.clear();
     await this.tickWorker?.close();
     await this.claimer.close();
     await Promise.all([this.deliveries.close(), this.timers.close()]);
     await this.backend.close();
+  }
+
+  private get leaseMs(): number {
+    return this.options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  /**
+   * One renewal of every held claim (extendLocks: one call). A lock BullMQ
+   * could not extend is lost (taken over): forgotten, and its settle answers
+   * false. When the backend does not answer, what ran out meanwhile is
+   * forgotten as lost too. Answers whether any is still held.
+   */
+  private async renewClaims(): Promise<boolean> {
+    if (this.held.size === 0) return false;
+    const entries = [...this.held.entries()];
+    const now = Date.now();
+    let lost: string[];
+    try {
+      lost = await this.claimer.extendJobLocks(
+        entries.map(([, held]) => held.job.id!),
+        entries.map(([, held]) => held.token),
+        this.leaseMs,
+      );
+    } catch (error) {
+      for (const [key, held] of entries) if (held.until <= Date.now() && this.held.get(key) === held) this.held.delete(key);
+      throw error;
+    }
+    const lostIds = new Set(lost);
+    for (const [key, held] of entries) {
+      if (this.held.get(key) !== held) continue; // settled meanwhile
+      if (lostIds.has(held.job.id!)) {
+        this.held.delete(key);
+        this.options.logger.info({ key }, "queue: a held claim was taken over (its lease ran out before it was renewed): it will not be settled here, and the job runs again elsewhere");
+      } else held.until = now + this.leaseMs;
+    }
+    return this.held.size > 0;
   }
 
   /** Settles each job held under the given claim; a job whose lock was lost (taken over) is left out. */

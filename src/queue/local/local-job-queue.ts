@@ -2,7 +2,8 @@ import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { TimerSchedule } from "../../domain/sources.js";
 import type { ClaimedDelivery, NewDelivery, Store } from "../../store/store.js";
-import type { ClaimedJob, JobQueue, LiveMessage, ScheduledTimer, TimerJob, TimerTick } from "../job-queue.js";
+import { ClaimRenewal } from "../claim-renewal.js";
+import type { ClaimedJob, JobQueue, LiveMessage, QueueStats, ScheduledTimer, TimerJob, TimerTick } from "../job-queue.js";
 import { StoreTimerTicks } from "./store-timer-ticks.js";
 
 export interface LocalJobQueueOptions {
@@ -12,16 +13,22 @@ export interface LocalJobQueueOptions {
   /** When a timer's tick after `previousDue` is (the engine's nextTickAfter: the schedule's rule lives with the sources). */
   nextTickAfter: (schedule: TimerSchedule, previousDue: number, now: number) => number;
   logger: Logger;
-  /** This process's instance id, recorded with its leases (takeBackInterrupted "own"). */
+  /**
+   * This process's instance id, recorded with its leases (takeBackInterrupted
+   * "own", and renewal: the rows claimed by it are renewed together). Without
+   * one, the rows claimed without an id are renewed: one process alone.
+   */
   claimer?: string;
-  /** How long a claim is this instance's before another may take it. Default 10 min. */
+  /** How long a claim is this instance's from its last renewal before another may take it. Default 30 s. */
   leaseMs?: number;
+  /** Whether held claims are renewed. Default true; false only where a test plays a holder frozen past its lease. */
+  renewClaims?: boolean;
   /** Longest sleep between looks for due timers. Default 5 s. */
   timerPollMs?: number;
   now?: () => number;
 }
 
-const DEFAULT_LEASE_MS = 600_000;
+const DEFAULT_LEASE_MS = 30_000;
 
 /** The in-process fan-out the local adapter publishes to: the engine's EventHub has this shape. */
 export interface LiveHub {
@@ -34,16 +41,27 @@ export interface LiveHub {
  * Deliveries are the store's leased rows (a claim's attempt count fences
  * it: a takeover counts one more), timers the sources' due times claimed
  * with claimTick, and live messages the in-process EventHub (one process:
- * every subscriber is here).
+ * every subscriber is here). Held claims are renewed by claimer, one
+ * UPDATE for all (see ClaimRenewal).
  */
 export class LocalJobQueue implements JobQueue {
   readonly kind = "local" as const;
   readonly settlesInStore = true;
   private ticks: StoreTimerTicks | null = null;
   private readonly now: () => number;
+  private readonly renewal: ClaimRenewal;
 
   constructor(private readonly options: LocalJobQueueOptions) {
     this.now = options.now ?? Date.now;
+    this.renewal = new ClaimRenewal({
+      leaseMs: this.leaseMs,
+      logger: options.logger,
+      renew: async () => (await options.store.renewDeliveryLeases(options.claimer ?? null, this.now() + this.leaseMs)) > 0,
+    });
+  }
+
+  private get leaseMs(): number {
+    return this.options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
   async enqueue(deliveries: NewDelivery[]): Promise<void> {
@@ -53,7 +71,7 @@ export class LocalJobQueue implements JobQueue {
   async claim(limit: number): Promise<ClaimedJob[]> {
     const claimed = await this.options.store.claimDeliveries({
       now: this.now(),
-      leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
+      leaseMs: this.leaseMs,
       limit,
       claimer: this.options.claimer,
     });
@@ -64,10 +82,11 @@ export class LocalJobQueue implements JobQueue {
   /**
    * Deliveries an append recorded already claimed for this instance (the
    * embedded hand-off, see ResultWriter): claims of this queue, settled as
-   * any other. Only this adapter has them: BullMQ's jobs are never claimed
-   * at append time.
+   * any other (renewed too). Only this adapter has them: BullMQ's jobs are
+   * never claimed at append time.
    */
   adopt(claimed: ClaimedDelivery[]): ClaimedJob[] {
+    if (claimed.length > 0 && this.options.renewClaims !== false) this.renewal.held();
     for (const delivery of claimed) (delivery as { claim?: string }).claim = String(delivery.attempts);
     return claimed as ClaimedJob[];
   }
@@ -78,6 +97,10 @@ export class LocalJobQueue implements JobQueue {
 
   retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]> {
     return this.options.store.settleClaimedDeliveries(jobs.map(fenceOf), retryAt);
+  }
+
+  stats(now: number): Promise<QueueStats> {
+    return this.options.store.deliveryQueueStats(now);
   }
 
   takeBackInterrupted(scope: "own" | "all"): Promise<number> {
@@ -132,6 +155,7 @@ export class LocalJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
+    await this.renewal.stop();
     await this.ticks?.stop();
   }
 }

@@ -12,7 +12,7 @@ import { writeStepStores } from "./step-store-queries.js";
 import { toRunRow } from "./workflow-queries.js";
 import { enqueueSendsWithin } from "./send-outbox-queries.js";
 
-type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries" | "settleClaimedDeliveries">;
+type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "renewDeliveryLeases" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries" | "settleClaimedDeliveries">;
 
 /**
  * The durable queue of the embedded server: deliveries are leased by a
@@ -52,6 +52,16 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         .set((eb) => ({ status: "pending", available_at: now, interruptions: eb("interruptions", "+", 1) }))
         .where("status", "=", "running");
       if (claimer !== undefined) query = query.where("claimed_by", "=", claimer);
+      const result = await query.executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async renewDeliveryLeases(claimer, until) {
+      // By claimer, not claim by claim: the running rows are few (those in flight), and the rows a run's transaction
+      // removed need no telling. A row taken over since is another claimer's (or, taken by this one again, fenced by
+      // its attempt count at settle time).
+      let query = db.updateTable("deliveries").set({ available_at: until }).where("status", "=", "running");
+      query = claimer === null ? query.where("claimed_by", "is", null) : query.where("claimed_by", "=", claimer);
       const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
