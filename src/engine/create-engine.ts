@@ -356,6 +356,11 @@ export function createEngine(options: EngineOptions): Engine {
     endpointUrl,
     async connect() {
       if (!across || !wakeOthers || !changesAcross) return;
+      if (queueHandOff && options.instanceId) {
+        // Rows this instance's previous life held between its appends' commit and their enqueue: the relay takes them now, not after their lease.
+        const held = await store.requeueDeliveries(Date.now(), options.instanceId);
+        if (held > 0) logger.info({ deliveries: held }, "deliveries the last stop left unqueued are queued again");
+      }
       // Every role keeps rows of workflows and sources for a second: every role hears of their changes.
       disconnects.push(await changesAcross.listen(forgetChanged));
       // A worker holds no HTTP callers: it sends answers and listens to none. An api process runs no workers: no wake-ups.
