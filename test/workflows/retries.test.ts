@@ -1,3 +1,4 @@
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
@@ -57,7 +58,13 @@ const MODES: Mode[] = [
     name: "PostgreSQL, BullMQ on Redis",
     env: async () => {
       const schema = await createTestSchema("runnel_retry_redis");
-      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => schema.drop() };
+      const dropKeys = async () => {
+        const redis = new Redis(REDIS_URL);
+        const keys = await redis.keys(`${schema.schema}:*`);
+        if (keys.length > 0) await redis.del(...keys);
+        await redis.quit();
+      };
+      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => Promise.all([schema.drop(), dropKeys()]).then(() => undefined) };
     },
   },
 ];
