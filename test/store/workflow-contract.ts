@@ -139,14 +139,42 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect(second.recorded.size).toBe(0);
       const runs = await store.listRuns(ownerId, listener.id, { limit: 10 });
       expect(runs.totalCount).toBe(1);
-      expect(runs.items[0]).toEqual(run);
-      expect(await store.findRun(ownerId, run.id)).toEqual(run);
+      // Read back with the retry fields' defaults: one attempt, none waiting.
+      const stored = { ...run, attempt: 1, attempts: [], nextAttemptAt: null, continuation: null };
+      expect(runs.items[0]).toEqual(stored);
+      expect(await store.findRun(ownerId, run.id)).toEqual(stored);
       expect(await store.findRun(otherId, run.id)).toBeNull();
       expect(await store.claimDeliveries({ now: Date.now() + 120_000, leaseMs: 1, limit: 10 })).toEqual([]);
       const listed = await store.listEvents(ownerId, listener.id, { channel: "$errors", page: { limit: 10 } });
       expect(listed.items.map((event) => event.emitId)).toEqual([run.id]);
       expect(await store.findEvent(ownerId, listener.id, listed.items[0]!.id)).toMatchObject({ channel: "$errors", event: { failed: true } });
       expect(await store.findEvent(otherId, listener.id, listed.items[0]!.id)).toBeNull();
+    });
+
+    it("keeps a run waiting to retry as its row, replaced only by a later attempt, and finds it by run key", async () => {
+      const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
+      const eventId = appended.events[0]!.id;
+      const [delivery] = await store.claimDeliveries({ now: Date.now(), leaseMs: 60_000, limit: 10 });
+      const base = runFor(listener, emitter, eventId);
+      const failed = { code: "UserError" as const, msg: "try", name: "Error", cellId: "c_1", ts: new Date().toISOString(), stack: "Error: try" };
+      const attempt1 = { ...base, status: "retrying" as const, error: failed, attempt: 1, nextAttemptAt: 123, continuation: { sends: [{ type: "http", payload: { url: "u" } }], sendPlaces: [{ step: 0, send: 0 }], tries: { c_1: 1 } } };
+      attempt1.attempts = [{ attempt: 1, stepId: "c_1", stepName: "a", code: "UserError", msg: "try", failedAt: 1, willRetry: true, nextAttemptAt: 123 }];
+      const first = await store.finishRuns({ runs: [attempt1], deliveries: [], appends: [] });
+      expect([...first.recorded]).toEqual([base.id]);
+      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }, { emitterId: emitter, eventId: "0-0" }])).toEqual([attempt1]);
+      expect(await store.findRetryingRuns(otherId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([]);
+      // A second claimer's record of the same attempt changes nothing.
+      expect((await store.finishRuns({ runs: [{ ...attempt1, nextAttemptAt: 999 }], deliveries: [], appends: [] })).recorded.size).toBe(0);
+      expect((await store.findRun(ownerId, base.id))?.nextAttemptAt).toBe(123);
+      // The next attempt ends it: the row is replaced, its continuation gone, and the delivery removed.
+      const done = { ...base, attempt: 2, attempts: attempt1.attempts, nextAttemptAt: null, continuation: null };
+      const second = await store.finishRuns({ runs: [done], deliveries: [delivery!], appends: [] });
+      expect([...second.recorded]).toEqual([base.id]);
+      expect(await store.findRun(ownerId, base.id)).toEqual(done);
+      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([]);
+      // An ended run is never replaced, whatever attempt says so.
+      expect((await store.finishRuns({ runs: [{ ...done, status: "error", attempt: 3 }], deliveries: [], appends: [] })).recorded.size).toBe(0);
+      expect((await store.findRun(ownerId, base.id))?.status).toBe("success");
     });
 
     it("routes deliveries: never to the emitter itself, glob ones left out for 'explicit', none for 'none'", async () => {
