@@ -235,11 +235,11 @@ export function toRun(row: Selectable<RunRow>): WorkflowRun {
     startedAt: Number(row.started_at),
     finishedAt: Number(row.finished_at),
     durationMs: Number(row.duration_ms),
-    // Runs recorded before retries existed (0024) were one attempt.
-    attempt: Number(row.attempt ?? 1),
-    attempts: row.attempts ? fromJson<RunAttempt[]>(row.attempts) : [],
-    nextAttemptAt: row.next_attempt_at === null || row.next_attempt_at === undefined ? null : Number(row.next_attempt_at),
-    continuation: row.continuation ? fromJson<RunContinuation>(row.continuation) : null,
+    // Only what differs from a run of one attempt (every run recorded before 0024, and most since).
+    ...(Number(row.attempt ?? 1) !== 1 ? { attempt: Number(row.attempt) } : {}),
+    ...(row.attempts ? { attempts: fromJson<RunAttempt[]>(row.attempts) } : {}),
+    ...(row.next_attempt_at !== null && row.next_attempt_at !== undefined ? { nextAttemptAt: Number(row.next_attempt_at) } : {}),
+    ...(row.continuation ? { continuation: fromJson<RunContinuation>(row.continuation) } : {}),
   };
 }
 
