@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSchema } from "../helpers/postgres.js";
@@ -220,6 +221,37 @@ describe.each(MODES)("retries ($name)", (mode) => {
     expect(forced.attempts.map((tried: any) => tried.will_retry)).toEqual([true, false]);
     expect(plain.attempts.map((tried: any) => tried.will_retry)).toEqual([true, false]);
     expect(plain.attempt).toBe(2);
+  });
+});
+
+describe("a run waiting to retry across a restart of the embedded server", () => {
+  it("resumes at the failed step after the restart, at its time, with the earlier step's results", async () => {
+    let server = await startTestServer({}, { keepData: true });
+    const dataDir = server.dataDir;
+    try {
+      const key = (await createUser(server, "restarter")).key;
+      const workflow = await createWorkflow(server, key, {
+        name: "Across a restart",
+        trigger: { type: "http" },
+        steps: [
+          { name: "first", code: FIRST, props: { store: "restart-counters" } },
+          { name: "flaky", code: FLAKY },
+        ],
+        settings: { retries: { max: 2, backoff: "fixed", delay_ms: 1500 } },
+      });
+      expect(await post(workflow.trigger.endpoint_url, { tag: "r" })).toBe(200);
+      const [waiting] = await waitFor(() => runsOf(server, key, workflow.id), (runs) => runs[0]?.status === "retrying", "the run waiting to retry");
+      await server.close();
+      server = await startTestServer({}, { dataDir, keepData: true });
+      const run = await waitFor(() => call(server.url, "GET", `/v1/runs/${waiting.id}`, { key }).then((answer) => answer.body.data), (run) => run.status !== "retrying", "the run to end", 30_000);
+      expect(run.status).toBe("success");
+      expect(run.attempt).toBe(3);
+      expect(run.steps[1].$return_value).toEqual({ tries: 3, saw: "kept from the first attempt", firstRuns: 1 });
+      expect((await call(server.url, "GET", "/v1/data_stores/restart-counters/records/first-r", { key })).body.data.value).toBe(1);
+    } finally {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

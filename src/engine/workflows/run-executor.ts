@@ -210,7 +210,8 @@ export class RunExecutor {
       const times = run.delivery.interruptions;
       if (times < most) continue;
       const message = `This run was cut off ${times} times by the process running it dying (the server was killed or crashed while it ran), so it is not run again. Look at what its steps do with the event, then replay it from $errors.`;
-      failRun(run, first, { code: "RepeatedCrash", name: "RepeatedCrash", message }, this.now());
+      // A run resumed to retry a step was cut off in that step.
+      failRun(run, workflow.steps[run.resumeAt] ?? first, { code: "RepeatedCrash", name: "RepeatedCrash", message }, this.now());
       this.options.logger.warn({ workflowId: workflow.id, workflowName: workflow.name, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId, interruptions: times }, "a delivery kept taking its process down; it was recorded as an error of its workflow and is not run again");
     }
   }
