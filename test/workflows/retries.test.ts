@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
+import { runLines, runRow } from "../../src/cli/workflow-output.js";
 
 /**
  * Retries of a failed step (settings.retries, a step's own retries): the run
@@ -124,6 +125,9 @@ describe.each(MODES)("retries ($name)", (mode) => {
     expect(waiting.attempts[0]).toMatchObject({ attempt: 1, step_name: "flaky", code: "UserError", msg: "flaky: try 1", will_retry: true });
     expect(waiting.steps.map((step: any) => step.status)).toEqual(["success", "error", "pending"]);
     expect(waiting.error).toMatchObject({ code: "UserError", msg: "flaky: try 1" });
+    // As `runnel runs` prints it.
+    expect(runRow(waiting)[2]).toBe(`retrying (attempt 1, next at ${new Date(waiting.next_attempt_at_ms).toISOString()})`);
+    expect(runLines(waiting)).toContain(`  next try:  ${new Date(waiting.next_attempt_at_ms).toISOString()} (a step failed; the run resumes at it then)`);
 
     const run = await waitFor(() => getRun(waiting.id), (run) => run.status !== "retrying", "the run to end", 30_000);
     expect(run.status).toBe("success");
@@ -143,6 +147,11 @@ describe.each(MODES)("retries ($name)", (mode) => {
     expect(await storeValue(store, "first-a")).toBe(1);
     // One run, under one id, and no error: the final attempt succeeded.
     expect((await runsOf(server, key, workflow.id)).map((listed) => listed.id)).toEqual([waiting.id]);
+    expect(runRow(run)[2]).toBe("success (attempt 3)");
+    expect(runLines(run).filter((line) => line.startsWith("  failed:"))).toEqual([
+      `  failed:    flaky try 1 at ${new Date(run.attempts[0].failed_at_ms).toISOString()}: UserError: flaky: try 1 (retried at ${new Date(run.attempts[0].next_attempt_at_ms).toISOString()})`,
+      `  failed:    flaky try 2 at ${new Date(run.attempts[1].failed_at_ms).toISOString()}: UserError: flaky: try 2 (retried at ${new Date(run.attempts[1].next_attempt_at_ms).toISOString()})`,
+    ]);
     expect((await errorsOf(server, key, workflow.id)).data).toEqual([]);
   });
 
