@@ -11,18 +11,23 @@ export const RUN_POLL_MS = 1000;
  * that are yielded, oldest first. Ends when `signal` aborts.
  */
 export async function followRuns(client: ApiClient, workflowId: string, signal: AbortSignal, pollMs = RUN_POLL_MS): Promise<AsyncIterable<LiveMessage<RunView>>> {
-  const seen = new Set((await client.listRuns(workflowId, { limit: 100 })).data.map((run) => run.id));
+  const seen = new Set((await client.listRuns(workflowId, { limit: 100 })).data.map(attemptKey));
   return (async function* () {
     while (!signal.aborted) {
       await sleep(pollMs, signal);
       if (signal.aborted) return;
-      const runs = (await client.listRuns(workflowId, { limit: 100 })).data.filter((run) => !seen.has(run.id)).reverse();
+      const runs = (await client.listRuns(workflowId, { limit: 100 })).data.filter((run) => !seen.has(attemptKey(run))).reverse();
       for (const run of runs) {
-        seen.add(run.id);
+        seen.add(attemptKey(run));
         yield { kind: "item" as const, item: run, channel: "run" };
       }
     }
   })();
+}
+
+/** A run retrying a step is the same run at each attempt: each attempt, and its end, is shown once. */
+function attemptKey(run: RunView): string {
+  return `${run.id} ${run.attempt ?? 1} ${run.status}`;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -35,7 +35,14 @@ export function triggerText(workflow: WorkflowView): string {
 }
 
 export function runRow(run: RunView): string[] {
-  return [run.id, formatMs(run.started_at_ms), run.status, formatDuration(run.duration_ms), run.error?.code ?? run.exit_reason ?? "-", run.replay_of ?? "-"];
+  return [run.id, formatMs(run.started_at_ms), statusText(run), formatDuration(run.duration_ms), run.error?.code ?? run.exit_reason ?? "-", run.replay_of ?? "-"];
+}
+
+/** The status, with the attempt when there were several, and when a retrying run tries again: `retrying (attempt 2, next at …)`. */
+function statusText(run: RunView): string {
+  const attempt = run.attempt ?? 1;
+  if (run.status === "retrying") return `retrying (attempt ${attempt}, next at ${formatMs(run.next_attempt_at_ms ?? null)})`;
+  return attempt > 1 ? `${run.status} (attempt ${attempt})` : run.status;
 }
 
 export const RUN_HEAD = ["run", "time", "status", "duration", "error / exit", "replay of"];
@@ -52,6 +59,13 @@ export function runLines(run: RunView, options: { valueChars?: number; stackLine
   ];
   if (run.replay_of) lines.push(`  replay of: ${run.replay_of}`);
   if (run.exit_reason) lines.push(`  exited:    ${run.exit_reason}`);
+  if ((run.attempt ?? 1) > 1 || (run.attempts ?? []).length > 0) lines.push(`  attempt:   ${run.attempt ?? 1}`);
+  if (run.status === "retrying") lines.push(`  next try:  ${formatMs(run.next_attempt_at_ms ?? null)} (a step failed; the run resumes at it then)`);
+  // Each failed try of a step with retries: which, why, and what followed.
+  for (const tried of run.attempts ?? []) {
+    const then = tried.will_retry ? `retried at ${formatMs(tried.next_attempt_at_ms)}` : "not retried";
+    lines.push(`  failed:    ${tried.step_name} try ${tried.attempt} at ${formatMs(tried.failed_at_ms)}: ${tried.code}: ${cut(tried.msg, 120)} (${then})`);
+  }
   lines.push("steps:");
   run.steps.forEach((step, index) => {
     lines.push(`  ${index + 1}. ${step.name} (${step.id})  ${step.status}  ${formatDuration(step.duration_ms)}`);

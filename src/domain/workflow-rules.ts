@@ -3,6 +3,7 @@ import { describeValue } from "./describe-value.js";
 import { ValidationError } from "./errors.js";
 import { ENV_NAME } from "./env-vars.js";
 import { envNameOf, hasExpressions, parseTemplate } from "./expressions.js";
+import { validateRetryPolicy, type RetryPolicy } from "./run-retries.js";
 
 /**
  * A workflow as the API and the file form describe it, checked: every error
@@ -26,13 +27,17 @@ export type TriggerInput =
   | { kind: "source"; sourceId: string }
   | { kind: "component"; code?: string; url?: string; key?: string; configuredProps: Record<string, unknown> };
 
-export type StepInput = { name: string; props: Record<string, unknown> } & ({ code: string; filename?: string } | { key: string });
+export type StepInput = { name: string; props: Record<string, unknown>; /** The step's own retries: they override the workflow's. */ retries?: RetryPolicy } & ({ code: string; filename?: string } | { key: string });
 
 export interface WorkflowSettings {
   /** Whether errors of this workflow go to the global error workflow (they are listed either way). */
   errorNotifications: boolean;
   /** Errors kept in `$errors` (the seed: the most recent 100). */
   errorRetention: number;
+  /** Retries of a failed step (docs/workflows.md, "Retries"); none when left out. */
+  retries?: RetryPolicy;
+  /** Every failed attempt goes to `$errors` too, not only the last. */
+  errorsOnEachAttempt?: boolean;
 }
 
 const STEP_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -118,15 +123,16 @@ function validateStep(value: unknown, field: string): StepInput {
     );
   }
   const props = step.props === undefined ? {} : record(step.props, `${field}.props`);
+  const retries = step.retries === undefined || step.retries === null ? {} : { retries: validateRetryPolicy(step.retries, `${field}.retries`) };
   const hasCode = step.code !== undefined;
   const hasKey = step.key !== undefined;
   if (hasCode === hasKey) throw new ValidationError(field, `${field} needs either code (a code step) or key (a published action), not ${hasCode ? "both" : "neither"}.`);
   if (hasCode) {
     // The file the code came from (the CLI sends it), so that TypeScript and ES modules are read as such.
     const filename = optionalText(step.filename, `${field}.filename`);
-    return { name, props, code: text(step.code, `${field}.code`), ...(filename !== undefined ? { filename } : {}) };
+    return { name, props, code: text(step.code, `${field}.code`), ...(filename !== undefined ? { filename } : {}), ...retries };
   }
-  return { name, props, key: text(step.key, `${field}.key`) };
+  return { name, props, key: text(step.key, `${field}.key`), ...retries };
 }
 
 /** Expressions may read the trigger and the steps before this one, and the owner's environment variables (`process.env.NAME`). */
@@ -176,7 +182,11 @@ function validateSettings(value: unknown): WorkflowSettings {
   if (typeof errorRetention !== "number" || !Number.isInteger(errorRetention) || errorRetention < 1 || errorRetention > 10_000) {
     throw new ValidationError("settings.error_retention", `settings.error_retention must be a whole number from 1 to 10000; got ${describeValue(errorRetention)}.`);
   }
-  return { errorNotifications, errorRetention };
+  const retries = settings.retries === undefined || settings.retries === null ? {} : { retries: validateRetryPolicy(settings.retries, "settings.retries") };
+  const eachAttempt = settings.errors_on_each_attempt ?? false;
+  if (typeof eachAttempt !== "boolean") throw new ValidationError("settings.errors_on_each_attempt", `settings.errors_on_each_attempt must be true or false; got ${describeValue(eachAttempt)}.`);
+  // Left out when off, so that workflows without retries keep the settings they always had.
+  return { errorNotifications, errorRetention, ...retries, ...(eachAttempt ? { errorsOnEachAttempt: true } : {}) };
 }
 
 function record(value: unknown, field: string): Record<string, unknown> {

@@ -1,3 +1,4 @@
+import type { RetryPolicy, RunAttempt } from "./run-retries.js";
 import type { SendRecord } from "./send-records.js";
 import type { WorkflowSettings } from "./workflow-rules.js";
 
@@ -43,15 +44,19 @@ export interface WorkflowStep {
   key: string | null;
   /** Configured props; strings may hold `{{steps.…}}` expressions, evaluated at run time. */
   props: Record<string, unknown>;
+  /** The step's own retries, over the workflow's `settings.retries`. */
+  retries?: RetryPolicy;
 }
 
-export type RunStatus = "success" | "error" | "exited";
+/** `retrying`: a step failed and is tried again at `nextAttemptAt`; the run is recorded again when it ends. */
+export type RunStatus = "success" | "error" | "exited" | "retrying";
 
 /** What a run recorded of one step. */
 export interface StepRecord {
   id: string;
   name: string;
-  status: "success" | "error" | "exited" | "skipped";
+  /** `pending`: not reached yet by a run that is retrying an earlier step. */
+  status: "success" | "error" | "exited" | "skipped" | "pending";
   returnValue: unknown;
   exports: Record<string, unknown>;
   summary: string | null;
@@ -90,6 +95,27 @@ export interface WorkflowRun {
   startedAt: number;
   finishedAt: number;
   durationMs: number;
+  /** Executions of the run so far (1, the default: its first); each retry of a step is one more. */
+  attempt?: number;
+  /** Its failed attempts that were retried, and the last failure (none for a run without retries). */
+  attempts?: RunAttempt[];
+  /** While `retrying`: when the next attempt is due (epoch ms). */
+  nextAttemptAt?: number | null;
+  /** While `retrying`: what the next attempt needs to resume at the failed step (not shown by the API). */
+  continuation?: RunContinuation | null;
+}
+
+/**
+ * What a run waiting to retry keeps beside its step records, so that the
+ * next attempt, in any process, resumes at the failed step: the sends of
+ * the steps that succeeded (carried out once the run ends well), and how many
+ * times each step was tried.
+ */
+export interface RunContinuation {
+  sends: Array<{ type: string; payload: unknown }>;
+  sendPlaces: Array<{ step: number; send: number }>;
+  /** Failed tries per step id. */
+  tries: Record<string, number>;
 }
 
 /**

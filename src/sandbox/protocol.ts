@@ -271,6 +271,7 @@ function readError(value: unknown): SandboxError | undefined {
   if (typeof value.name !== "string" || typeof value.message !== "string") return undefined;
   const error: SandboxError = { code: value.code as SandboxError["code"], name: value.name, message: value.message };
   if (typeof value.stack === "string") error.stack = value.stack;
+  if (typeof value.retryable === "boolean") error.retryable = value.retryable;
   return error;
 }
 

@@ -29,6 +29,8 @@ export interface SandboxError {
   name: string;
   message: string;
   stack?: string;
+  /** What the thrown error said of retrying its step (`error.retryable = false`), when it said anything (docs/workflows.md, "Retries"). */
+  retryable?: boolean;
 }
 
 export function sandboxError(code: SandboxErrorCode, message: string): SandboxError {

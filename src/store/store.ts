@@ -236,7 +236,8 @@ export interface Store {
   enqueueDeliveries(deliveries: NewDelivery[], lease?: { claimer: string | null; until: number }): Promise<void>;
   /**
    * In one transaction: records finished runs (a run whose key is recorded
-   * already is left as it was), removes their deliveries, appends the events
+   * already is left as it was, unless that record waits to retry a step and
+   * this one is a later attempt: `retrying` rows are replaced), removes their deliveries, appends the events
    * the runs produced (`$errors`, `$.send.emit`), puts the other sends of the
    * runs recorded now in the send outbox (those of a run recorded before are
    * left out: they were enqueued with it), and trims old runs.
@@ -309,6 +310,12 @@ export interface Store {
   /** Workflows whose trigger is this source. */
   workflowsTriggeredBy(ownerId: string, sourceId: string): Promise<Workflow[]>;
   listRuns(ownerId: string, workflowId: string, page: PageRequest): Promise<PageSlice<WorkflowRun>>;
+  /**
+   * The runs of these run keys (the workflow's deliveries from `emitterId`
+   * of `eventId`) that wait to retry a step (status `retrying`), with what
+   * they resume with. Asked only for deliveries claimed more than once.
+   */
+  findRetryingRuns(ownerId: string, workflowId: string, keys: Array<{ emitterId: string; eventId: string }>): Promise<WorkflowRun[]>;
   findRun(ownerId: string, runId: string): Promise<WorkflowRun | null>;
   /** One stored event (a `$errors` event to replay), or null. */
   findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;

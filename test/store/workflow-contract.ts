@@ -167,6 +167,34 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect(await store.findEvent(otherId, listener.id, listed.items[0]!.id)).toBeNull();
     });
 
+    it("keeps a run waiting to retry as its row, replaced only by a later attempt, and finds it by run key", async () => {
+      const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
+      const eventId = appended.events[0]!.id;
+      const [delivery] = await store.claimDeliveries({ now: Date.now(), leaseMs: 60_000, limit: 10 });
+      const base = runFor(listener, emitter, eventId);
+      const failed = { code: "UserError" as const, msg: "try", name: "Error", cellId: "c_1", ts: new Date().toISOString(), stack: "Error: try" };
+      const attempt1 = { ...base, status: "retrying" as const, error: failed, attempt: 1, nextAttemptAt: 123, continuation: { sends: [{ type: "http", payload: { url: "u" } }], sendPlaces: [{ step: 0, send: 0 }], tries: { c_1: 1 } } };
+      attempt1.attempts = [{ attempt: 1, stepId: "c_1", stepName: "a", code: "UserError", msg: "try", failedAt: 1, willRetry: true, nextAttemptAt: 123 }];
+      const first = await store.finishRuns({ runs: [attempt1], deliveries: [], appends: [] });
+      expect([...first.recorded]).toEqual([base.id]);
+      // Read back without what is the default (attempt 1).
+      const { attempt: _first, ...stored1 } = attempt1;
+      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }, { emitterId: emitter, eventId: "0-0" }])).toEqual([stored1]);
+      expect(await store.findRetryingRuns(otherId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([]);
+      // A second claimer's record of the same attempt changes nothing.
+      expect((await store.finishRuns({ runs: [{ ...attempt1, nextAttemptAt: 999 }], deliveries: [], appends: [] })).recorded.size).toBe(0);
+      expect((await store.findRun(ownerId, base.id))?.nextAttemptAt).toBe(123);
+      // The next attempt ends it: the row is replaced, its continuation gone, and the delivery removed.
+      const done = { ...base, attempt: 2, attempts: attempt1.attempts };
+      const second = await store.finishRuns({ runs: [{ ...done, nextAttemptAt: null, continuation: null }], deliveries: [delivery!], appends: [] });
+      expect([...second.recorded]).toEqual([base.id]);
+      expect(await store.findRun(ownerId, base.id)).toEqual(done);
+      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([]);
+      // An ended run is never replaced, whatever attempt says so.
+      expect((await store.finishRuns({ runs: [{ ...done, status: "error", attempt: 3 }], deliveries: [], appends: [] })).recorded.size).toBe(0);
+      expect((await store.findRun(ownerId, base.id))?.status).toBe("success");
+    });
+
     it("routes deliveries: never to the emitter itself, glob ones left out for 'explicit', none for 'none'", async () => {
       const errorWorkflow = await store.createWorkflow(workflowFor(ownerId, "errors", { isErrorWorkflow: true }));
       await store.subscribe({ id: newId("subscription"), ownerId, emitterId: "p_*", listenerId: errorWorkflow.id, eventName: "$errors", createdAt: Date.now() });

@@ -139,7 +139,8 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
       const ownerId = principalOf(request).user.id;
       const { runId } = await workflows.runOnce(ownerId, request.params.id, request.body?.event ?? {});
       if (request.query.wait === true) {
-        const run = await waitForRun(() => workflows.findRun(ownerId, runId), RUN_WAIT_MS);
+        // A run waiting to retry a step has not finished: it is waited for like one not recorded yet.
+        const run = await waitForRun(() => workflows.findRun(ownerId, runId).then((found) => (found?.status === "retrying" ? null : found)), RUN_WAIT_MS);
         if (run) return reply.code(200).send({ data: toRunView(run) });
       }
       return reply.code(202).send({ data: { run_id: runId } });

@@ -5,6 +5,10 @@ import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
 import { maskSealed } from "../../engine/secrets.js";
 import { toEpochSeconds } from "./common.js";
 import { emitIdOf, showsEvent } from "./sources.js";
+import { retryPolicyView } from "../../domain/run-retries.js";
+
+/** Retries of a failed step, as the API shows them (settings.retries, a step's retries). */
+const RetryPolicySchema = Type.Object({ max: Type.Integer(), backoff: Type.String({ description: "fixed or exponential" }), delay_ms: Type.Integer(), max_delay_ms: Type.Integer() });
 
 const Json = Type.Unknown();
 
@@ -41,6 +45,7 @@ const StepBodySchema = Type.Object(
     filename: Type.Optional(Type.String({ description: "The file the code came from (.ts, .mjs…)." })),
     key: Type.Optional(Type.String({ description: "A published action, by key." })),
     props: Type.Optional(Type.Record(Type.String(), Json, { description: "Values; strings may hold {{steps.<name>.<path>}} expressions." })),
+    retries: Type.Optional(Type.Unknown({ description: "The step's own retries ({max, backoff, delay_ms, max_delay_ms}): they override settings.retries." })),
   },
   { additionalProperties: false },
 );
@@ -49,6 +54,12 @@ const SettingsBodySchema = Type.Object(
   {
     error_notifications: Type.Optional(Type.Unknown({ description: "false: errors are listed but not sent to the global error workflow." })),
     error_retention: Type.Optional(Type.Unknown({ description: "Errors kept in $errors (default 100)." })),
+    retries: Type.Optional(
+      Type.Unknown({
+        description: 'Retries of a failed step: {"max": 0-100, "backoff": "fixed" | "exponential", "delay_ms", "max_delay_ms"} (delays 0 to 7 days; defaults 3, "exponential", 1000, 3600000). A step\'s own retries override it.',
+      }),
+    ),
+    errors_on_each_attempt: Type.Optional(Type.Unknown({ description: "true: every failed attempt goes to $errors (with attempt and will_retry), not only the final failure." })),
     name: Type.Optional(Type.Unknown({ description: "The hosted API's place for the workflow's name (name)." })),
     auto_deploy: Type.Optional(Type.Unknown({ description: "Hosted only: accepted and ignored (named in warnings); Runnel deploys every change at once." })),
   },
@@ -120,10 +131,16 @@ export const WorkflowSchema = Type.Object(
         key: Type.Union([Type.String(), Type.Null()]),
         component_id: Type.Union([Type.String(), Type.Null()]),
         props: Type.Record(Type.String(), Json),
+        retries: Type.Optional(RetryPolicySchema),
       }),
     ),
     respond: Type.String(),
-    settings: Type.Object({ error_notifications: Type.Boolean(), error_retention: Type.Integer() }),
+    settings: Type.Object({
+      error_notifications: Type.Boolean(),
+      error_retention: Type.Integer(),
+      retries: Type.Optional(RetryPolicySchema),
+      errors_on_each_attempt: Type.Optional(Type.Boolean()),
+    }),
     is_error_workflow: Type.Boolean(),
     deployment_id: Type.String(),
     created_at: Type.Integer(),
@@ -155,9 +172,22 @@ export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceF
     active: workflow.active,
     trigger: { type: workflow.triggerKind, source_id: workflow.triggerSourceId, ...(endpointUrl ? { endpoint_url: endpointUrl } : {}) },
     triggers: toDocumentedTriggers(workflow, triggerSource),
-    steps: workflow.steps.map((step) => ({ id: step.id, name: step.name, namespace: step.name, key: step.key, component_id: step.componentId, props: maskSealed(step.props) })),
+    steps: workflow.steps.map((step) => ({
+      id: step.id,
+      name: step.name,
+      namespace: step.name,
+      key: step.key,
+      component_id: step.componentId,
+      props: maskSealed(step.props),
+      ...(step.retries ? { retries: retryPolicyView(step.retries) } : {}),
+    })),
     respond: workflow.respond,
-    settings: { error_notifications: workflow.settings.errorNotifications, error_retention: workflow.settings.errorRetention },
+    settings: {
+      error_notifications: workflow.settings.errorNotifications,
+      error_retention: workflow.settings.errorRetention,
+      ...(workflow.settings.retries ? { retries: retryPolicyView(workflow.settings.retries) } : {}),
+      ...(workflow.settings.errorsOnEachAttempt ? { errors_on_each_attempt: true } : {}),
+    },
     is_error_workflow: workflow.isErrorWorkflow,
     deployment_id: workflow.deploymentId,
     created_at: toEpochSeconds(workflow.createdAt),
@@ -215,19 +245,30 @@ export const WorkflowDetailsSchema = Type.Object(
   { title: "WorkflowDetails" },
 );
 
+const RunAttemptSchema = Type.Object({
+  attempt: Type.Integer({ description: "The try of the failed step this was (1: its first)." }),
+  step_id: Type.String(),
+  step_name: Type.String(),
+  code: Type.String({ description: "The error's code (the catalogue of error.code)." }),
+  msg: Type.String(),
+  failed_at_ms: Type.Integer(),
+  will_retry: Type.Boolean(),
+  next_attempt_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "When the next attempt was due; null after the last." }),
+});
+
 const RunErrorSchema = Type.Object({ code: Type.String(), msg: Type.String(), name: Type.String(), cellId: Type.String(), ts: Type.String(), stack: Type.String() });
 
 export const RunSchema = Type.Object(
   {
     id: Type.String({ description: "run_…" }),
     workflow_id: Type.String(),
-    status: Type.String({ description: "success, error or exited ($.flow.exit)" }),
+    status: Type.String({ description: "success, error, exited ($.flow.exit) or retrying (a step failed and is tried again at next_attempt_at_ms)" }),
     trigger: Type.Object({ emitter_id: Type.String(), event_id: Type.String(), event: Json }),
     steps: Type.Array(
       Type.Object({
         id: Type.String(),
         name: Type.String(),
-        status: Type.String({ description: "success, error, exited or skipped" }),
+        status: Type.String({ description: "success, error, exited, skipped, or pending (not reached yet by a run that is retrying an earlier step)" }),
         $return_value: Json,
         exports: Type.Record(Type.String(), Json),
         summary: Type.Union([Type.String(), Type.Null()]),
@@ -250,8 +291,11 @@ export const RunSchema = Type.Object(
     exit_reason: Type.Union([Type.String(), Type.Null()]),
     replay_of: Type.Union([Type.String(), Type.Null()], { description: "The $errors event this run replays." }),
     started_at_ms: Type.Integer(),
-    finished_at_ms: Type.Integer(),
+    finished_at_ms: Type.Integer({ description: "When it ended, or (retrying) when its last attempt ended." }),
     duration_ms: Type.Integer(),
+    attempt: Type.Integer({ description: "Executions of the run so far: 1, and one more for each retry of a step." }),
+    attempts: Type.Array(RunAttemptSchema, { description: "Its failed attempts of steps with retries, oldest first (empty without retries)." }),
+    next_attempt_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "While retrying: when the next attempt is due." }),
   },
   { title: "WorkflowRun" },
 );
@@ -298,6 +342,18 @@ export function toRunView(run: WorkflowRun): RunView {
     started_at_ms: run.startedAt,
     finished_at_ms: run.finishedAt,
     duration_ms: run.durationMs,
+    attempt: run.attempt ?? 1,
+    attempts: (run.attempts ?? []).map((tried) => ({
+      attempt: tried.attempt,
+      step_id: tried.stepId,
+      step_name: tried.stepName,
+      code: tried.code,
+      msg: tried.msg,
+      failed_at_ms: tried.failedAt,
+      will_retry: tried.willRetry,
+      next_attempt_at_ms: tried.nextAttemptAt,
+    })),
+    next_attempt_at_ms: run.nextAttemptAt ?? null,
   };
 }
 
@@ -319,7 +375,15 @@ export const ErrorSummarySchema = Type.Object(
           owner_id: Type.String(),
           platform_version: Type.String(),
         }),
-        error: Type.Object({ code: Type.String(), msg: Type.String(), cellId: Type.String(), ts: Type.String(), stack: Type.String() }),
+        error: Type.Object({
+          code: Type.String(),
+          msg: Type.String(),
+          cellId: Type.String(),
+          ts: Type.String(),
+          stack: Type.String(),
+          attempt: Type.Optional(Type.Integer({ description: "A failure of a step with retries: which try of the step it was (1: the first)." })),
+          will_retry: Type.Optional(Type.Boolean({ description: "A failure of a step with retries: whether another attempt follows (only with settings.errors_on_each_attempt can it be true)." })),
+        }),
       }),
     ),
     metadata: Type.Object({ emitter_id: Type.String(), emit_id: Type.String(), name: Type.String() }),

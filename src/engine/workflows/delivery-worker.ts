@@ -322,9 +322,15 @@ export class DeliveryWorker implements DeliveryHandOff {
         // Deleted or deactivated: what it was sent is not run (a paused workflow does not pile up work).
         if (!workflow || !workflow.active) return void (await queue.complete(deliveries));
         let made = 0;
-        for (const [kind, group] of await this.byTriggerKind(deliveries)) made += await executor.runBatch(workflow, group, kind);
+        const retries: Array<{ delivery: ClaimedDelivery; at: number }> = [];
+        for (const [kind, group] of await this.byTriggerKind(deliveries)) {
+          const outcome = await executor.runBatch(workflow, group, kind);
+          made += outcome.made;
+          retries.push(...outcome.retries);
+        }
         // Its runs emitted to listeners ($errors, $.send.emit): their runs are waiting.
         if (made > 0) this.wake();
+        if (retries.length > 0) finished = await this.retryLater(deliveries, retries);
       }
     } catch (error) {
       const done = error instanceof PartlyDone ? new Set(error.done) : null;
@@ -340,6 +346,22 @@ export class DeliveryWorker implements DeliveryHandOff {
     if (queue.settlesInStore || finished.length === 0) return;
     // Recorded already: a job not completed now (the queue did not answer) runs again, and its run key records nothing twice.
     await queue.complete(finished).catch((error) => logger.warn({ err: error, listenerId: first.listenerId }, "finished jobs could not be marked complete; they will run again and be recorded once"));
+  }
+
+  /**
+   * Runs recorded waiting to retry a step: their deliveries go back to the
+   * queue, due at the retry's time (in both modes through the queue port:
+   * the local queue's row, BullMQ's delayed job). Answers the deliveries
+   * that are finished. A process that dies before this leaves them leased:
+   * taken over, they resume at once rather than after the backoff.
+   */
+  private async retryLater(deliveries: ClaimedJob[], retries: Array<{ delivery: ClaimedDelivery; at: number }>): Promise<ClaimedJob[]> {
+    const waiting = new Set<ClaimedDelivery>(retries.map((retry) => retry.delivery));
+    for (const [at, group] of groupBy(retries, (retry) => retry.at)) {
+      const jobs = deliveries.filter((delivery) => group.some((retry) => retry.delivery === delivery));
+      await this.giveBack(jobs, at).catch((error) => this.options.logger.error({ err: error, count: jobs.length }, "runs waiting to retry could not be put back in the queue; they run again when their lease ends"));
+    }
+    return deliveries.filter((delivery) => !waiting.has(delivery));
   }
 
   /**

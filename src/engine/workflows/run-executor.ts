@@ -21,7 +21,8 @@ import type { StepStoreChanges } from "../../domain/data-stores.js";
 import type { DbSnapshot } from "../../sandbox/protocol.js";
 import type { RunLimits } from "../sources/invoker.js";
 import type { BuiltinActions } from "./builtin-actions.js";
-import { emitAppend, errorAppend, failRun, logsAppend, finishedRun, fromSandboxError, recordStep, skipRest, startRun, type RunState } from "./run-state.js";
+import { emitAppend, errorAppend, failRun, logsAppend, finishedRun, fromSandboxError, recordStep, resumeRun, skipRest, startRun, type RunState } from "./run-state.js";
+import { settleFailedAttempt } from "./step-retries.js";
 import type { AccountAuth } from "../apps/account-auth.js";
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import { workflowBundle } from "./workflow-bundle.js";
@@ -84,6 +85,12 @@ interface PreparedWorkflow {
   appSteps: Array<ValidatedComponent | null>;
 }
 
+/** What a batch did: the deliveries its appends made, and the deliveries of runs waiting to retry a step, with when each is due. */
+export interface BatchOutcome {
+  made: number;
+  retries: Array<{ delivery: ClaimedDelivery; at: number }>;
+}
+
 const MAX_LOG_ENTRIES_PER_STEP = 200;
 /** Interruptions after which a delivery is recorded as a RepeatedCrash instead of run again (RUNNEL_MAX_RUN_INTERRUPTIONS's default). */
 export const DEFAULT_MAX_RUN_INTERRUPTIONS = 3;
@@ -114,12 +121,18 @@ export class RunExecutor {
     this.metrics = options.metrics ?? NO_METRICS;
   }
 
-  /** Runs and records the batch; resolves with how many deliveries its appends made (runs of other listeners now waiting). */
-  async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<number> {
+  /**
+   * Runs and records the batch; resolves with how many deliveries its appends
+   * made (runs of other listeners now waiting), and the deliveries of runs
+   * that wait to retry a step: the caller puts them back in the queue, due
+   * at their time (they are recorded `retrying`, not removed).
+   */
+  async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
     const runs = deliveries.map((delivery) => startRun(workflow, delivery, triggerKind, this.now()));
     // Ids of one millisecond sort by their random part: hand them out in delivery order, so runs list in event order.
     const ids = runs.map((run) => run.id).sort();
     runs.forEach((run, index) => (run.id = ids[index]!));
+    await this.resumeRetries(workflow, runs);
     this.abandonRepeatedCrashes(workflow, runs);
     let prepared: PreparedWorkflow | Error;
     try {
@@ -131,7 +144,39 @@ export class RunExecutor {
     const stepStores = prepared instanceof Error || prepared.dbStepIds.length === 0 ? {} : await this.options.store.readStepStores(workflow.ownerId, workflow.id, prepared.dbStepIds);
     // As for sources: runs started by an HTTP request are answered sooner than timer runs.
     const timeoutMs = triggerKind === "http" ? this.options.limits.httpTimeoutMs : this.options.limits.runTimeoutMs;
-    for (let index = 0; index < workflow.steps.length; ) {
+    // Runs resumed at a failed step start there (rare: most batches are one group, from the first step).
+    const byStart = new Map<number, RunState[]>();
+    for (const run of runs) byStart.set(run.resumeAt, [...(byStart.get(run.resumeAt) ?? []), run]);
+    await Promise.all([...byStart].map(([from, group]) => this.runSteps(workflow, prepared, from, group, timeoutMs, stepStores)));
+    const now = this.now();
+    for (const run of runs) settleFailedAttempt(workflow, run, now);
+    for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
+    const made = await this.commit(workflow, runs, triggerKind);
+    const retries = runs.flatMap((run) => (run.status === "retrying" ? [{ delivery: run.delivery, at: run.nextAttemptAt ?? now }] : []));
+    return { made, retries };
+  }
+
+  /**
+   * Deliveries claimed again (attempts above 1) may be runs waiting to retry
+   * a step: those resume at it. A first attempt never asks the store.
+   */
+  private async resumeRetries(workflow: Workflow, runs: RunState[]): Promise<void> {
+    const again = runs.filter((run) => run.delivery.attempts > 1);
+    if (again.length === 0) return;
+    const waiting = await this.options.store.findRetryingRuns(
+      workflow.ownerId,
+      workflow.id,
+      again.map((run) => ({ emitterId: run.delivery.emitterId, eventId: run.delivery.eventId })),
+    );
+    for (const row of waiting) {
+      const run = again.find((candidate) => candidate.delivery.emitterId === row.emitterId && candidate.delivery.eventId === row.eventId);
+      if (run) resumeRun(run, row, workflow.steps);
+    }
+  }
+
+  /** The steps of `runs` from step `from` on, each sandboxed stretch as one call per run, built-in steps here. */
+  private async runSteps(workflow: Workflow, prepared: PreparedWorkflow | Error, from: number, runs: RunState[], timeoutMs: number, stepStores: Record<string, DbSnapshot>): Promise<void> {
+    for (let index = from; index < workflow.steps.length; ) {
       const active = runs.filter((run) => run.status === "running");
       if (active.length === 0) break;
       if (prepared instanceof Error) {
@@ -149,8 +194,6 @@ export class RunExecutor {
       await this.runSegment(workflow, prepared, index, end, active, timeoutMs, stepStores);
       index = end;
     }
-    for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
-    return this.commit(workflow, runs, triggerKind);
   }
 
   /**
@@ -167,7 +210,8 @@ export class RunExecutor {
       const times = run.delivery.interruptions;
       if (times < most) continue;
       const message = `This run was cut off ${times} times by the process running it dying (the server was killed or crashed while it ran), so it is not run again. Look at what its steps do with the event, then replay it from $errors.`;
-      failRun(run, first, { code: "RepeatedCrash", name: "RepeatedCrash", message }, this.now());
+      // A run resumed to retry a step was cut off in that step.
+      failRun(run, workflow.steps[run.resumeAt] ?? first, { code: "RepeatedCrash", name: "RepeatedCrash", message }, this.now());
       this.options.logger.warn({ workflowId: workflow.id, workflowName: workflow.name, emitterId: run.delivery.emitterId, eventId: run.delivery.eventId, interruptions: times }, "a delivery kept taking its process down; it was recorded as an error of its workflow and is not run again");
     }
   }
@@ -429,18 +473,35 @@ export class RunExecutor {
     );
   }
 
+  /**
+   * A run that waits to retry keeps its delivery: one handed over without a
+   * row (EventBatch.held) is recorded now, leased to this process, so that
+   * the queue can put it back due at its time, and its next claim counts as
+   * a second one (which is what makes that claim look for the continuation).
+   */
+  private async recordWaitingDeliveries(runs: RunState[]): Promise<void> {
+    const held = runs.filter((run) => run.status === "retrying" && run.delivery.unrecorded).map((run) => run.delivery);
+    if (held.length === 0) return;
+    await this.options.store.enqueueDeliveries(held, { claimer: this.options.claimer ?? null, until: Math.max(...held.map((delivery) => delivery.availableAt)) });
+    for (const delivery of held) delete delivery.unrecorded;
+  }
+
   private async commit(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other"): Promise<number> {
     const { store, hub } = this.options;
     for (const run of runs) run.recording = true;
     const securing = runs.flatMap((run) => (run.securing ? [run.securing] : []));
     if (securing.length > 0) await Promise.all(securing);
+    await this.recordWaitingDeliveries(runs);
     const now = this.now();
     const appends: EventBatch[] = [];
     for (const run of runs) {
       const logged = logsAppend(workflow, run, now);
       if (logged) appends.push(logged);
       if (run.status === "error") appends.push(errorAppend(workflow, run, now));
-      else {
+      else if (run.status === "retrying") {
+        // Only the final failure goes to $errors, unless every attempt's is asked for.
+        if (workflow.settings.errorsOnEachAttempt) appends.push(errorAppend(workflow, run, now));
+      } else {
         const emitted = emitAppend(workflow, run, now);
         if (emitted) appends.push(emitted);
       }
@@ -458,8 +519,10 @@ export class RunExecutor {
     for (const run of runs) {
       if (run.heldResponse) this.answer(run, run.heldResponse);
       else if (workflow.respond === "workflow" && !run.responded) {
-        const stepName = run.status === "error" ? (workflow.steps.find((step) => step.id === run.error?.cellId)?.name ?? null) : null;
-        const status = run.status === "running" ? "success" : run.status;
+        const failed = run.status === "error" || run.status === "retrying";
+        const stepName = failed ? (workflow.steps.find((step) => step.id === run.error?.cellId)?.name ?? null) : null;
+        // The caller cannot wait for a retry after a backoff: it is told the run failed (the retry goes on).
+        const status = run.status === "running" ? "success" : run.status === "retrying" ? "error" : run.status;
         this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status, runId: run.id, workflowName: workflow.name, stepName });
       }
     }
@@ -470,7 +533,8 @@ export class RunExecutor {
   private countRuns(runs: RunState[], recorded: Set<string>, triggerKind: "http" | "timer" | "other", appended: Array<{ events: unknown[] }>): void {
     const now = this.now();
     for (const run of runs) {
-      if (!recorded.has(run.id)) continue;
+      // A run waiting to retry has not ended: it is counted when it does.
+      if (!recorded.has(run.id) || run.status === "retrying") continue;
       this.metrics.runEnded({
         kind: "workflow",
         trigger: runTriggerOf(run, triggerKind),
@@ -490,10 +554,10 @@ function runTriggerOf(run: RunState, triggerKind: "http" | "timer" | "other"): R
   return triggerKind === "other" ? "emit" : triggerKind;
 }
 
-/** The runs' deliveries that have a row to remove (those handed over unrecorded have none). */
+/** The runs' deliveries that have a row to remove (those handed over unrecorded have none; those of runs waiting to retry stay). */
 function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
   const recorded: ClaimedDelivery[] = [];
-  for (const run of runs) if (!run.delivery.unrecorded) recorded.push(run.delivery);
+  for (const run of runs) if (!run.delivery.unrecorded && run.status !== "retrying") recorded.push(run.delivery);
   return recorded;
 }
 
@@ -503,7 +567,8 @@ function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
  * keyed by its place in the run record, which is also its idempotency key.
  */
 function outboxSendsOf(workflow: Workflow, run: RunState, now: number): NewOutboxSend[] {
-  if (run.status === "error") return [];
+  // A run waiting to retry keeps its sends in its continuation: they go out once it ends well.
+  if (run.status === "error" || run.status === "retrying") return [];
   const sends: NewOutboxSend[] = [];
   run.sends.forEach((send, index) => {
     const place = run.sendPlaces[index];

@@ -4,6 +4,7 @@ import { errorEventBody, sourceTypeOf, type OriginalContext, type SourceType } f
 import { newId } from "../../domain/ids.js";
 import { MANUAL_RUN_CHANNEL, type ManualRunBody } from "./manual-run.js";
 import type { SendRecord } from "../../domain/send-records.js";
+import type { RunAttempt } from "../../domain/run-retries.js";
 import { stepResults, type RunError, type RunErrorCode, type StepRecord, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { StepSend } from "../../sandbox/protocol.js";
@@ -45,6 +46,20 @@ export interface RunState {
   handlingError: boolean;
   /** What its steps changed in their `$.service.db`, written when the run is recorded. */
   storeWrites: Array<{ stepId: string } & StepStoreChanges>;
+  /** This execution of the run (1: its first; a retry of a step is one more). */
+  attempt: number;
+  /** Its failed attempts so far (see step-retries.ts). */
+  attempts: RunAttempt[];
+  /** Failed tries per step id. */
+  tries: Record<string, number>;
+  /** The step it starts at: 0, or the failed step of a run resumed to retry it. */
+  resumeAt: number;
+  /** This execution's failure, when its step has retries (see step-retries.ts). */
+  failedAttempt: RunAttempt | null;
+  /** When it ends `retrying`: when its next attempt is due. */
+  nextAttemptAt: number | null;
+  /** What the failing step's error said of retrying it (`error.retryable`), when it said anything. */
+  errorRetryable?: boolean | undefined;
 }
 
 /** Starts a run of `workflow` for a delivery; a replay's delivery carries the original event and the error it replays. */
@@ -90,7 +105,41 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     stepsEnded: false,
     handlingError: delivery.channel === "$errors" || (replay !== null && isErrorEventBody(triggerEvent)),
     storeWrites: [],
+    attempt: 1,
+    attempts: [],
+    tries: {},
+    resumeAt: 0,
+    failedAttempt: null,
+    nextAttemptAt: null,
   };
+}
+
+/**
+ * A run that waited to retry a step, resumed in this new execution: its id,
+ * start, attempts, and (while the steps before the failed one are still the
+ * workflow's first steps, by id) their records, results and sends, so that it
+ * starts at the failed step. A workflow whose earlier steps changed since
+ * runs again from its first step.
+ */
+export function resumeRun(run: RunState, waiting: WorkflowRun, steps: WorkflowStep[]): void {
+  run.id = waiting.id;
+  run.startedAt = waiting.startedAt;
+  run.attempt = (waiting.attempt ?? 1) + 1;
+  run.attempts = [...(waiting.attempts ?? [])];
+  const continuation = waiting.continuation;
+  if (!continuation) return;
+  run.tries = { ...continuation.tries };
+  const failedAt = waiting.steps.findIndex((record) => record.id === waiting.error?.cellId);
+  if (failedAt < 0 || failedAt >= steps.length) return;
+  const kept = waiting.steps.slice(0, failedAt);
+  if (kept.some((record, index) => record.id !== steps[index]!.id || record.status !== "success")) return;
+  for (const record of kept) {
+    run.records.push(record);
+    run.scope[record.name] = stepResults(record);
+  }
+  run.sends = continuation.sends as StepSend[];
+  run.sendPlaces = continuation.sendPlaces;
+  run.resumeAt = failedAt;
 }
 
 function isErrorEventBody(event: unknown): boolean {
@@ -105,8 +154,9 @@ export function recordStep(run: RunState, step: WorkflowStep, record: Omit<StepR
   run.scope[step.name] = stepResults(record);
 }
 
-export function failRun(run: RunState, step: WorkflowStep, error: { code: RunErrorCode; name: string; message: string; stack?: string | undefined }, at: number): void {
+export function failRun(run: RunState, step: WorkflowStep, error: { code: RunErrorCode; name: string; message: string; stack?: string | undefined; retryable?: boolean | undefined }, at: number): void {
   run.status = "error";
+  run.errorRetryable = error.retryable;
   run.error = {
     code: error.code,
     msg: error.message,
@@ -118,14 +168,15 @@ export function failRun(run: RunState, step: WorkflowStep, error: { code: RunErr
 }
 
 /** A sandbox error as the run's error fields. */
-export function fromSandboxError(error: SandboxError): { name: string; message: string; stack?: string | undefined } {
-  return { name: error.name, message: error.message, stack: error.stack };
+export function fromSandboxError(error: SandboxError): { name: string; message: string; stack?: string | undefined; retryable?: boolean | undefined } {
+  return { name: error.name, message: error.message, stack: error.stack, ...(typeof error.retryable === "boolean" ? { retryable: error.retryable } : {}) };
 }
 
-/** The steps that never ran, after the run ended early. */
+/** The steps that never ran, after the run ended early (`pending`: a run retrying a step reaches them later). */
 export function skipRest(run: RunState, steps: WorkflowStep[]): void {
+  const status = run.status === "retrying" ? "pending" : "skipped";
   for (const step of steps.slice(run.records.length)) {
-    run.records.push({ id: step.id, name: step.name, status: "skipped", returnValue: null, exports: {}, summary: null, logs: [], startedAt: null, durationMs: 0, sends: [] });
+    run.records.push({ id: step.id, name: step.name, status, returnValue: null, exports: {}, summary: null, logs: [], startedAt: null, durationMs: 0, sends: [] });
   }
 }
 
@@ -145,6 +196,11 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     startedAt: run.startedAt,
     finishedAt: now,
     durationMs: Math.max(0, now - run.startedAt),
+    attempt: run.attempt,
+    attempts: run.attempts,
+    nextAttemptAt: run.status === "retrying" ? run.nextAttemptAt : null,
+    // What the next attempt resumes with; gone once the run ends.
+    continuation: run.status === "retrying" ? { sends: run.sends, sendPlaces: run.sendPlaces, tries: run.tries } : null,
   };
 }
 
@@ -154,6 +210,7 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
  * the others are carried out after, and stay pending until then.
  */
 function settledSend(run: RunState, send: SendRecord): SendRecord {
+  if (run.status === "retrying") return send;
   if (run.status === "error") return { ...send, status: "not_sent", detail: "the run failed, so its sends were dropped" };
   if (send.destination === "emit") return { ...send, status: "delivered" };
   return send;
@@ -176,10 +233,13 @@ export function errorAppend(workflow: Workflow, run: RunState, now: number): Eve
     platformVersion: RUNNEL_VERSION,
   });
   const handlingAnError = run.handlingError;
+  // A failure of a step with retries says which try it was and whether another follows, beside the seed's fields.
+  const tried = run.failedAttempt;
+  const event = tried ? { ...body, error: { ...body.error, attempt: tried.attempt, will_retry: tried.willRetry } } : body;
   return {
     ownerId: workflow.ownerId,
     emitterId: workflow.id,
-    emits: [{ event: body, name: "$errors", id: run.id, summary: cutAtWord(`${error.code}: ${error.msg}`, 200) }],
+    emits: [{ event, name: "$errors", id: run.id, summary: cutAtWord(`${error.code}: ${error.msg}`, 200) }],
     dedupe: null,
     retention: workflow.settings.errorRetention,
     now,

@@ -4,7 +4,8 @@ import { newId } from "../../domain/ids.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { slugify, uniqueSlug } from "../../domain/slug.js";
 import type { StoredEvent } from "../../domain/sources.js";
-import { validateWorkflowInput, type StepInput, type WorkflowInput } from "../../domain/workflow-rules.js";
+import { retryPolicyView } from "../../domain/run-retries.js";
+import { validateWorkflowInput, type StepInput, type WorkflowInput, type WorkflowSettings } from "../../domain/workflow-rules.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
 import type { Store } from "../../store/store.js";
 import type { AccountAuth } from "../apps/account-auth.js";
@@ -305,17 +306,18 @@ export class WorkflowsService {
     const steps: WorkflowStep[] = [];
     for (const [index, input] of inputs.entries()) {
       const id = idsByName.get(input.name) ?? newId("cell", at);
+      const retries = input.retries ? { retries: input.retries } : {};
       if ("key" in input) {
         if (BUILTIN_KEYS.has(input.key)) {
-          steps.push({ id, name: input.name, componentId: null, key: input.key, props: input.props });
+          steps.push({ id, name: input.name, componentId: null, key: input.key, props: input.props, ...retries });
           continue;
         }
         const action = await this.resolveKey(ownerId, input.key, index);
-        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: await sealed(action, input, index) });
+        steps.push({ id, name: input.name, componentId: action.component.id, key: input.key, props: await sealed(action, input, index), ...retries });
         continue;
       }
       const loaded = await this.options.loader.save(ownerId, { component_code: input.code, filename: input.filename }, { asStep: true, field: `steps[${index}].code` });
-      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: await sealed(loaded, input, index) });
+      steps.push({ id, name: input.name, componentId: loaded.component.id, key: null, props: await sealed(loaded, input, index), ...retries });
     }
     return steps;
   }
@@ -379,7 +381,7 @@ export class WorkflowsService {
   /** An update's body over the current workflow: what it leaves out stays. */
   private async mergedInput(current: Workflow, body: WorkflowBody): Promise<Record<string, unknown>> {
     const steps = body.steps ?? (await this.currentSteps(current));
-    const settings = { error_notifications: current.settings.errorNotifications, error_retention: current.settings.errorRetention, ...(isRecord(body.settings) ? body.settings : {}) };
+    const settings = { ...settingsBody(current.settings), ...(isRecord(body.settings) ? body.settings : {}) };
     // The trigger is checked only when given; otherwise the current one stays (see update).
     const trigger = body.trigger ?? (current.triggerKind === "none" ? undefined : current.triggerKind === "http" ? { type: "http" } : { source_id: current.triggerSourceId });
     return { name: body.name ?? current.name, trigger, steps, respond: body.respond ?? current.respond, settings };
@@ -388,13 +390,15 @@ export class WorkflowsService {
   private async currentSteps(current: Workflow): Promise<StepInput[]> {
     const steps: StepInput[] = [];
     for (const step of current.steps) {
+      // Kept as given (snake_case): the rules check them again with the rest.
+      const retries = step.retries ? { retries: retryPolicyView(step.retries) } : {};
       if (step.componentId === null || step.key !== null) {
-        steps.push({ name: step.name, key: step.key ?? "", props: step.props });
+        steps.push({ name: step.name, key: step.key ?? "", props: step.props, ...retries } as StepInput);
         continue;
       }
       const component = await this.options.store.findComponent(current.ownerId, step.componentId);
       if (!component) throw new ValidationError("steps", `The code of step "${step.name}" is missing; give the steps again.`);
-      steps.push({ name: step.name, code: component.code, props: step.props });
+      steps.push({ name: step.name, code: component.code, props: step.props, ...retries } as StepInput);
     }
     return steps;
   }
@@ -410,6 +414,16 @@ export class WorkflowsService {
 /** What a created or updated workflow takes from its checked input, its trigger and its saved steps. */
 function fromInput(input: WorkflowInput, trigger: ResolvedTrigger, steps: WorkflowStep[]): Pick<Workflow, "name" | "triggerSourceId" | "triggerOwned" | "triggerKind" | "steps" | "respond" | "settings"> {
   return { name: input.name, triggerSourceId: trigger.sourceId, triggerOwned: trigger.owned, triggerKind: trigger.kind, steps, respond: input.respond, settings: input.settings };
+}
+
+/** A workflow's settings as the API takes them: what an update that leaves some out keeps. */
+function settingsBody(settings: WorkflowSettings): Record<string, unknown> {
+  return {
+    error_notifications: settings.errorNotifications,
+    error_retention: settings.errorRetention,
+    ...(settings.retries ? { retries: retryPolicyView(settings.retries) } : {}),
+    ...(settings.errorsOnEachAttempt ? { errors_on_each_attempt: true } : {}),
+  };
 }
 
 function readActive(body: WorkflowBody): boolean {

@@ -52,6 +52,8 @@ export function describeThrown(thrown: unknown, options: DescribeOptions): Sandb
     const error: SandboxError = { code, name: String(thrown.name), message: `${prefix}${String(thrown.message)}` };
     const stack = trimStack(typeof thrown.stack === "string" ? thrown.stack : undefined, options.runnerFile);
     if (stack !== undefined) error.stack = stack;
+    const retryable = (thrown as { retryable?: unknown }).retryable;
+    if (typeof retryable === "boolean") error.retryable = retryable;
     return error;
   }
   if (options.code) return { code: options.code, name: options.code, message: `${prefix}${preview(thrown)} (${kindOf(thrown)}, not an Error)` };

@@ -9,7 +9,7 @@ import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
 import { toDelivery } from "./subscription-queries.js";
 import { writeStepStores } from "./step-store-queries.js";
-import { toRunRow } from "./workflow-queries.js";
+import { RETRIED_RUN_COLUMNS, toRunRow } from "./workflow-queries.js";
 import { enqueueSendsWithin } from "./send-outbox-queries.js";
 
 type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "renewDeliveryLeases" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries" | "settleClaimedDeliveries">;
@@ -99,7 +99,13 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
           const inserted = await trx
             .insertInto("runs")
             .values(runs.map(toRunRow))
-            .onConflict((oc) => oc.columns(["workflow_id", "emitter_id", "event_id"]).doNothing())
+            .onConflict((oc) =>
+              oc
+                .columns(["workflow_id", "emitter_id", "event_id"])
+                .doUpdateSet(Object.fromEntries(RETRIED_RUN_COLUMNS.map((column) => [column, sql.ref(`excluded.${column}`)])))
+                .where("runs.status", "=", "retrying")
+                .whereRef("runs.attempt", "<", "excluded.attempt"),
+            )
             .returning("id")
             .execute();
           for (const row of inserted) recorded.add(row.id);
@@ -158,7 +164,8 @@ async function trimRuns(trx: Kysely<Database>, workflowId: string): Promise<void
     .limit(1)
     .offset(RUN_RETENTION - 1)
     .executeTakeFirst();
-  if (oldestKept) await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("id", "<", oldestKept.id).execute();
+  // A run waiting to retry is its own continuation: never trimmed while it waits.
+  if (oldestKept) await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("id", "<", oldestKept.id).where("status", "<>", "retrying").execute();
 }
 
 export function toClaimed(row: DeliveryRow): ClaimedDelivery {

@@ -23,6 +23,7 @@ import { webhookQueries } from "./webhook-queries.js";
 import { dataStoreQueries } from "./data-store-queries.js";
 import { stepStoreQueries } from "./step-store-queries.js";
 import { workflowQueries } from "./workflow-queries.js";
+import { runRetryQueries } from "./run-retry-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
   kind: Store["kind"];
@@ -57,6 +58,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...eventQueries(options),
     ...subscriptionQueries(options),
     ...workflowQueries(options),
+    ...runRetryQueries(options),
     ...deliveryQueries(options),
     ...sendOutboxQueries(options),
     ...registryQueries(options),

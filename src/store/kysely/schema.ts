@@ -200,6 +200,11 @@ export interface RunRow {
   started_at: number;
   finished_at: number;
   duration_ms: number;
+  /** 0024: executions so far; the failed attempts (JSON); a retrying run's next one; what it resumes with (JSON). */
+  attempt: number;
+  attempts: string | null;
+  next_attempt_at: number | null;
+  continuation: string | null;
 }
 
 /** One published version of a component: (owner, key, version) is the primary key. */

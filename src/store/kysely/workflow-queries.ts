@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import { ConflictError } from "../../domain/errors.js";
-import { TRIGGER_KINDS, type RunError, type StepRecord, type TriggerKind, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
+import type { RunAttempt } from "../../domain/run-retries.js";
+import { TRIGGER_KINDS, type RunContinuation, type RunError, type StepRecord, type TriggerKind, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { WorkflowSettings } from "../../domain/workflow-rules.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
@@ -185,6 +186,14 @@ function toWorkflow(row: Selectable<WorkflowRow>): Workflow {
   };
 }
 
+/**
+ * The columns a later attempt of a run writes over its `retrying` row: a
+ * run's row is inserted once by its run key, and replaced only while it
+ * waits to retry, by an attempt later than the one recorded (two claimers
+ * of one delivery record it once).
+ */
+export const RETRIED_RUN_COLUMNS = ["status", "steps", "error", "exit_reason", "finished_at", "duration_ms", "attempt", "attempts", "next_attempt_at", "continuation"] as const;
+
 export function toRunRow(run: WorkflowRun): RunRow {
   return {
     id: run.id,
@@ -201,11 +210,15 @@ export function toRunRow(run: WorkflowRun): RunRow {
     started_at: run.startedAt,
     finished_at: run.finishedAt,
     duration_ms: run.durationMs,
+    attempt: run.attempt ?? 1,
+    attempts: run.attempts && run.attempts.length > 0 ? toJson(run.attempts) : null,
+    next_attempt_at: run.nextAttemptAt ?? null,
+    continuation: run.continuation ? toJson(run.continuation) : null,
   };
 }
 
-function toRun(row: Selectable<RunRow>): WorkflowRun {
-  const status = row.status === "error" || row.status === "exited" ? row.status : "success";
+export function toRun(row: Selectable<RunRow>): WorkflowRun {
+  const status = row.status === "error" || row.status === "exited" || row.status === "retrying" ? row.status : "success";
   return {
     id: row.id,
     ownerId: row.owner_id,
@@ -222,6 +235,11 @@ function toRun(row: Selectable<RunRow>): WorkflowRun {
     startedAt: Number(row.started_at),
     finishedAt: Number(row.finished_at),
     durationMs: Number(row.duration_ms),
+    // Only what differs from a run of one attempt (every run recorded before 0024, and most since).
+    ...(Number(row.attempt ?? 1) !== 1 ? { attempt: Number(row.attempt) } : {}),
+    ...(row.attempts ? { attempts: fromJson<RunAttempt[]>(row.attempts) } : {}),
+    ...(row.next_attempt_at !== null && row.next_attempt_at !== undefined ? { nextAttemptAt: Number(row.next_attempt_at) } : {}),
+    ...(row.continuation ? { continuation: fromJson<RunContinuation>(row.continuation) } : {}),
   };
 }
 

@@ -21,6 +21,7 @@ import { catalogMigration } from "./0020-catalog.js";
 import { registryAppsMigration } from "./0021-registry-apps.js";
 import { processesMigration } from "./0022-processes.js";
 import { accountRefreshLeaseMigration } from "./0023-account-refresh-lease.js";
+import { runRetriesMigration } from "./0024-run-retries.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0021-registry-apps": registryAppsMigration,
   "0022-processes": processesMigration,
   "0023-account-refresh-lease": accountRefreshLeaseMigration,
+  "0024-run-retries": runRetriesMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -2,7 +2,7 @@ import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
 import type { StepStoreWrite } from "../../domain/data-stores.js";
 import { RUN_RETENTION } from "../../domain/workflows.js";
-import { toRunRow } from "../kysely/workflow-queries.js";
+import { RETRIED_RUN_COLUMNS, toRunRow } from "../kysely/workflow-queries.js";
 import { toSendRow } from "../kysely/send-outbox-queries.js";
 import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
@@ -11,6 +11,8 @@ import type { GroupCommit } from "./group-commit.js";
 import { outsideKyselyTransaction } from "./sqlite-append.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
+/** What a later attempt of a run replaces in its `retrying` row (its id, key, trigger and start stay). */
+const RETRIED_RUN_UPDATE = RETRIED_RUN_COLUMNS.map((column) => `${column} = excluded.${column}`).join(", ");
 
 /**
  * Claiming deliveries and recording runs for SQLite, against better-sqlite3
@@ -34,9 +36,10 @@ export function createSqliteRuns(
      RETURNING *`,
   );
   const insertRun = database.prepare(
-    `INSERT INTO runs (id, owner_id, workflow_id, emitter_id, event_id, status, trigger_event, steps, error, exit_reason, replay_of, started_at, finished_at, duration_ms)
-     VALUES (@id, @owner_id, @workflow_id, @emitter_id, @event_id, @status, @trigger_event, @steps, @error, @exit_reason, @replay_of, @started_at, @finished_at, @duration_ms)
-     ON CONFLICT (workflow_id, emitter_id, event_id) DO NOTHING`,
+    `INSERT INTO runs (id, owner_id, workflow_id, emitter_id, event_id, status, trigger_event, steps, error, exit_reason, replay_of, started_at, finished_at, duration_ms, attempt, attempts, next_attempt_at, continuation)
+     VALUES (@id, @owner_id, @workflow_id, @emitter_id, @event_id, @status, @trigger_event, @steps, @error, @exit_reason, @replay_of, @started_at, @finished_at, @duration_ms, @attempt, @attempts, @next_attempt_at, @continuation)
+     ON CONFLICT (workflow_id, emitter_id, event_id) DO UPDATE SET ${RETRIED_RUN_UPDATE}
+     WHERE runs.status = 'retrying' AND runs.attempt < excluded.attempt`,
   );
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
   const insertSend = database.prepare(
@@ -45,7 +48,8 @@ export function createSqliteRuns(
      ON CONFLICT (id) DO NOTHING`,
   );
   const oldestKept = database.prepare("SELECT id FROM runs WHERE workflow_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?").pluck();
-  const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ?");
+  // A run waiting to retry is its own continuation: never trimmed while it waits.
+  const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ? AND status <> 'retrying'");
   const trims = new RunTrimSchedule();
   const workflowExists = database.prepare("SELECT 1 FROM workflows WHERE id = ? AND owner_id = ?").pluck();
   const upsertStepKey = database.prepare(
