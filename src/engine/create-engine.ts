@@ -91,7 +91,7 @@ export interface EngineOptions {
    * The hub must already carry its messages over it.
    */
   acrossProcesses?: LiveTransport | null;
-  /** How long a claimed delivery is this process's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 10 min. */
+  /** How long a claimed delivery is this process's before another may take it over (RUNNEL_DELIVERY_LEASE_SECONDS). Default 30 s (renewed while held). */
   deliveryLeaseMs?: number;
   /**
    * The shared queue's timers (RUNNEL_QUEUE=redis|postgres): timer sources
@@ -204,9 +204,11 @@ export function createEngine(options: EngineOptions): Engine {
     relay?.wake();
     wakeOthers?.announce("deliveries");
   };
-  const deliveryQueue: DeliveryQueue =
-    options.deliveryQueue ??
-    new LocalJobQueue({ store, hub, nextTickAfter, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  // The embedded queue is made (and closed) here; a shared one is opened and closed by the server.
+  const ownQueue = options.deliveryQueue
+    ? null
+    : new LocalJobQueue({ store, hub, nextTickAfter, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  const deliveryQueue: DeliveryQueue = options.deliveryQueue ?? ownQueue!;
   // A shared queue: an append's deliveries go onto it from the process that appended them (the relay is the fallback).
   const queueHandOff = deliveryQueue.settlesInStore
     ? null
@@ -402,6 +404,8 @@ export function createEngine(options: EngineOptions): Engine {
       await worker?.stop();
       // After the runs: the last of them may have put sends in the outbox; those not carried out wait for the next start.
       await sender.stop();
+      // The queue made here stops renewing its claims.
+      await ownQueue?.close();
     },
   };
 }

@@ -176,7 +176,7 @@ function describeAcrossProcesses(cluster: () => Cluster) {
 describe("1 api + 2 workers, queue on Redis", () => {
   let cluster: Cluster;
   beforeAll(async () => {
-    // A short lease: a killed worker's runs are taken over within the test (the default is 10 min).
+    // A short lease: a killed worker's runs are taken over within the test (the default is 30 s).
     cluster = await startCluster("redis", "roles_redis", { RUNNEL_DELIVERY_LEASE_SECONDS: "5" });
   }, 180_000);
   afterAll(async () => {

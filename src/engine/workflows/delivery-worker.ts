@@ -55,7 +55,7 @@ export interface DeliveryWorkerOptions {
   logger: Logger;
   /** How often the store is asked when nothing woke the worker (other processes' work, expired leases). Default 1 s. */
   pollMs?: number;
-  /** How long a delivery handed over at append time is ours before another claimer may take it (its process died). Default 10 min; the queue's own claims have the queue's lease. */
+  /** How long a delivery handed over at append time is ours before another claimer may take it (its process died). Default 30 s (the local queue renews it while the run goes on); the queue's own claims have the queue's lease. */
   leaseMs?: number;
   /** This process's instance id, recorded with the leases of hand-offs (see Store.requeueDeliveries). */
   claimer?: string;
@@ -80,7 +80,7 @@ export interface DeliveryWorkerOptions {
 const DEFAULT_CONCURRENCY = 32;
 const DEFAULT_PER_OWNER = 4;
 /** How long a claimed delivery is this process's before another may take it (its process died), by default. */
-const DEFAULT_LEASE_MS = 600_000;
+const DEFAULT_LEASE_MS = 30_000;
 /** Webhook groups sent at once, beside the workflow and source runs (see startGroup). */
 const WEBHOOK_SLOTS = 16;
 /** After this many attempts that failed in Runnel itself (not in user code), a delivery is given up and logged. */
