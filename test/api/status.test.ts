@@ -149,13 +149,7 @@ describe("processes sharing one PostgreSQL schema", () => {
     await server.server.store.enqueueDeliveries([
       { listenerId: "p_waiting", emitterId: "dc_waiting", eventId: "1-0", ownerId: "u_nobody", subscriptionId: "sub_waiting", channel: "default", availableAt: now + 3_600_000, createdAt: now - 5_000, event: {}, indexedAtMs: now - 5_000 },
     ]);
-    const { queues } = await status(server);
-    expect(queues.deliveries.waiting).toBe(1);
-    expect(queues.deliveries.running).toBe(0);
-    expect(queues.deliveries.oldest_wait_ms).toBeGreaterThanOrEqual(5_000);
-    const metrics = parsePrometheusText((await call(server.url, "GET", "/metrics", { key: server.adminKey })).body as string);
-    expect(sampleValue(metrics, "runnel_delivery_queue_waiting")).toBe(1);
-    expect(sampleValue(metrics, "runnel_delivery_queue_oldest_wait_seconds")).toBeGreaterThanOrEqual(5);
+    await expectOneWaitingFiveSeconds(server);
     await server.server.store.dropDeliveries([{ listenerId: "p_waiting", emitterId: "dc_waiting", eventId: "1-0" }]);
   });
 
@@ -230,12 +224,17 @@ describe("a server whose jobs are in BullMQ (RUNNEL_QUEUE=redis)", () => {
     await producer.enqueue([
       { listenerId: "p_waiting", emitterId: "dc_waiting", eventId: "1-0", ownerId: "u_nobody", subscriptionId: "sub_waiting", channel: "default", availableAt: now + 3_600_000, createdAt: now - 5_000, event: {}, indexedAtMs: now - 5_000 },
     ]);
-    const { queues } = await status(server);
-    expect(queues.deliveries.waiting).toBe(1);
-    expect(queues.deliveries.running).toBe(0);
-    expect(queues.deliveries.oldest_wait_ms).toBeGreaterThanOrEqual(5_000);
-    const metrics = parsePrometheusText((await call(server.url, "GET", "/metrics", { key: server.adminKey })).body as string);
-    expect(sampleValue(metrics, "runnel_delivery_queue_waiting")).toBe(1);
-    expect(sampleValue(metrics, "runnel_delivery_queue_oldest_wait_seconds")).toBeGreaterThanOrEqual(5);
+    await expectOneWaitingFiveSeconds(server);
   });
 });
+
+/** /v1/status and /metrics both show one delivery waiting, recorded at least 5 s ago, and none running. */
+async function expectOneWaitingFiveSeconds(server: TestServer): Promise<void> {
+  const { queues } = await status(server);
+  expect(queues.deliveries.waiting).toBe(1);
+  expect(queues.deliveries.running).toBe(0);
+  expect(queues.deliveries.oldest_wait_ms).toBeGreaterThanOrEqual(5_000);
+  const metrics = parsePrometheusText((await call(server.url, "GET", "/metrics", { key: server.adminKey })).body as string);
+  expect(sampleValue(metrics, "runnel_delivery_queue_waiting")).toBe(1);
+  expect(sampleValue(metrics, "runnel_delivery_queue_oldest_wait_seconds")).toBeGreaterThanOrEqual(5);
+}

@@ -1,18 +1,14 @@
-import { Queue } from "bullmq";
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import { DeliveryRelay } from "../../src/engine/workflows/delivery-relay.js";
-import { BullmqJobQueue } from "../../src/queue/bullmq/bullmq-job-queue.js";
+import type { BullmqJobQueue } from "../../src/queue/bullmq/bullmq-job-queue.js";
 import { deliveryKeyText } from "../../src/queue/job-queue.js";
-import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import type { NewDelivery, Store } from "../../src/store/store.js";
-import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { requirePostgres } from "../helpers/postgres.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
 import { newUserInput } from "../store/store-contract.js";
-import { obliterateQueues, uniqueNamespace } from "./bullmq-fixture.js";
+import { openStoreAndBullmq } from "./store-and-bullmq.js";
 
 /**
  * The relay of scale-out mode: deliveries an append recorded as rows in
@@ -20,22 +16,17 @@ import { obliterateQueues, uniqueNamespace } from "./bullmq-fixture.js";
  * rows go. A relay that dies between the enqueue and the removal leaves
  * the rows leased; relayed again, they add no second job.
  */
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const logger = pino({ level: "silent" });
 await requirePostgres();
 
 describe("DeliveryRelay: store rows to BullMQ jobs", () => {
-  let schema: string;
-  let namespace: string;
+  let dispose: () => Promise<void>;
   let store: Store;
   let queue: BullmqJobQueue;
   let rows: (count: number) => NewDelivery[];
 
   beforeEach(async () => {
-    schema = `runnel_relay_${randomBytes(5).toString("hex")}`;
-    namespace = uniqueNamespace("runnel-relay");
-    store = createPostgresStore({ connectionString: TEST_DATABASE_URL, schema, maxConnections: 4 });
-    await store.migrate();
+    ({ store, queue, dispose } = await openStoreAndBullmq("runnel_relay", logger));
     const ownerId = (await store.createUser(newUserInput())).id;
     const listener = await store.createWorkflow(workflowFor(ownerId, "listener"));
     const emitterId = "p_emitter0000000000000000000";
@@ -45,18 +36,9 @@ describe("DeliveryRelay: store rows to BullMQ jobs", () => {
       const now = Date.now();
       return Array.from({ length: count }, (_, n) => ({ listenerId: listener.id, emitterId, eventId: `e${n}`, ownerId, subscriptionId, channel: "", availableAt: now, createdAt: now + n, event: { n }, indexedAtMs: now + n }));
     };
-    queue = await BullmqJobQueue.open({ target: { kind: "redis", url: REDIS_URL, namespace }, logger, leaseMs: 60_000 });
   });
 
-  afterEach(async () => {
-    await queue.close();
-    await obliterateQueues((name) => new Queue(name, { connection: { url: REDIS_URL }, prefix: namespace }));
-    await store.close();
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
-    await admin.end();
-  });
+  afterEach(() => dispose());
 
   /** Rows left in the store, whatever their lease: claimed as if every lease had run out. */
   const rowsLeft = async () => (await store.claimDeliveries({ now: Date.now() + 3_600_000, leaseMs: 1, limit: 100 })).length;

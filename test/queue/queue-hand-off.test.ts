@@ -1,18 +1,14 @@
-import { Queue } from "bullmq";
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import { QueueHandOff } from "../../src/engine/workflows/queue-hand-off.js";
-import { BullmqJobQueue } from "../../src/queue/bullmq/bullmq-job-queue.js";
+import type { BullmqJobQueue } from "../../src/queue/bullmq/bullmq-job-queue.js";
 import { deliveryKeyText } from "../../src/queue/job-queue.js";
-import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import type { Store } from "../../src/store/store.js";
-import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { requirePostgres } from "../helpers/postgres.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
 import { newUserInput } from "../store/store-contract.js";
-import { obliterateQueues, uniqueNamespace } from "./bullmq-fixture.js";
+import { openStoreAndBullmq } from "./store-and-bullmq.js";
 
 /**
  * The append's hand-off in scale-out mode: deliveries go onto BullMQ from
@@ -21,14 +17,12 @@ import { obliterateQueues, uniqueNamespace } from "./bullmq-fixture.js";
  * BullMQ does not take them, nothing is lost: the held ones get a row, the
  * others keep theirs, for the relay.
  */
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const logger = pino({ level: "silent" });
 const LEASE_MS = 30_000;
 await requirePostgres();
 
 describe("QueueHandOff: an append's deliveries straight onto BullMQ", () => {
-  let schema: string;
-  let namespace: string;
+  let dispose: () => Promise<void>;
   let store: Store;
   let queue: BullmqJobQueue;
   let ownerId: string;
@@ -39,28 +33,16 @@ describe("QueueHandOff: an append's deliveries straight onto BullMQ", () => {
   let handOff: QueueHandOff;
 
   beforeEach(async () => {
-    schema = `runnel_handoff_${randomBytes(5).toString("hex")}`;
-    namespace = uniqueNamespace("runnel-handoff");
-    store = createPostgresStore({ connectionString: TEST_DATABASE_URL, schema, maxConnections: 4 });
-    await store.migrate();
+    ({ store, queue, dispose } = await openStoreAndBullmq("runnel_handoff", logger));
     ownerId = (await store.createUser(newUserInput())).id;
     caller = (await store.createWorkflow(workflowFor(ownerId, "answers its caller"))).id;
     other = (await store.createWorkflow(workflowFor(ownerId, "another listener"))).id;
     for (const listenerId of [caller, other]) await store.subscribe({ id: newId("subscription"), ownerId, emitterId, listenerId, eventName: "", createdAt: Date.now() });
-    queue = await BullmqJobQueue.open({ target: { kind: "redis", url: REDIS_URL, namespace }, logger, leaseMs: 60_000 });
     told = { queued: 0, leftInStore: 0 };
     handOff = new QueueHandOff({ store, queue, logger, claimer: "inst_api", leaseMs: LEASE_MS, onQueued: () => (told.queued += 1), onLeftInStore: () => (told.leftInStore += 1) });
   });
 
-  afterEach(async () => {
-    await queue.close().catch(() => undefined);
-    await obliterateQueues((name) => new Queue(name, { connection: { url: REDIS_URL }, prefix: namespace }));
-    await store.close();
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
-    await admin.end();
-  });
+  afterEach(() => dispose());
 
   /** An HTTP request's append as the ResultWriter makes it: claimed for the hand-off, the caller's workflow held. */
   const appendRequest = async (n: number) => {
