@@ -161,6 +161,35 @@ describe("the console's workflows pages, in a real browser", () => {
     expectNoBrowserErrors(page);
   }, 60_000);
 
+  it("shows a run waiting to retry its failed step: its status, each failed try and when the next one is due", async () => {
+    const created = await call(harness.url, "POST", "/v1/workflows", {
+      key: harness.key,
+      json: {
+        name: "Flaky",
+        trigger: { type: "http" },
+        respond: "immediately",
+        settings: { retries: { max: 2, backoff: "fixed", delay_ms: 3_600_000 } },
+        steps: [{ name: "call_api", code: "export default defineComponent({ async run() { throw new Error('the API said 503'); } })" }],
+      },
+    });
+    expect(created.status).toBe(200);
+    const id: string = created.body.data.id;
+    expect((await fetch(created.body.data.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(200);
+    const [run] = await waitFor(() => runsOf(harness.server, harness.key, id), (list) => list.length === 1 && list[0].status === "retrying", "the run waiting to retry");
+    const page = await harness.newPage();
+    await signIn(page, harness.key);
+    await page.goto(`/workflows/${id}`);
+    await page.getByRole("link", { name: run.id }).click();
+    const attempts = page.getByRole("region", { name: "Attempts" });
+    await attempts.waitFor();
+    expect(await page.locator(".facts .status-badge").textContent()).toBe("Retrying");
+    // An hour, give or take the backoff's jitter (20 %).
+    expect(await attempts.textContent()).toMatch(/Waiting to retry: the next try is in (4[89]|5\d|60) minutes|Waiting to retry: the next try is in 1 hour/);
+    expect(await attempts.getByRole("listitem").allTextContents()).toEqual([expect.stringMatching(/^Try 1 of step call_api failed .*: UserError: the API said 503 \(tried again\)$/)]);
+    await checkAccessibility(page, (twin) => twin.getByRole("region", { name: "Attempts" }).waitFor());
+    expectNoBrowserErrors(page);
+  }, 60_000);
+
   it("pauses and activates a workflow, says why an empty name is refused, and deletes with confirmation", async () => {
     const created = await call(harness.url, "POST", "/v1/workflows", {
       key: harness.key,

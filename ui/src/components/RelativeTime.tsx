@@ -26,8 +26,12 @@ export function relativeText(date: Date, now: number): string {
   return date.toLocaleString();
 }
 
-/** A time shown relative to now (kept current), with the exact time on hover and for machines. */
-export function RelativeTime({ value }: { value: number | string | null | undefined }) {
+/**
+ * A time shown relative to now (kept current), with the exact time on hover
+ * and for machines. A time past is never shown in the future (a clock a
+ * little ahead of the browser's); `due` is a time to come ("in 1 hour").
+ */
+export function RelativeTime({ value, due = false }: { value: number | string | null | undefined; due?: boolean }) {
   // Re-rendered every 30 s to stay current; "now" is read at each render, so a time just set never shows in the future.
   const [, setTick] = useState(0);
   useEffect(() => {
@@ -40,7 +44,7 @@ export function RelativeTime({ value }: { value: number | string | null | undefi
   if (Number.isNaN(date.getTime())) return <span className="muted">unknown</span>;
   return (
     <time dateTime={date.toISOString()} title={date.toLocaleString()}>
-      {relativeText(new Date(Math.min(date.getTime(), now)), now)}
+      {relativeText(due ? date : new Date(Math.min(date.getTime(), now)), now)}
     </time>
   );
 }

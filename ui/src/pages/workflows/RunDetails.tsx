@@ -40,6 +40,8 @@ export function RunDetails({ run, headingLevel = 2 }: { run: RunView; headingLev
         ) : null}
       </dl>
 
+      {run.attempts.length > 0 ? <RunAttempts run={run} /> : null}
+
       {run.exit_reason !== null || run.status === "exited" ? (
         <p className="exit-reason">
           <strong>Ended early with $.flow.exit: </strong>
@@ -125,6 +127,30 @@ function StepResult({ step, H }: { step: RunStep; H: "h2" | "h3" }) {
           </ul>
         </>
       ) : null}
+    </section>
+  );
+}
+
+/**
+ * The failed tries of a run's steps that have retries: which try, its error,
+ * and what came of it; while the run waits, when its next try is due.
+ */
+function RunAttempts({ run }: { run: RunView }) {
+  return (
+    <section className="run-attempts" aria-label="Attempts">
+      {run.status === "retrying" && run.next_attempt_at_ms !== null ? (
+        <p>
+          <strong>Waiting to retry:</strong> the next try is <RelativeTime value={run.next_attempt_at_ms} due />.
+        </p>
+      ) : null}
+      <ol>
+        {run.attempts.map((tried) => (
+          <li key={`${tried.step_id}-${tried.attempt}`}>
+            Try {tried.attempt} of step <span className="mono">{tried.step_name}</span> failed <RelativeTime value={tried.failed_at_ms} />: {tried.code}: {tried.msg}{" "}
+            <span className="muted">{tried.will_retry ? "(tried again)" : "(not tried again)"}</span>
+          </li>
+        ))}
+      </ol>
     </section>
   );
 }

@@ -18,6 +18,10 @@ export function statusText(status: string): string {
       return "Exited";
     case "skipped":
       return "Skipped";
+    case "retrying":
+      return "Retrying";
+    case "pending":
+      return "Waiting";
     default:
       return status;
   }
