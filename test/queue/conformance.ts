@@ -177,26 +177,6 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       expect(await again.takeBackInterrupted("own")).toBe(0);
     });
 
-    it("hands every job out once however it is claimed (one by one, or ahead with a completion), and puts back at close what it took and never handed out", async () => {
-      const queue = await open(LONG_LEASE);
-      const deliveries = ["4000-0", "4000-1", "4000-2", "4000-3"].map((id) => fixture.delivery(id));
-      await queue.enqueue(deliveries);
-      const first = await queue.claim(1);
-      expect(first.map((job) => job.eventId)).toEqual(["4000-0"]);
-      // A completion may take the next job along (BullMQ does): it is this instance's, for its next claim, not another's.
-      expect(await queue.complete(first)).toHaveLength(1);
-      const second = await queue.claim(1);
-      expect(second.map((job) => job.eventId)).toEqual(["4000-1"]);
-      expect(await queue.complete(second)).toHaveLength(1);
-      // Closed with the job its last completion took still unclaimed: it goes back at once, not after its lease (a minute).
-      await queue.close();
-      const peer = await open(LONG_LEASE);
-      const rest = await claimAllWithin(peer, 2, 5_000);
-      expect(rest.map((job) => job.eventId).sort()).toEqual(["4000-2", "4000-3"]);
-      expect(await peer.complete(rest)).toHaveLength(2);
-      expect(await peer.claim(10)).toEqual([]);
-    });
-
     it("tells its depth: jobs waiting (due or later), jobs held, and the oldest waiting one's age", async () => {
       const queue = await open(LONG_LEASE);
       expect(await queue.stats(Date.now())).toEqual({ waiting: 0, running: 0, oldestWaitMs: 0 });

@@ -43,8 +43,6 @@ export class PartlyDone extends Error {
  */
 export type DeliveryQueue = Pick<JobQueue, "settlesInStore" | "enqueue" | "claim" | "complete" | "retry" | "takeBackInterrupted"> & {
   adopt?(claimed: ClaimedDelivery[]): ClaimedJob[];
-  /** Completions claimed the next jobs already (BullMQ): the next claim gets them without a call. */
-  hasPrefetched?(): boolean;
 };
 
 export interface DeliveryWorkerOptions {
@@ -348,8 +346,6 @@ export class DeliveryWorker implements DeliveryHandOff {
     if (queue.settlesInStore || finished.length === 0) return;
     // Recorded already: a job not completed now (the queue did not answer) runs again, and its run key records nothing twice.
     await queue.complete(finished).catch((error) => logger.warn({ err: error, listenerId: first.listenerId }, "finished jobs could not be marked complete; they will run again and be recorded once"));
-    // The completions took the next jobs: run them now, not at the next wake-up.
-    if (queue.hasPrefetched?.()) this.wake();
   }
 
   /**

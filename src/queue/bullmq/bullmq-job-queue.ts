@@ -81,9 +81,6 @@ export class BullmqJobQueue implements JobQueue {
   private tickWorker: Worker | null = null;
   /** Jobs this instance holds, by delivery key: settled with the Job and the token they were claimed with, renewed until `until`. */
   private readonly held = new Map<string, { job: Job; token: string; until: number }>();
-  /** Jobs claimed with a completion (see complete), held for the next claim. */
-  private readonly prefetched: ClaimedJob[] = [];
-  private closing = false;
   private readonly renewal: ClaimRenewal;
 
   private constructor(private readonly options: BullmqJobQueueOptions) {
@@ -146,8 +143,7 @@ export class BullmqJobQueue implements JobQueue {
 
   async claim(limit: number): Promise<ClaimedJob[]> {
     const token = `${this.claimer.id}:${randomUUID()}`;
-    // Jobs taken with the last completions come first: claimed already, no call needed.
-    const claimed: ClaimedJob[] = this.prefetched.splice(0, limit);
+    const claimed: ClaimedJob[] = [];
     // BullMQ takes one job per call. Calls go out in waves that double while every call finds a job (1, 2, 4…, up to
     // CLAIM_WAVE_MAX at once): an idle queue costs one call, a busy one is taken without a round trip per job.
     for (let wave = 1; claimed.length < limit; wave = Math.min(wave * 2, CLAIM_WAVE_MAX)) {
@@ -179,28 +175,8 @@ export class BullmqJobQueue implements JobQueue {
     return { ...delivery, status: "running", attempts: job.attemptsStarted, interruptions: job.stalledCounter, claim: token };
   }
 
-  /**
-   * Each completion also claims the next waiting job, in the same call (as
-   * BullMQ's own workers do: Redis's moveToFinished script, one transaction
-   * on PostgreSQL): under load a run costs one call to the queue fewer. The
-   * jobs taken so are held (and renewed) for the next claim; `hasPrefetched`
-   * tells the worker to claim at once.
-   */
   complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]> {
-    return this.settle(jobs, async (job, token) => {
-      const next = await job.moveToCompleted(null, token, !this.closing);
-      if (!Array.isArray(next) || !next[0]) return;
-      const taken = await (this.claimer as unknown as ClaimsFromCompletion).nextJobFromJobData(next[0], next[1], token);
-      if (!taken) return;
-      if (this.closing) return void (await taken.moveToWait(token).catch(() => undefined));
-      this.prefetched.push(this.hold(taken as Job<DeliveryData>, token));
-      if (this.options.renewClaims !== false) this.renewal.held();
-    });
-  }
-
-  /** Whether completions claimed jobs that wait for the next claim. */
-  hasPrefetched(): boolean {
-    return this.prefetched.length > 0;
+    return this.settle(jobs, (job, token) => job.moveToCompleted(null, token, false));
   }
 
   retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]> {
@@ -327,9 +303,6 @@ export class BullmqJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    this.closing = true;
-    // Jobs taken by completions and never handed to the engine go back to wait now, for the other workers.
-    await this.releasePrefetched();
     // Jobs still held keep their locks until these run out (one lease after the last renewal): another instance takes them over then.
     await this.renewal.stop();
     this.held.clear();
@@ -337,19 +310,6 @@ export class BullmqJobQueue implements JobQueue {
     await this.claimer.close();
     await Promise.all([this.deliveries.close(), this.timers.close()]);
     await this.backend.close();
-  }
-
-  private async releasePrefetched(): Promise<void> {
-    const jobs = this.prefetched.splice(0);
-    await Promise.all(
-      jobs.map(async (claimed) => {
-        const key = deliveryKeyText(claimed);
-        const held = this.held.get(key);
-        if (!held) return;
-        this.held.delete(key);
-        await held.job.moveToWait(held.token).catch((error: unknown) => this.options.logger.info({ err: error, key }, "queue: a job claimed ahead could not be put back; it is taken over when its lease ends"));
-      }),
-    );
   }
 
   private get leaseMs(): number {
@@ -410,11 +370,6 @@ export class BullmqJobQueue implements JobQueue {
     );
     return settled;
   }
-}
-
-/** BullMQ's Worker turns what a completion claimed into a Job (its own workers' path; protected in its types). */
-interface ClaimsFromCompletion {
-  nextJobFromJobData(jobData: unknown, jobId: unknown, token: string): Promise<Job | undefined>;
 }
 
 /** A job scheduler read back as the schedule scheduleTimer gave it (`every` in ms, or a pattern and its zone). */
