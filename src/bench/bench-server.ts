@@ -38,7 +38,8 @@ export async function startBenchServer(store: "sqlite" | "postgres", options: Be
     databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   }
   const config = loadConfig(
-    { RUNNEL_LOG_LEVEL: "silent", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...options.env },
+    // The runners' profiling mode passes through (src/bench/runner/ab-bench.ts profiles with it).
+    { RUNNEL_LOG_LEVEL: "silent", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", RUNNEL_RUNNER_CPU_PROF: process.env.RUNNEL_RUNNER_CPU_PROF, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...options.env },
     { dataDir, port: "0", host: "127.0.0.1" },
     { cwd: dataDir, stdoutIsTty: false },
   );

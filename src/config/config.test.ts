@@ -40,6 +40,7 @@ describe("loadConfig", () => {
       maxRunInterruptions: 3,
       pendingRequests: { total: 8_192, perOwner: 2_048 },
       masterKeyFile: null,
+      runnerCpuProfileDir: null,
       oauthClients: {},
       metrics: "off",
       heartbeatIntervalMs: 5_000,
@@ -208,6 +209,15 @@ describe("the ceilings on what user code may ask for", () => {
   it("refuse defaults over them, naming both settings", () => {
     expect(() => loadConfig({ RUNNEL_MEMORY_MB: "2048" }, {}, context)).toThrow("RUNNEL_MEMORY_MB: the default heap (2048 MB) is over the ceiling RUNNEL_MAX_MEMORY_MB (1024 MB)");
     expect(() => loadConfig({ RUNNEL_RUN_TIMEOUT_SECONDS: "600" }, {}, context)).toThrow("RUNNEL_RUN_TIMEOUT_SECONDS: 600 s is over the ceiling RUNNEL_MAX_TIMEOUT_SECONDS (300 s)");
+  });
+});
+
+describe("the runners' profiling mode", () => {
+  it("is off unless RUNNEL_RUNNER_CPU_PROF names an absolute folder, and says so when it does not", () => {
+    expect(loadConfig({}, {}, context).runnerCpuProfileDir).toBeNull();
+    expect(loadConfig({ RUNNEL_RUNNER_CPU_PROF: " " }, {}, context).runnerCpuProfileDir).toBeNull();
+    expect(loadConfig({ RUNNEL_RUNNER_CPU_PROF: "/tmp/profiles/" }, {}, context).runnerCpuProfileDir).toBe("/tmp/profiles");
+    expect(() => loadConfig({ RUNNEL_RUNNER_CPU_PROF: "profiles" }, {}, context)).toThrow(/^RUNNEL_RUNNER_CPU_PROF: expected an absolute folder path .*got "profiles"/);
   });
 });
 

@@ -61,6 +61,12 @@ export interface RunnelConfig {
   /** RUNNEL_MASTER_KEY_FILE: a file holding the master key, kept apart from the data (absolute path); null: `<data>/master-key`. */
   readonly masterKeyFile: string | null;
   /**
+   * RUNNEL_RUNNER_CPU_PROF: a folder (absolute) where each runner writes a
+   * CPU profile when it exits; null: off. For developers only: runners then
+   * run without Node's permission model (sandbox/cpu-profile.ts says why).
+   */
+  readonly runnerCpuProfileDir: string | null;
+  /**
    * Limits of user code: time per HTTP-triggered run, per timer or manual
    * run, and heap; and the ceilings on what a source may ask for itself.
    */
@@ -190,6 +196,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     rateLimitPerMinute: parseInteger(raw("RUNNEL_RATE_LIMIT_PER_MINUTE"), 1_200, 0, 10_000_000),
     masterKey: parseKey(raw("RUNNEL_MASTER_KEY")),
     masterKeyFile: parseKeyFile(raw("RUNNEL_MASTER_KEY"), raw("RUNNEL_MASTER_KEY_FILE"), context.cwd),
+    runnerCpuProfileDir: parseAbsoluteFolder(raw("RUNNEL_RUNNER_CPU_PROF"), "the runners' CPU profiles"),
     limits: parseLimits(raw),
     maxRunners: parseInteger(raw("RUNNEL_MAX_RUNNERS"), 512, 1, 4_096),
     runnerMemoryMb: parseInteger(raw("RUNNEL_RUNNER_MEMORY_MB"), defaultRunnerMemoryMb(context.totalMemoryBytes), 64, 1_048_576),
@@ -480,6 +487,12 @@ function parseKeyFile(key: RawValue, file: RawValue, cwd: string): string | null
   if (file.value === undefined) return null;
   if (key.value !== undefined) throw new ConfigError(file.variable, "RUNNEL_MASTER_KEY is set too; set one of the two.");
   return resolveDir(file.value, cwd);
+}
+
+function parseAbsoluteFolder(raw: RawValue, what: string): string | null {
+  if (raw.value === undefined) return null;
+  if (!isAbsolute(raw.value)) throw new ConfigError(raw.variable, `expected an absolute folder path for ${what}, got "${raw.value}". Set it to e.g. /tmp/runner-profiles, or unset it.`);
+  return resolve(raw.value);
 }
 
 const OAUTH_CLIENT_ID = /^RUNNEL_OAUTH_([A-Z0-9_]+)_CLIENT_ID$/;

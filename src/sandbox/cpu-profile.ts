@@ -25,13 +25,11 @@ export interface CpuProfiling {
   dir: string;
 }
 
-/** The profiling mode asked for by the environment, or null; a value that is not an absolute folder throws, naming the variable. */
-export function cpuProfilingFromEnvironment(value: string | undefined = process.env[CPU_PROFILE_VARIABLE]): CpuProfiling | null {
-  if (value === undefined || value.trim() === "") return null;
-  if (!isAbsolute(value)) throw new Error(`${CPU_PROFILE_VARIABLE}: expected an absolute folder path for the runners' CPU profiles, got "${value}". Set it to e.g. /tmp/runner-profiles, or unset it.`);
-  const dir = resolve(value);
-  mkdirSync(dir, { recursive: true });
-  return { dir };
+/** The profiling mode for a folder (loadConfig checked it is absolute: RUNNEL_RUNNER_CPU_PROF), made when missing. */
+export function openProfileFolder(profiling: CpuProfiling): CpuProfiling {
+  if (!isAbsolute(profiling.dir)) throw new Error(`${CPU_PROFILE_VARIABLE}: expected an absolute folder path for the runners' CPU profiles, got "${profiling.dir}".`);
+  mkdirSync(profiling.dir, { recursive: true });
+  return { dir: resolve(profiling.dir) };
 }
 
 /**

@@ -36,7 +36,7 @@ import type { ComponentManifest } from "../domain/component-manifest.js";
 import { bubblewrapArgs, checkBubblewrap, SANDBOX_EGRESS_SOCKET, type BubblewrapCheck } from "./bubblewrap.js";
 import { createEgressPolicy } from "../domain/egress-policy.js";
 import { EgressProxy } from "./network/egress-proxy.js";
-import { cpuProfileArgs, cpuProfilingFromEnvironment, CPU_PROFILE_VARIABLE, type CpuProfiling } from "./cpu-profile.js";
+import { cpuProfileArgs, CPU_PROFILE_VARIABLE, openProfileFolder, type CpuProfiling } from "./cpu-profile.js";
 import { createResourceLimiter, type LimiterKind, type RunnerResources } from "./resources/resource-limiter.js";
 import { DEFAULT_MAX_BUNDLES, EGRESS_ARG, MAX_BUNDLES_ARG } from "./runner/runner-args.js";
 import type { HttpResponse } from "./http-response.js";
@@ -85,7 +85,7 @@ export interface SandboxOptions {
   /**
    * The profiling mode (cpu-profile.ts): each runner writes a V8 CPU profile
    * into this folder when it exits, and runs without the permission model.
-   * Default: RUNNEL_RUNNER_CPU_PROF, else off. For developers only.
+   * Default: off (the server passes RUNNEL_RUNNER_CPU_PROF from its config). For developers only.
    */
   cpuProfiling?: CpuProfiling | null;
 }
@@ -310,7 +310,7 @@ const MAX_REMEMBERED_MAPS = 1024;
 export function createSandbox(options: SandboxOptions): Sandbox {
   const support = detectNodeFlags();
   if (!support.permission) options.logger?.error("sandbox: this node has no permission model (node 20+ is needed); runners can read every file the server can");
-  const profiling = options.cpuProfiling !== undefined ? options.cpuProfiling : cpuProfilingFromEnvironment();
+  const profiling = options.cpuProfiling ? openProfileFolder(options.cpuProfiling) : null;
   if (profiling) {
     options.logger?.warn(
       `sandbox: profiling mode (${CPU_PROFILE_VARIABLE}): each runner writes a CPU profile into ${profiling.dir} when it exits, and runs WITHOUT Node's permission model (it turns off the inspector that writes profiles). For development only: unset ${CPU_PROFILE_VARIABLE} to run untrusted code.`,

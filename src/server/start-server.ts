@@ -74,7 +74,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
   let queue: JobQueue | null = null;
   let rateLimit: OpenedRateLimit | null = null;
   try {
-    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, runnerMemoryMb: config.runnerMemoryMb, spareMemoryMb: config.limits.memoryMb, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow } });
+    sandbox = createSandbox({ workDir: join(config.dataDir, "sandbox"), logger, maxRunners: config.maxRunners, runnerMemoryMb: config.runnerMemoryMb, spareMemoryMb: config.limits.memoryMb, bubblewrap: config.sandboxBubblewrap, network: { mode: config.sandboxNetwork, allow: config.egressAllow }, cpuProfiling: config.runnerCpuProfileDir ? { dir: config.runnerCpuProfileDir } : null });
     const singleUserReason = await checkNetworkIsolation(sandbox, store, logger);
     const egressPolicy = config.sandboxNetwork === "policy" ? createEgressPolicy(config.egressAllow) : null;
     const keyPath = masterKeyPath(config.dataDir, config.masterKeyFile);

@@ -2,7 +2,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cpuProfilingFromEnvironment } from "../../src/sandbox/cpu-profile.js";
 import { SandboxFixture } from "./helpers.js";
 
 const BUSY = `
@@ -17,17 +16,6 @@ const BUSY = `
     },
   };
 `;
-
-describe("cpuProfilingFromEnvironment", () => {
-  it("is off when the variable is unset or empty", () => {
-    expect(cpuProfilingFromEnvironment(undefined)).toBeNull();
-    expect(cpuProfilingFromEnvironment(" ")).toBeNull();
-  });
-
-  it("names the variable when the folder is not absolute", () => {
-    expect(() => cpuProfilingFromEnvironment("profiles")).toThrow(/^RUNNEL_RUNNER_CPU_PROF: expected an absolute folder path .*got "profiles"/);
-  });
-});
 
 describe.each([["auto"], ["off"]] as const)("the profiling mode (bubblewrap %s)", (bubblewrap) => {
   const dir = mkdtempSync(join(tmpdir(), "runnel-cpu-prof-"));
