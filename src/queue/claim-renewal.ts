@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { throttledWarning } from "./bullmq/throttled-warning.js";
+import { throttledWarning } from "./throttled-warning.js";
 
 export interface ClaimRenewalOptions {
   /** How long a claim holds from its last renewal. Renewals run every third of it. */

@@ -5,7 +5,7 @@ import type { LiveChannel } from "../live-channel.js";
 import { postgresHeldJobs, redisHeldJobs, type HeldJobs } from "./held-jobs.js";
 import { PostgresLiveChannel } from "./postgres-live-channel.js";
 import { RedisLiveChannel } from "./redis-live-channel.js";
-import { throttledWarning } from "./throttled-warning.js";
+import { throttledWarning } from "../throttled-warning.js";
 
 /** Where BullMQ keeps its queues: Redis, or PostgreSQL alone (BullMQ 6's PostgreSQL backend). */
 export type BullmqTarget =

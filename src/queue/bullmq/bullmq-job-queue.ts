@@ -6,7 +6,7 @@ import type { NewDelivery } from "../../store/store.js";
 import { ClaimRenewal } from "../claim-renewal.js";
 import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type QueueStats, type ScheduledTimer, type TimerJob, type TimerTick } from "../job-queue.js";
 import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
-import { throttledWarning } from "./throttled-warning.js";
+import { throttledWarning } from "../throttled-warning.js";
 
 export interface BullmqJobQueueOptions {
   target: BullmqTarget;

@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { LiveMessage } from "../job-queue.js";
 import { LocalFanOut, parseEnvelope, type LiveChannel } from "../live-channel.js";
-import { throttledWarning } from "./throttled-warning.js";
+import { throttledWarning } from "../throttled-warning.js";
 
 /**
  * Live messages over Redis pub/sub. A subscribed connection can do nothing
