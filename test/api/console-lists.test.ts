@@ -163,6 +163,19 @@ describe.each(backends)("console lists on %s", (_name, backend) => {
     expect(listed.body.data.find((item: any) => item.id === workflow.id)).toMatchObject({ runs_24h: 1, errors_24h: 0, last_run_at: new Date(answer.body.data.started_at_ms).toISOString() });
   });
 
+  it("answers each of many manual runs queued at once with its own run: the id each caller was given is the run of its event", async () => {
+    const { key } = await createUser(server, "hal");
+    const workflow = await createWorkflow(server, key, { name: "Many by hand", trigger: { type: "manual" }, steps: [{ name: "ok", code: OK_STEP }] });
+    const sent = Array.from({ length: 16 }, (_, n) => n);
+    const answers = await Promise.all(sent.map((n) => call(server.url, "POST", `/v1/workflows/${workflow.id}/runs?wait=true`, { key, json: { event: { body: { n } } } })));
+    // Runs of one batch are ordered by id; a caller's run keeps the id it was given whatever its place in the batch.
+    expect(answers.map((answer) => answer.body.data.trigger.event.body.n)).toEqual(sent);
+    for (const [n, answer] of answers.entries()) {
+      const again = await call(server.url, "GET", `/v1/runs/${answer.body.data.id}`, { key });
+      expect(again.body.data.trigger.event.body.n).toBe(n);
+    }
+  });
+
   it("refuses a window out of range, naming the parameter", async () => {
     const { key } = await createUser(server, "fay");
     for (const minutes of ["0", "1441", "soon"]) {

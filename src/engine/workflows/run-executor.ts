@@ -130,8 +130,10 @@ export class RunExecutor {
   async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
     const runs = deliveries.map((delivery) => startRun(workflow, delivery, triggerKind, this.now()));
     // Ids of one millisecond sort by their random part: hand them out in delivery order, so runs list in event order.
-    const ids = runs.map((run) => run.id).sort();
-    runs.forEach((run, index) => (run.id = ids[index]!));
+    // Not a manual run's: its caller was given that id when it was queued, and waits on it.
+    const fresh = runs.filter((run) => run.delivery.channel !== MANUAL_RUN_CHANNEL);
+    const ids = fresh.map((run) => run.id).sort();
+    fresh.forEach((run, index) => (run.id = ids[index]!));
     await this.resumeRetries(workflow, runs);
     this.abandonRepeatedCrashes(workflow, runs);
     let prepared: PreparedWorkflow | Error;
