@@ -148,7 +148,11 @@ export class RunExecutor {
     const timeoutMs = triggerKind === "http" ? this.options.limits.httpTimeoutMs : this.options.limits.runTimeoutMs;
     // Runs resumed at a failed step start there (rare: most batches are one group, from the first step).
     const byStart = new Map<number, RunState[]>();
-    for (const run of runs) byStart.set(run.resumeAt, [...(byStart.get(run.resumeAt) ?? []), run]);
+    for (const run of runs) {
+      const group = byStart.get(run.resumeAt);
+      if (group) group.push(run);
+      else byStart.set(run.resumeAt, [run]);
+    }
     await Promise.all([...byStart].map(([from, group]) => this.runSteps(workflow, prepared, from, group, timeoutMs, stepStores)));
     const now = this.now();
     for (const run of runs) settleFailedAttempt(workflow, run, now);
