@@ -31,6 +31,7 @@ import { envVarsRoutes } from "./routes/env-vars.js";
 import { appsRoutes } from "./routes/apps.js";
 import { appAccountsRoutes } from "./routes/app-accounts.js";
 import { oauthPagesRoutes } from "./routes/oauth-pages.js";
+import { flowLinkRoutes, runCancelRoutes } from "./routes/run-control.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { componentsRoutes } from "./routes/components.js";
 import { registryRoutes } from "./routes/registry.js";
@@ -233,6 +234,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(sourceStreamsRoutes, { sources: options.engine.sources, streams });
       await v1.register(outboxRoutes, { store: options.store });
       await v1.register(workflowsRoutes, { engine: options.engine, store: options.store, streams });
+      await v1.register(runCancelRoutes, { engine: options.engine });
       await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
       await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });
       await v1.register(dataStoresRoutes, { dataStores: options.engine.dataStores });
@@ -247,6 +249,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The browser's pages of an OAuth connection: no key, the one-time state says whose connection it is.
   await app.register(oauthPagesRoutes, { appAccounts: options.engine.appAccounts, sessions: options.engine.sessions, publicUrl });
+  // The resume and cancel URLs of delayed runs ($.flow.delay / $.flow.rerun): no key, their token is the capability.
+  await app.register(flowLinkRoutes, { engine: options.engine });
 
   // The hosted service's stream addresses, outside /v1 as it has them; the same Bearer key as the /v1 streams.
   await app.register(

@@ -1,3 +1,4 @@
+import type { FlowContinuation } from "./run-flow.js";
 import type { RetryPolicy, RunAttempt } from "./run-retries.js";
 import type { SendRecord } from "./send-records.js";
 import type { WorkflowSettings } from "./workflow-rules.js";
@@ -49,7 +50,7 @@ export interface WorkflowStep {
 }
 
 /** `retrying`: a step failed and is tried again at `nextAttemptAt`; the run is recorded again when it ends. */
-export type RunStatus = "success" | "error" | "exited" | "retrying";
+export type RunStatus = "success" | "error" | "exited" | "retrying" | "delayed" | "cancelled";
 
 /** What a run recorded of one step. */
 export interface StepRecord {
@@ -103,6 +104,8 @@ export interface WorkflowRun {
   nextAttemptAt?: number | null;
   /** While `retrying`: what the next attempt needs to resume at the failed step (not shown by the API). */
   continuation?: RunContinuation | null;
+  /** When `cancelled`: who cancelled it (a user's id, or "cancel_url"); when is `finishedAt`. */
+  cancelledBy?: string | null;
 }
 
 /**
@@ -116,6 +119,8 @@ export interface RunContinuation {
   sendPlaces: Array<{ step: number; send: number }>;
   /** Failed tries per step id. */
   tries: Record<string, number>;
+  /** While `delayed` ($.flow.delay / $.flow.rerun): where it resumes, and its URLs' token (see run-flow.ts). */
+  flow?: FlowContinuation | undefined;
 }
 
 /**

@@ -41,6 +41,7 @@ import { createDestinations } from "./workflows/send-destinations.js";
 import { SendOutboxWorker } from "./workflows/send-outbox-worker.js";
 import { DEFAULT_SEND_RETRY, type SendRetryPolicy } from "../domain/durable-sends.js";
 import { DEFAULT_MAX_RUN_INTERRUPTIONS, RunExecutor } from "./workflows/run-executor.js";
+import { RunControl } from "./workflows/run-control.js";
 import { SubscriptionsService } from "./workflows/subscriptions-service.js";
 import { WorkflowResponses } from "./workflows/workflow-responses.js";
 import { WorkflowsService } from "./workflows/workflows-service.js";
@@ -118,6 +119,8 @@ export interface Engine {
   registry: RegistryService;
   scheduler: TimerScheduler;
   workflows: WorkflowsService;
+  /** Cancel of runs, and the resume and cancel URLs of delayed runs. */
+  runControl: RunControl;
   subscriptions: SubscriptionsService;
   /** Webhooks: URLs subscriptions deliver events to. */
   webhooks: WebhooksService;
@@ -280,7 +283,18 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const executor = new RunExecutor({ deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, baseUrl: () => baseUrl, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const runControl = new RunControl({
+    store,
+    queue: deliveryQueue,
+    executor,
+    across: across ?? null,
+    logger,
+    onHurried: () => {
+      worker?.wake();
+      wakeOthers?.announce("jobs");
+    },
+  });
   const listeners = {
     dc_: new SourceListener({ store, invoker, ...(manualRuns ? { reportManualRun: (requestId: string, outcome: SourceRunOutcome) => manualRuns.report(requestId, outcome) } : {}) }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),
@@ -341,6 +355,7 @@ export function createEngine(options: EngineOptions): Engine {
     registry: componentRegistry,
     scheduler,
     workflows,
+    runControl,
     subscriptions,
     webhooks,
     dataStores,
@@ -368,6 +383,8 @@ export function createEngine(options: EngineOptions): Engine {
       // A worker holds no HTTP callers: it sends answers and listens to none. An api process runs no workers: no wake-ups.
       disconnects.push(await carryAnswersAcross(responses, across, logger, role !== "worker"));
       if (role !== "worker" && manualRuns) disconnects.push(await manualRuns.listen());
+      // Runs run in workers (and in an "all" process): they hear of cancels of their running runs.
+      if (role !== "api") disconnects.push(await runControl.listen());
       if (role !== "api") {
         disconnects.push(
           await wakeOthers.listen({

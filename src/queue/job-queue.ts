@@ -49,6 +49,12 @@ export interface JobQueue {
   complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]>;
   /** Puts jobs that failed back, due again at `retryAt` (epoch ms). Returns the keys put back by this claim. */
   retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]>;
+  /**
+   * Jobs waiting for a later due time (a delayed run, one backing off to
+   * retry) become due now: a resume URL, or a cancel whose delivery must be
+   * settled. Jobs claimed or unknown are left alone. Returns how many were.
+   */
+  hurry(keys: DeliveryKey[]): Promise<number>;
   /** The queue's depth, read at once: due or backing-off jobs, jobs held by claims, and the oldest waiting job's age at `now`. */
   stats(now: number): Promise<QueueStats>;
   /**

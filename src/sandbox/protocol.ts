@@ -16,6 +16,7 @@
 import type { StepPropCheck } from "../domain/step-prop-checks.js";
 import type { HttpResponse } from "./http-response.js";
 import type { SandboxError } from "./sandbox-error.js";
+import type { FlowRequest } from "../domain/run-flow.js";
 
 /** What the host asks a component to do. */
 export type ComponentCall =
@@ -45,6 +46,8 @@ export type ComponentCall =
       platformAnswers?: boolean;
       /** The owner's environment variables that these steps' props name (`{{process.env.NAME}}`), and only those. */
       env?: Record<string, string>;
+      /** What `$.flow.delay` / `$.flow.rerun` return: the run's resume and cancel URLs. */
+      flowUrls?: { resume_url: string; cancel_url: string };
     };
 
 /** A step of a `steps` call: which step of the workflow bundle, and its props as configured (expressions unevaluated). */
@@ -128,6 +131,8 @@ export interface StepOutcome {
   exit: { reason: string | null } | null;
   /** In call order. */
   sends: StepSend[];
+  /** `$.flow.delay` / `$.flow.rerun` was called: the run waits when this step ends (absent: neither was). */
+  flow?: FlowRequest | null;
 }
 
 /** `inspect` answers with the ComponentManifest as the result's value. */
@@ -310,7 +315,18 @@ function readStep(value: unknown): StepOutcome | undefined {
     if (!isRecord(send) || !STEP_SEND_TYPES.has(send.type) || !isRecord(send.payload)) return undefined;
     sends.push({ type: send.type as StepSendType, payload: send.payload });
   }
-  return { exports: { ...value.exports }, summary, exit: exit === null ? null : { reason: exit.reason as string | null }, sends };
+  const flow = readFlow(value.flow);
+  if (flow === undefined) return undefined;
+  return { exports: { ...value.exports }, summary, exit: exit === null ? null : { reason: exit.reason as string | null }, sends, ...(flow ? { flow } : {}) };
+}
+
+/** The shape only (the host checks the values again): null when no flow was asked for, undefined when malformed. */
+function readFlow(value: unknown): FlowRequest | null | undefined {
+  if (value === undefined || value === null) return null;
+  if (!isRecord(value) || typeof value.ms !== "number") return undefined;
+  if (value.kind === "delay") return { kind: "delay", ms: value.ms };
+  if (value.kind === "rerun" && typeof value.maxReruns === "number") return { kind: "rerun", ms: value.ms, context: value.context ?? null, maxReruns: value.maxReruns };
+  return undefined;
 }
 
 /** Absent stays absent; present must be well formed, else the whole message is not. */

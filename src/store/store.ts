@@ -316,6 +316,15 @@ export interface Store {
    * they resume with. Asked only for deliveries claimed more than once.
    */
   findRetryingRuns(ownerId: string, workflowId: string, keys: Array<{ emitterId: string; eventId: string }>): Promise<WorkflowRun[]>;
+  /**
+   * Changes the row of a run that waits in the queue (`retrying` or
+   * `delayed`) while it is still at `attempt` (a later attempt has not
+   * replaced it): a cancel, or a resume URL's request. False when it no
+   * longer is (resumed and recorded since, or cancelled already).
+   */
+  updateWaitingRun(ownerId: string, runId: string, attempt: number, change: WaitingRunChange): Promise<boolean>;
+  /** Makes these deliveries, waiting in the store's queue (pending, due later), due at `now`. Returns how many were. */
+  hurryDeliveries(keys: DeliveryKey[], now: number): Promise<number>;
   findRun(ownerId: string, runId: string): Promise<WorkflowRun | null>;
   /** One stored event (a `$errors` event to replay), or null. */
   findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;
@@ -468,6 +477,17 @@ export interface ClaimedDelivery extends Delivery {
    * (enqueueDeliveries) before anything tells its caller it was taken.
    */
   unrecorded?: true;
+}
+
+/** What updateWaitingRun writes over a waiting run's row (see RunControl). */
+export interface WaitingRunChange {
+  status?: "cancelled";
+  steps?: WorkflowRun["steps"];
+  continuation?: WorkflowRun["continuation"];
+  nextAttemptAt?: number | null;
+  finishedAt?: number;
+  durationMs?: number;
+  cancelledBy?: string;
 }
 
 /** What finishRuns did: each append's result (in order), and the ids of the runs it recorded now. */

@@ -262,13 +262,16 @@ export const RunSchema = Type.Object(
   {
     id: Type.String({ description: "run_…" }),
     workflow_id: Type.String(),
-    status: Type.String({ description: "success, error, exited ($.flow.exit) or retrying (a step failed and is tried again at next_attempt_at_ms)" }),
+    status: Type.String({
+      description:
+        "success, error, exited ($.flow.exit), retrying (a step failed and is tried again at next_attempt_at_ms), delayed ($.flow.delay or $.flow.rerun: the run resumes at next_attempt_at_ms) or cancelled (cancelled_by says who; finished_at_ms when)",
+    }),
     trigger: Type.Object({ emitter_id: Type.String(), event_id: Type.String(), event: Json }),
     steps: Type.Array(
       Type.Object({
         id: Type.String(),
         name: Type.String(),
-        status: Type.String({ description: "success, error, exited, skipped, or pending (not reached yet by a run that is retrying an earlier step)" }),
+        status: Type.String({ description: "success, error, exited, skipped, or pending (not reached yet by a run that is retrying an earlier step or delayed)" }),
         $return_value: Json,
         exports: Type.Record(Type.String(), Json),
         summary: Type.Union([Type.String(), Type.Null()]),
@@ -295,7 +298,8 @@ export const RunSchema = Type.Object(
     duration_ms: Type.Integer(),
     attempt: Type.Integer({ description: "Executions of the run so far: 1, and one more for each retry of a step." }),
     attempts: Type.Array(RunAttemptSchema, { description: "Its failed attempts of steps with retries, oldest first (empty without retries)." }),
-    next_attempt_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "While retrying: when the next attempt is due." }),
+    next_attempt_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "While retrying: when the next attempt is due; while delayed: when the run resumes." }),
+    cancelled_by: Type.Optional(Type.String({ description: "A cancelled run: the id of the user who cancelled it, or cancel_url (its $.flow cancel URL)." })),
   },
   { title: "WorkflowRun" },
 );
@@ -354,6 +358,7 @@ export function toRunView(run: WorkflowRun): RunView {
       next_attempt_at_ms: tried.nextAttemptAt,
     })),
     next_attempt_at_ms: run.nextAttemptAt ?? null,
+    ...(run.status === "cancelled" ? { cancelled_by: run.cancelledBy ?? "unknown" } : {}),
   };
 }
 

@@ -29,6 +29,9 @@ import { workflowBundle } from "./workflow-bundle.js";
 import type { WorkflowResponses } from "./workflow-responses.js";
 import { NO_METRICS, type Metrics, type RunTriggerKind } from "../metrics.js";
 import { MANUAL_RUN_CHANNEL } from "./manual-run.js";
+import { flowUrls } from "../../domain/run-flow.js";
+import { applyFlowRequest, contextRunOf } from "./run-flow.js";
+import { settleCancelledWait, stopIfCancelled } from "./run-cancel.js";
 
 export interface RunExecutorOptions {
   store: Store;
@@ -64,6 +67,8 @@ export interface RunExecutorOptions {
   accountAuth?: AccountAuth;
   /** Counts the runs recorded and the events they emitted; none by default. */
   metrics?: Metrics;
+  /** The server's public address, for the resume and cancel URLs `$.flow.delay` / `$.flow.rerun` return. */
+  baseUrl?: () => string;
   now?: () => number;
 }
 
@@ -113,6 +118,8 @@ const STEP_CALLS_PER_RUNNER = 16;
  */
 export class RunExecutor {
   private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
+  /** The runs of this process's batches, from their claim to their record, by id: a cancel finds them here. */
+  private readonly inProgress = new Map<string, { ownerId: string; run: RunState }>();
   private readonly now: () => number;
   private readonly metrics: Metrics;
 
@@ -135,6 +142,27 @@ export class RunExecutor {
     const ids = fresh.map((run) => run.id).sort();
     fresh.forEach((run, index) => (run.id = ids[index]!));
     await this.resumeRetries(workflow, runs);
+    for (const run of runs) this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
+    try {
+      return await this.runAndRecord(workflow, runs, triggerKind);
+    } finally {
+      for (const run of runs) this.inProgress.delete(run.id);
+    }
+  }
+
+  /**
+   * A person cancelled a run this process is running: it stops before its
+   * next step (the step in progress ends first) and is recorded `cancelled`.
+   * False when no run of that id is in progress here.
+   */
+  cancelInProgress(ownerId: string, runId: string, by: string): boolean {
+    const run = this.inProgress.get(runId)?.run;
+    if (!run || this.inProgress.get(runId)!.ownerId !== ownerId || run.recording || run.status === "cancelled") return false;
+    run.cancel ??= { by, at: this.now() };
+    return true;
+  }
+
+  private async runAndRecord(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
     this.abandonRepeatedCrashes(workflow, runs);
     let prepared: PreparedWorkflow | Error;
     try {
@@ -156,9 +184,10 @@ export class RunExecutor {
     await Promise.all([...byStart].map(([from, group]) => this.runSteps(workflow, prepared, from, group, timeoutMs, stepStores)));
     const now = this.now();
     for (const run of runs) settleFailedAttempt(workflow, run, now);
+    for (const run of runs) stopIfCancelled(run);
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
     const made = await this.commit(workflow, runs, triggerKind);
-    const retries = runs.flatMap((run) => (run.status === "retrying" ? [{ delivery: run.delivery, at: run.nextAttemptAt ?? now }] : []));
+    const retries = runs.flatMap((run) => (run.status === "retrying" || run.status === "delayed" ? [{ delivery: run.delivery, at: run.nextAttemptAt ?? now }] : []));
     return { made, retries };
   }
 
@@ -176,13 +205,17 @@ export class RunExecutor {
     );
     for (const row of waiting) {
       const run = again.find((candidate) => candidate.delivery.emitterId === row.emitterId && candidate.delivery.eventId === row.eventId);
-      if (run) resumeRun(run, row, workflow.steps);
+      if (!run) continue;
+      // Cancelled while it waited: its delivery is settled without running anything (its row stays as the cancel left it).
+      if (row.status === "cancelled") settleCancelledWait(run, row);
+      else resumeRun(run, row, workflow.steps);
     }
   }
 
   /** The steps of `runs` from step `from` on, each sandboxed stretch as one call per run, built-in steps here. */
   private async runSteps(workflow: Workflow, prepared: PreparedWorkflow | Error, from: number, runs: RunState[], timeoutMs: number, stepStores: Record<string, DbSnapshot>): Promise<void> {
     for (let index = from; index < workflow.steps.length; ) {
+      for (const run of runs) stopIfCancelled(run);
       const active = runs.filter((run) => run.status === "running");
       if (active.length === 0) break;
       if (prepared instanceof Error) {
@@ -299,7 +332,8 @@ export class RunExecutor {
         // Without respond: "workflow" the platform answers the caller, and the runner tells a $.respond() so.
         platformAnswers: workflow.respond !== "workflow",
         ...(Object.keys(env).length > 0 ? { env } : {}),
-        context: { deadline: startedAt + timeoutMs, run: { runs: run.delivery.attempts }, workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
+        flowUrls: flowUrls(this.options.baseUrl?.() ?? "", workflow.ownerId, run.id, run.flow?.token ?? run.flowToken),
+        context: { deadline: startedAt + timeoutMs, run: contextRunOf(run, from), workflowId: workflow.id, stepId: steps[0]!.id, id: run.id, emitter_id: run.delivery.emitterId, event_id: run.delivery.eventId },
       },
       props: {},
       dbProps: [],
@@ -387,6 +421,7 @@ export class RunExecutor {
         run.exitReason = exit.reason;
         return;
       }
+      if (done.step.flow) return applyFlowRequest(run, step, workflow.steps.indexOf(step), done.step.flow, this.now());
     }
   }
 
@@ -486,7 +521,7 @@ export class RunExecutor {
    * a second one (which is what makes that claim look for the continuation).
    */
   private async recordWaitingDeliveries(runs: RunState[]): Promise<void> {
-    const held = runs.filter((run) => run.status === "retrying" && run.delivery.unrecorded).map((run) => run.delivery);
+    const held = runs.filter((run) => (run.status === "retrying" || run.status === "delayed") && run.delivery.unrecorded).map((run) => run.delivery);
     if (held.length === 0) return;
     await this.options.store.enqueueDeliveries(held, { claimer: this.options.claimer ?? null, until: Math.max(...held.map((delivery) => delivery.availableAt)) });
     for (const delivery of held) delete delivery.unrecorded;
@@ -504,6 +539,8 @@ export class RunExecutor {
       const logged = logsAppend(workflow, run, now);
       if (logged) appends.push(logged);
       if (run.status === "error") appends.push(errorAppend(workflow, run, now));
+      // A cancelled run emits nothing, not even an error; a delayed one emits when it ends.
+      else if (run.status === "cancelled" || run.status === "delayed") continue;
       else if (run.status === "retrying") {
         // Only the final failure goes to $errors, unless every attempt's is asked for.
         if (workflow.settings.errorsOnEachAttempt) appends.push(errorAppend(workflow, run, now));
@@ -513,7 +550,7 @@ export class RunExecutor {
       }
     }
     const finished = runs.map((run) => finishedRun(workflow, run, now));
-    const stepStores = runs.flatMap((run) => run.storeWrites.map((write) => ({ ...write, ownerId: workflow.ownerId, workflowId: workflow.id, runId: run.id })));
+    const stepStores = runs.flatMap((run) => (run.status === "cancelled" ? [] : run.storeWrites).map((write) => ({ ...write, ownerId: workflow.ownerId, workflowId: workflow.id, runId: run.id })));
     const sends = runs.flatMap((run) => outboxSendsOf(workflow, run, now));
     // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
     const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: this.options.deliveriesInStore === false ? [] : recordedDeliveries(runs), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
@@ -528,7 +565,8 @@ export class RunExecutor {
         const failed = run.status === "error" || run.status === "retrying";
         const stepName = failed ? (workflow.steps.find((step) => step.id === run.error?.cellId)?.name ?? null) : null;
         // The caller cannot wait for a retry after a backoff: it is told the run failed (the retry goes on).
-        const status = run.status === "running" ? "success" : run.status === "retrying" ? "error" : run.status;
+        // A delayed run goes on later: its caller is told it was accepted (success); a cancelled one, that it stopped (exited).
+        const status = run.status === "running" || run.status === "delayed" ? "success" : run.status === "retrying" ? "error" : run.status === "cancelled" ? "exited" : run.status;
         this.options.responses.settle(run.delivery.emitterId, run.delivery.eventId, { kind: "ended", status, runId: run.id, workflowName: workflow.name, stepName });
       }
     }
@@ -540,7 +578,7 @@ export class RunExecutor {
     const now = this.now();
     for (const run of runs) {
       // A run waiting to retry has not ended: it is counted when it does.
-      if (!recorded.has(run.id) || run.status === "retrying") continue;
+      if (!recorded.has(run.id) || run.status === "retrying" || run.status === "delayed" || run.status === "cancelled") continue;
       this.metrics.runEnded({
         kind: "workflow",
         trigger: runTriggerOf(run, triggerKind),
@@ -563,7 +601,7 @@ function runTriggerOf(run: RunState, triggerKind: "http" | "timer" | "other"): R
 /** The runs' deliveries that have a row to remove (those handed over unrecorded have none; those of runs waiting to retry stay). */
 function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
   const recorded: ClaimedDelivery[] = [];
-  for (const run of runs) if (!run.delivery.unrecorded && run.status !== "retrying") recorded.push(run.delivery);
+  for (const run of runs) if (!run.delivery.unrecorded && run.status !== "retrying" && run.status !== "delayed") recorded.push(run.delivery);
   return recorded;
 }
 
@@ -574,7 +612,7 @@ function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
  */
 function outboxSendsOf(workflow: Workflow, run: RunState, now: number): NewOutboxSend[] {
   // A run waiting to retry keeps its sends in its continuation: they go out once it ends well.
-  if (run.status === "error" || run.status === "retrying") return [];
+  if (run.status === "error" || run.status === "retrying" || run.status === "delayed" || run.status === "cancelled") return [];
   const sends: NewOutboxSend[] = [];
   run.sends.forEach((send, index) => {
     const place = run.sendPlaces[index];

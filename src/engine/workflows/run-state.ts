@@ -11,6 +11,8 @@ import type { StepSend } from "../../sandbox/protocol.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
 import type { EventBatch, ClaimedDelivery } from "../../store/store.js";
 import { RUNNEL_VERSION } from "../../version.js";
+import type { FlowContinuation } from "../../domain/run-flow.js";
+import { flowOf, newFlowToken, resumeDelayedRun } from "./run-flow.js";
 
 /** A run in progress: what its steps see (`steps`) and what it records. */
 export interface RunState {
@@ -60,6 +62,12 @@ export interface RunState {
   nextAttemptAt: number | null;
   /** What the failing step's error said of retrying it (`error.retryable`), when it said anything. */
   errorRetryable?: boolean | undefined;
+  /** The secret of its resume and cancel URLs (run-flow.ts); a resumed run keeps its continuation's. */
+  flowToken: string;
+  /** While it waits or was resumed after a wait ($.flow.delay / $.flow.rerun): see run-flow.ts. */
+  flow?: FlowContinuation | undefined;
+  /** A person cancelled it while it ran: it stops before its next step and is recorded `cancelled`. */
+  cancel?: { by: string; at: number } | undefined;
 }
 
 /** Starts a run of `workflow` for a delivery; a replay's delivery carries the original event and the error it replays. */
@@ -111,6 +119,7 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     resumeAt: 0,
     failedAttempt: null,
     nextAttemptAt: null,
+    flowToken: newFlowToken(),
   };
 }
 
@@ -128,6 +137,7 @@ export function resumeRun(run: RunState, waiting: WorkflowRun, steps: WorkflowSt
   run.attempts = [...(waiting.attempts ?? [])];
   const continuation = waiting.continuation;
   if (!continuation) return;
+  if (waiting.status === "delayed") return resumeDelayedRun(run, waiting, steps);
   run.tries = { ...continuation.tries };
   const failedAt = waiting.steps.findIndex((record) => record.id === waiting.error?.cellId);
   if (failedAt < 0 || failedAt >= steps.length) return;
@@ -174,7 +184,7 @@ export function fromSandboxError(error: SandboxError): { name: string; message: 
 
 /** The steps that never ran, after the run ended early (`pending`: a run retrying a step reaches them later). */
 export function skipRest(run: RunState, steps: WorkflowStep[]): void {
-  const status = run.status === "retrying" ? "pending" : "skipped";
+  const status = run.status === "retrying" || run.status === "delayed" ? "pending" : "skipped";
   for (const step of steps.slice(run.records.length)) {
     run.records.push({ id: step.id, name: step.name, status, returnValue: null, exports: {}, summary: null, logs: [], startedAt: null, durationMs: 0, sends: [] });
   }
@@ -198,9 +208,10 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     durationMs: Math.max(0, now - run.startedAt),
     attempt: run.attempt,
     attempts: run.attempts,
-    nextAttemptAt: run.status === "retrying" ? run.nextAttemptAt : null,
+    nextAttemptAt: run.status === "retrying" || run.status === "delayed" ? run.nextAttemptAt : null,
     // What the next attempt resumes with; gone once the run ends.
-    continuation: run.status === "retrying" ? { sends: run.sends, sendPlaces: run.sendPlaces, tries: run.tries } : null,
+    continuation: run.status === "retrying" || run.status === "delayed" ? { sends: run.sends, sendPlaces: run.sendPlaces, tries: run.tries, ...(flowOf(run) ? { flow: flowOf(run) } : {}) } : null,
+    ...(run.cancel ? { cancelledBy: run.cancel.by } : {}),
   };
 }
 
@@ -210,7 +221,8 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
  * the others are carried out after, and stay pending until then.
  */
 function settledSend(run: RunState, send: SendRecord): SendRecord {
-  if (run.status === "retrying") return send;
+  if (run.status === "retrying" || run.status === "delayed") return send;
+  if (run.status === "cancelled") return { ...send, status: "not_sent", detail: "the run was cancelled, so its sends were dropped" };
   if (run.status === "error") return { ...send, status: "not_sent", detail: "the run failed, so its sends were dropped" };
   if (send.destination === "emit") return { ...send, status: "delivered" };
   return send;

@@ -183,6 +183,17 @@ export class BullmqJobQueue implements JobQueue {
     return this.settle(jobs, (job, token) => job.moveToDelayed(retryAt, token));
   }
 
+  async hurry(keys: DeliveryKey[]): Promise<number> {
+    let count = 0;
+    for (const key of keys) {
+      const job = await this.deliveries.getJob(deliveryKeyText(key));
+      if (!job || !(await job.isDelayed())) continue;
+      // Promoted between the two calls by its own due time, the job is waiting already: nothing more to do.
+      await job.promote().then(() => (count += 1), () => undefined);
+    }
+    return count;
+  }
+
   /**
    * "own": the jobs still active under this instance's name (its previous
    * life: the same instance id) go back to wait at once, each counted as one

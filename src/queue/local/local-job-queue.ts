@@ -99,6 +99,10 @@ export class LocalJobQueue implements JobQueue {
     return this.options.store.settleClaimedDeliveries(jobs.map(fenceOf), retryAt);
   }
 
+  hurry(keys: DeliveryKey[]): Promise<number> {
+    return this.options.store.hurryDeliveries(keys, this.now());
+  }
+
   stats(now: number): Promise<QueueStats> {
     return this.options.store.deliveryQueueStats(now);
   }

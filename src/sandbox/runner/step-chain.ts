@@ -26,6 +26,8 @@ export interface StepsCall {
   platformAnswers?: boolean | undefined;
   /** The environment variables these steps' props name; read by `{{process.env.NAME}}` only, never put in `process.env`. */
   env?: Record<string, string> | undefined;
+  /** The run's resume and cancel URLs (`$.flow.delay` / `$.flow.rerun` return them). */
+  flowUrls?: { resume_url: string; cancel_url: string } | undefined;
 }
 
 export interface ChainDependencies {
@@ -83,8 +85,9 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
           storeRequest: (store, request) => call.storeRequest(store, request),
           authRequest: (account, stale) => call.authRequest(account, stale),
         });
-        const context = { ...chain.context, stepId: step.id };
-        value = await runStep(target.component, instance, { steps: scope, context }, { recorder, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });
+        // `$.context.run` is the call's first step's (a rerun resumes there); each later step is on its first execution.
+        const context = position === 0 ? { ...chain.context, stepId: step.id } : { ...chain.context, stepId: step.id, run: { runs: 1 } };
+        value = await runStep(target.component, instance, { steps: scope, context }, { recorder, flowUrls: chain.flowUrls, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });
         // One turn of the event loop, so that a promise the step left rejected fails this step.
         await nextTurn();
       } catch (thrown) {
@@ -97,7 +100,7 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     const json = error ? { json: null } : asJson(value);
     if ("error" in json) error = json.error;
     const returned = "json" in json ? json.json : null;
-    const ends = error !== undefined || outcome.exit !== null || call.ended || position === chain.steps.length - 1;
+    const ends = error !== undefined || outcome.exit !== null || outcome.flow !== undefined || call.ended || position === chain.steps.length - 1;
     // The chain's last report goes with the call's ending, which the runner sends as soon as this returns.
     // A failed step's writes are kept, as a failed source call's are.
     const changes = db?.keyChanges();

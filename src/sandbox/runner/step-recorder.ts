@@ -7,6 +7,7 @@
 import type { StepOutcome, StepSend, StepSendType } from "../protocol.js";
 import { toJsonText } from "./json-check.js";
 import { checkSend } from "./step-sends.js";
+import { delayProblem, maxRerunsProblem, type FlowRequest } from "../../domain/run-flow.js";
 
 /** Exports and sends of one step, as JSON text: they travel with the result, whose size this bounds. */
 export const MAX_STEP_BYTES = 32 * 1024 * 1024;
@@ -19,6 +20,7 @@ export class StepRecorder {
   private summary: string | null = null;
   private exitReason: { reason: string | null } | null = null;
   private readonly sends: StepSend[] = [];
+  private flowRequest: FlowRequest | null = null;
   private bytes = 0;
   private closed = false;
 
@@ -52,6 +54,24 @@ export class StepRecorder {
     this.exitReason ??= { reason: typeof reason === "string" ? reason : null };
   }
 
+  /**
+   * `$.flow.delay` / `$.flow.rerun`: the run waits once the step ends; the last
+   * call counts. A bad value throws here, failing the step with its name.
+   */
+  flow(request: FlowRequest, urls: { resume_url: string; cancel_url: string }): { resume_url: string; cancel_url: string } {
+    const what = request.kind === "delay" ? "$.flow.delay(ms)" : "$.flow.rerun(delayMs, context, maxReruns)";
+    this.assertOpen(what);
+    const problem = delayProblem(request.ms, what) ?? (request.kind === "rerun" ? maxRerunsProblem(request.maxReruns) : null);
+    if (problem) throw new RangeError(problem);
+    if (request.kind === "rerun") {
+      const text = toJsonText(request.context ?? null, "$.flow.rerun(): the context");
+      this.count(text, "$.flow.rerun()");
+      request = { ...request, context: JSON.parse(text) };
+    }
+    this.flowRequest = request;
+    return { ...urls };
+  }
+
   send(type: StepSendType, payload: unknown): void {
     this.assertOpen(`$.send.${type}()`);
     const checked = checkSend(type, payload);
@@ -64,7 +84,7 @@ export class StepRecorder {
   }
 
   outcome(): StepOutcome {
-    return { exports: Object.fromEntries(this.exports), summary: this.summary, exit: this.exitReason, sends: [...this.sends] };
+    return { exports: Object.fromEntries(this.exports), summary: this.summary, exit: this.exitReason, sends: [...this.sends], ...(this.flowRequest ? { flow: this.flowRequest } : {}) };
   }
 
   private count(text: string, what: string): void {

@@ -16,6 +16,7 @@ import { InvalidComponentError, type Component } from "./component.js";
 import type { Instance } from "./instance.js";
 import type { StepRecorder } from "./step-recorder.js";
 import { STEP_SEND_TYPES } from "./step-sends.js";
+import { DEFAULT_MAX_RERUNS } from "../../domain/run-flow.js";
 
 /** Thrown by `$.flow.exit()`; an Error so that a step that catches and prints it shows something readable. */
 class FlowExit extends Error {
@@ -32,6 +33,8 @@ export interface StepCall {
 
 export interface StepEnvironment {
   recorder: StepRecorder;
+  /** The run's resume and cancel URLs, what `$.flow.delay` / `$.flow.rerun` return; absent where a run cannot wait (a lone step call). */
+  flowUrls?: { resume_url: string; cancel_url: string } | undefined;
   /** The call's respond: sent to the host at once, one per call. */
   respond(response: unknown, what: string): void;
 }
@@ -59,8 +62,11 @@ function buildHelpers(call: StepCall, env: StepEnvironment): Record<string, unkn
         recorder.exit(reason);
         throw new FlowExit();
       },
-      delay: notSupported("delay"),
-      rerun: notSupported("rerun"),
+      // As on the hosted service, the step goes on after these: the run waits when the step ends.
+      delay: env.flowUrls ? (ms: unknown) => recorder.flow({ kind: "delay", ms: ms as number }, env.flowUrls!) : notSupported("delay"),
+      rerun: env.flowUrls
+        ? (ms: unknown, context: unknown = null, maxReruns: unknown = DEFAULT_MAX_RERUNS) => recorder.flow({ kind: "rerun", ms: ms as number, context, maxReruns: maxReruns as number }, env.flowUrls!)
+        : notSupported("rerun"),
       suspend: notSupported("suspend"),
     },
     send,

@@ -1,3 +1,4 @@
+import { WAITING_RUN_STATUSES } from "../../domain/run-flow.js";
 import { sql, SqliteAdapter, type Kysely } from "kysely";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import { RUN_RETENTION } from "../../domain/workflows.js";
@@ -103,7 +104,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
               oc
                 .columns(["workflow_id", "emitter_id", "event_id"])
                 .doUpdateSet(Object.fromEntries(RETRIED_RUN_COLUMNS.map((column) => [column, sql.ref(`excluded.${column}`)])))
-                .where("runs.status", "=", "retrying")
+                .where("runs.status", "in", [...WAITING_RUN_STATUSES])
                 .whereRef("runs.attempt", "<", "excluded.attempt"),
             )
             .returning("id")
@@ -165,7 +166,7 @@ async function trimRuns(trx: Kysely<Database>, workflowId: string): Promise<void
     .offset(RUN_RETENTION - 1)
     .executeTakeFirst();
   // A run waiting to retry is its own continuation: never trimmed while it waits.
-  if (oldestKept) await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("id", "<", oldestKept.id).where("status", "<>", "retrying").execute();
+  if (oldestKept) await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("id", "<", oldestKept.id).where("status", "not in", [...WAITING_RUN_STATUSES]).execute();
 }
 
 export function toClaimed(row: DeliveryRow): ClaimedDelivery {

@@ -1,8 +1,10 @@
+import { WAITING_RUN_STATUSES } from "../../domain/run-flow.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { toRun } from "./workflow-queries.js";
+import { toJson } from "./json-columns.js";
 
-type RunRetryQueries = Pick<Store, "findRetryingRuns">;
+type RunRetryQueries = Pick<Store, "findRetryingRuns" | "updateWaitingRun" | "hurryDeliveries">;
 
 /**
  * The continuations of runs waiting to retry a step: their `retrying` rows in
@@ -18,10 +20,48 @@ export function runRetryQueries({ db }: QueryContext): RunRetryQueries {
         .selectAll()
         .where("workflow_id", "=", workflowId)
         .where("owner_id", "=", ownerId)
-        .where("status", "=", "retrying")
+        // A cancelled one too: its delivery, claimed again, is settled without running.
+        .where("status", "in", [...WAITING_RUN_STATUSES, "cancelled"])
         .where((eb) => eb.or(keys.map((key) => eb.and([eb("emitter_id", "=", key.emitterId), eb("event_id", "=", key.eventId)]))))
         .execute();
       return rows.map(toRun);
+    },
+
+    async updateWaitingRun(ownerId, runId, attempt, change) {
+      const set: Record<string, unknown> = {};
+      if (change.status !== undefined) set.status = change.status;
+      if (change.steps !== undefined) set.steps = toJson(change.steps);
+      if (change.continuation !== undefined) set.continuation = change.continuation === null ? null : toJson(change.continuation);
+      if (change.nextAttemptAt !== undefined) set.next_attempt_at = change.nextAttemptAt;
+      if (change.finishedAt !== undefined) set.finished_at = change.finishedAt;
+      if (change.durationMs !== undefined) set.duration_ms = change.durationMs;
+      if (change.cancelledBy !== undefined) set.cancelled_by = change.cancelledBy;
+      const result = await db
+        .updateTable("runs")
+        .set(set)
+        .where("id", "=", runId)
+        .where("owner_id", "=", ownerId)
+        .where("attempt", "=", attempt)
+        .where("status", "in", [...WAITING_RUN_STATUSES])
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    async hurryDeliveries(keys, now) {
+      let count = 0;
+      for (const key of keys) {
+        const result = await db
+          .updateTable("deliveries")
+          .set({ available_at: now })
+          .where("listener_id", "=", key.listenerId)
+          .where("emitter_id", "=", key.emitterId)
+          .where("event_id", "=", key.eventId)
+          .where("status", "=", "pending")
+          .where("available_at", ">", now)
+          .executeTakeFirst();
+        count += Number(result.numUpdatedRows);
+      }
+      return count;
     },
   };
 }

@@ -205,6 +205,8 @@ export interface RunRow {
   attempts: string | null;
   next_attempt_at: number | null;
   continuation: string | null;
+  /** 0026: who cancelled a `cancelled` run. */
+  cancelled_by?: string | null;
 }
 
 /** One published version of a component: (owner, key, version) is the primary key. */

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import { ConflictError } from "../../domain/errors.js";
 import type { RunAttempt } from "../../domain/run-retries.js";
-import { TRIGGER_KINDS, type RunContinuation, type RunError, type StepRecord, type TriggerKind, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
+import { TRIGGER_KINDS, type RunContinuation, type RunError, type RunStatus, type StepRecord, type TriggerKind, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { WorkflowSettings } from "../../domain/workflow-rules.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
@@ -192,6 +192,9 @@ function toWorkflow(row: Selectable<WorkflowRow>): Workflow {
  * waits to retry, by an attempt later than the one recorded (two claimers
  * of one delivery record it once).
  */
+/** The statuses a row may hold; anything else reads as success (none is written). */
+const KNOWN_RUN_STATUSES: readonly RunStatus[] = ["success", "error", "exited", "retrying", "delayed", "cancelled"];
+
 export const RETRIED_RUN_COLUMNS = ["status", "steps", "error", "exit_reason", "finished_at", "duration_ms", "attempt", "attempts", "next_attempt_at", "continuation"] as const;
 
 export function toRunRow(run: WorkflowRun): RunRow {
@@ -218,7 +221,7 @@ export function toRunRow(run: WorkflowRun): RunRow {
 }
 
 export function toRun(row: Selectable<RunRow>): WorkflowRun {
-  const status = row.status === "error" || row.status === "exited" || row.status === "retrying" ? row.status : "success";
+  const status = (KNOWN_RUN_STATUSES as readonly string[]).includes(row.status) ? (row.status as RunStatus) : "success";
   return {
     id: row.id,
     ownerId: row.owner_id,
@@ -240,6 +243,7 @@ export function toRun(row: Selectable<RunRow>): WorkflowRun {
     ...(row.attempts ? { attempts: fromJson<RunAttempt[]>(row.attempts) } : {}),
     ...(row.next_attempt_at !== null && row.next_attempt_at !== undefined ? { nextAttemptAt: Number(row.next_attempt_at) } : {}),
     ...(row.continuation ? { continuation: fromJson<RunContinuation>(row.continuation) } : {}),
+    ...(row.cancelled_by ? { cancelledBy: row.cancelled_by } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { WAITING_RUN_STATUSES } from "../../domain/run-flow.js";
 import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
 import type { StepStoreWrite } from "../../domain/data-stores.js";
@@ -10,6 +11,9 @@ import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-pl
 import type { GroupCommit } from "./group-commit.js";
 import { outsideKyselyTransaction } from "./sqlite-append.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
+
+/** Runs waiting with their row as their continuation (retrying, delayed), as an SQL list. */
+const WAITING_IN_SQL = WAITING_RUN_STATUSES.map((status) => `'${status}'`).join(", ");
 
 /** What a later attempt of a run replaces in its `retrying` row (its id, key, trigger and start stay). */
 const RETRIED_RUN_UPDATE = RETRIED_RUN_COLUMNS.map((column) => `${column} = excluded.${column}`).join(", ");
@@ -39,7 +43,7 @@ export function createSqliteRuns(
     `INSERT INTO runs (id, owner_id, workflow_id, emitter_id, event_id, status, trigger_event, steps, error, exit_reason, replay_of, started_at, finished_at, duration_ms, attempt, attempts, next_attempt_at, continuation)
      VALUES (@id, @owner_id, @workflow_id, @emitter_id, @event_id, @status, @trigger_event, @steps, @error, @exit_reason, @replay_of, @started_at, @finished_at, @duration_ms, @attempt, @attempts, @next_attempt_at, @continuation)
      ON CONFLICT (workflow_id, emitter_id, event_id) DO UPDATE SET ${RETRIED_RUN_UPDATE}
-     WHERE runs.status = 'retrying' AND runs.attempt < excluded.attempt`,
+     WHERE runs.status IN (${WAITING_IN_SQL}) AND runs.attempt < excluded.attempt`,
   );
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
   const insertSend = database.prepare(
@@ -49,7 +53,7 @@ export function createSqliteRuns(
   );
   const oldestKept = database.prepare("SELECT id FROM runs WHERE workflow_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?").pluck();
   // A run waiting to retry is its own continuation: never trimmed while it waits.
-  const trim = database.prepare("DELETE FROM runs WHERE workflow_id = ? AND id < ? AND status <> 'retrying'");
+  const trim = database.prepare(`DELETE FROM runs WHERE workflow_id = ? AND id < ? AND status NOT IN (${WAITING_IN_SQL})`);
   const trims = new RunTrimSchedule();
   const workflowExists = database.prepare("SELECT 1 FROM workflows WHERE id = ? AND owner_id = ?").pluck();
   const upsertStepKey = database.prepare(

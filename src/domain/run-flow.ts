@@ -1,0 +1,69 @@
+import { RETRY_WINDOW_MS } from "./run-retries.js";
+
+/**
+ * `$.flow.delay(ms)` and `$.flow.rerun(delayMs, context, maxReruns)`
+ * (issue 19): a step asks for its run to wait. The run is recorded
+ * `delayed` when the step ends, its delivery goes back to the queue due at
+ * the end of the wait, and it resumes then, in any process: with the next
+ * step (a delay) or with the same step again (a rerun).
+ */
+export type FlowRequest = { kind: "delay"; ms: number } | { kind: "rerun"; ms: number; context: unknown; maxReruns: number };
+
+/**
+ * The longest wait: the window a waiting delivery is kept in (the same as a
+ * retry's: BullMQ keeps a job 7 days). The hosted service allows a year; a
+ * longer wait here fails the step, naming the limit.
+ */
+export const MAX_FLOW_DELAY_MS = RETRY_WINDOW_MS;
+/** `$.flow.rerun`'s default `maxReruns`, as the hosted service has it. */
+export const DEFAULT_MAX_RERUNS = 10;
+/** The most reruns a step may ask for. */
+export const MAX_RERUNS_LIMIT = 10_000;
+
+/** The statuses of a run waiting in the queue with its row as its continuation (a later attempt replaces the row). */
+export const WAITING_RUN_STATUSES = ["retrying", "delayed"] as const;
+
+/** Statuses a person may cancel: waiting ones (a running run is cancelled through the process running it). */
+export const CANCELLABLE_RUN_STATUSES: readonly string[] = ["retrying", "delayed"];
+// TODO(merge, gate helper): add "queued" here once the gate's waiting events are runs; cancelling one must also
+// release its place in the gate (the gate's engine function), see RunControl.cancel.
+
+/**
+ * What a delayed run keeps (in its continuation) to resume: the step it
+ * resumes at, the token of its resume and cancel URLs, and, for a rerun,
+ * `$.context.run` of the step's next execution.
+ */
+export interface FlowContinuation {
+  /** Position of the step the run resumes at. */
+  resumeAt: number;
+  token: string;
+  /** For a rerun: the executions of the step so far (its next one sees one more), what it passed, and its limit. */
+  rerun?: { runs: number; context: unknown; maxReruns: number };
+  /** The request to the resume URL that resumed the run early, for `$.context.run.callback_request`. */
+  callbackRequest?: { method: string; headers: Record<string, string>; body: unknown };
+}
+
+/** Why a delay cannot be taken (its value named), or null when it can. */
+export function delayProblem(ms: unknown, what: string): string | null {
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return `${what}: the delay must be a number of milliseconds, 0 or more; got ${describe(ms)}.`;
+  if (ms > MAX_FLOW_DELAY_MS) return `${what}: a delay of ${ms} ms is past the longest wait this server keeps a run for (${MAX_FLOW_DELAY_MS} ms, 7 days).`;
+  return null;
+}
+
+/** Why a rerun's limit is not one, or null. */
+export function maxRerunsProblem(max: unknown): string | null {
+  if (typeof max !== "number" || !Number.isInteger(max) || max < 0 || max > MAX_RERUNS_LIMIT) return `$.flow.rerun(delayMs, context, maxReruns): maxReruns must be a whole number from 0 to ${MAX_RERUNS_LIMIT}; got ${describe(max)}.`;
+  return null;
+}
+
+/** The capability URLs of a delayed run: anyone holding them may resume or cancel it, nothing else. */
+export function flowUrls(baseUrl: string, ownerId: string, runId: string, token: string): { resume_url: string; cancel_url: string } {
+  const base = `${baseUrl}/flow/${encodeURIComponent(ownerId)}/${encodeURIComponent(runId)}/${token}`;
+  return { resume_url: `${base}/resume`, cancel_url: `${base}/cancel` };
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  return value === null ? "null" : typeof value;
+}
