@@ -186,6 +186,8 @@ export type HostMessage =
       maxLogBytes: number;
       maxLogEntries: number;
     }
+  /** The run of this `steps` call was cancelled: no step of it starts after the one in progress. */
+  | { type: "stop-chain"; id: number }
   /** The answer to the call's data store request `req`. */
   | ({ type: "store-reply"; id: number; req: number } & DataStoreAnswer)
   /**

@@ -84,6 +84,8 @@ export interface CallRequest {
   onStore?: DataStoreHandler | undefined;
   /** Carries out the call's `$auth.refresh()`; without one, it fails. */
   onAuth?: AuthRefreshHandler | undefined;
+  /** Given a function that tells the runner to start no further step of this `steps` call (its run was cancelled). */
+  stopHandle?: { stop?: () => void } | undefined;
 }
 
 const STDERR_TAIL_CHARS = 8192;
@@ -226,6 +228,7 @@ export class RunnerProcess {
     for (let index = 0; index < requests.length; index++) {
       const request = requests[index]!;
       const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger, request.onStore, request.onAuth);
+      if (request.stopHandle) request.stopHandle.stop = () => void (this.alive && this.calls.has(collector.id) && this.post({ type: "stop-chain", id: collector.id }));
       const lane: HostLane = concurrent ? { calls: [], concurrent: true, holding: false, timer: undefined } : shared;
       this.lanes.add(lane);
       if (concurrent) sentLanes.push(lane);

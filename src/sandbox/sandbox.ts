@@ -127,6 +127,8 @@ export interface InvokeCallbacks {
   onDataStore?: DataStoreHandler;
   /** Refreshes a connected account the call's app props were given (`$auth.refresh()`); without it, refresh() fails. */
   onAuth?: AuthRefreshHandler;
+  /** Given a function that stops a `steps` call before its next step (a cancelled run); see RunExecutor.cancelInProgress. */
+  stopHandle?: { stop?: () => void };
   /**
    * The call's ending arrived (it returned or failed in the runner), before
    * the batch it is part of is done. Not called for a call cut short by its
@@ -443,6 +445,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         onRespond: callbacks[index]?.onRespond?.bind(callbacks[index]),
         onStore: callbacks[index]?.onDataStore,
         onAuth: callbacks[index]?.onAuth,
+        stopHandle: callbacks[index]?.stopHandle,
       }));
       answers = await Promise.all(
         runner.callEach(calls, { bundleFile, concurrent: options.concurrent === true, holdEnds: held }).map((promise, index) =>

@@ -159,6 +159,7 @@ export class RunExecutor {
     const run = this.inProgress.get(runId)?.run;
     if (!run || this.inProgress.get(runId)!.ownerId !== ownerId || run.recording || run.status === "cancelled") return false;
     run.cancel ??= { by, at: this.now() };
+    run.stopHandle?.stop?.();
     return true;
   }
 
@@ -347,6 +348,7 @@ export class RunExecutor {
     const lastSegment = to === workflow.steps.length;
     const callbacks = runs.map((run) => ({
       onRespond: (response: HttpResponse) => this.respond(workflow, run, response),
+      stopHandle: (run.stopHandle = {}),
       ...(lastSegment ? { onEnded: () => void (run.stepsEnded = true) } : {}),
       ...(onDataStore ? { onDataStore } : {}),
       ...(onAuth ? { onAuth } : {}),
@@ -388,6 +390,8 @@ export class RunExecutor {
     let at = startedAt;
     for (const [position, step] of steps.entries()) {
       const done = result.chain?.[position];
+      // A cancelled run's call stopped before this step: it never ran.
+      if (!done && run.cancel) return;
       if (!done) {
         const error = result.error ?? { code: "RunnerCrashed" as const, name: "RunnerCrashed", message: "The runner stopped without reporting the step." };
         recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: logsOf(logStart, result.logs.length), startedAt: Math.round(at), durationMs: Math.max(0, Math.round(this.now() - at)), sends: [] });

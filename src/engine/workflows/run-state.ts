@@ -68,6 +68,8 @@ export interface RunState {
   flow?: FlowContinuation | undefined;
   /** A person cancelled it while it ran: it stops before its next step and is recorded `cancelled`. */
   cancel?: { by: string; at: number } | undefined;
+  /** Stops its runner call before the next step (set by the sandbox while a call of its steps is out). */
+  stopHandle?: { stop?: () => void } | undefined;
 }
 
 /** Starts a run of `workflow` for a delivery; a replay's delivery carries the original event and the error it replays. */

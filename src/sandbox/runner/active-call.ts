@@ -109,6 +109,13 @@ export class ActiveCall {
     return this.finished;
   }
 
+  /** The host cancelled this call's run (a `steps` call): no further step starts. */
+  chainStopped = false;
+
+  stopChain(): void {
+    this.chainStopped = true;
+  }
+
   /** Log lines printed so far in this call (a `steps` call marks where each step's lines end). */
   get logCount(): number {
     return this.logEntries;

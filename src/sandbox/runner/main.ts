@@ -31,6 +31,7 @@ function start(): void {
   });
   const receive = (message: HostMessage): void => {
     if (message.type === "invoke") runner.enqueue(message);
+    else if (message.type === "stop-chain") runner.stopChain(message.id);
     else if (message.type === "store-reply") {
       const { id, req, type: _type, ...answer } = message;
       runner.storeReply(id, req, answer);

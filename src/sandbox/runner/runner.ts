@@ -84,6 +84,11 @@ export class Runner {
   }
 
   /** The host's answer to a data store request of a call in progress. */
+  /** The host cancelled the run of call `id`: its chain starts no further step. */
+  stopChain(id: number): void {
+    this.byId.get(id)?.stopChain();
+  }
+
   storeReply(id: number, req: number, answer: DataStoreAnswer): void {
     this.byId.get(id)?.storeReply(req, answer);
   }

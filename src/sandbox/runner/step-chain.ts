@@ -108,6 +108,8 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
     if (ends) return;
     // The report is written (with those of the other runs that got here this turn) before the next step's code runs.
     await call.reported();
+    // Its run was cancelled while this step ran: the next one does not start (the host records the run cancelled).
+    if (call.chainStopped) return;
     scope[step.name] = stepResults({ exports: outcome.exports, returnValue: returned, summary: outcome.summary });
   }
 }
