@@ -11,6 +11,9 @@ import type { LiveTransport } from "../event-hub.js";
 export const CANCEL_CHANNEL = "$runnel:cancel";
 /** How long a cancel waits for the process running the run to say it has it. */
 const RUNNING_CANCEL_WAIT_MS = 1_500;
+/** A delivery not waiting in the queue yet (its claim is still putting it back) is hurried again this often, this many times. */
+const HURRY_TRIES = 20;
+const HURRY_PAUSE_MS = 100;
 
 /** What a cancel did: a waiting run is cancelled now (its row); a running one stops at its next step, in the process that runs it. */
 export type CancelOutcome = { kind: "cancelled"; run: WorkflowRun } | { kind: "cancelling"; runId: string };
@@ -68,7 +71,7 @@ export class RunControl {
       });
       if (cancelled) {
         // Its delivery is settled now rather than at its due time; an execution resuming it this moment stops too.
-        await this.hurry(row);
+        void this.hurry(row);
         void this.askProcesses(ownerId, runId, by, 0);
         return { kind: "cancelled", run: (await store.findRun(ownerId, runId)) ?? row };
       }
@@ -88,7 +91,7 @@ export class RunControl {
     const flow = row.continuation!.flow!;
     const changed = await this.options.store.updateWaitingRun(ownerId, runId, row.attempt ?? 1, { continuation: { ...row.continuation!, flow: { ...flow, callbackRequest: request } }, nextAttemptAt: this.now() });
     if (!changed) throw new ConflictError(`Run ${runId} resumed or ended before this request; nothing was changed.`);
-    await this.hurry(row);
+    void this.hurry(row);
     return (await this.options.store.findRun(ownerId, runId)) ?? row;
   }
 
@@ -122,9 +125,18 @@ export class RunControl {
     return row;
   }
 
+  /**
+   * Makes the run's delivery due now. Right after the run was recorded
+   * waiting, its delivery may still be held by the claim that ran it (put
+   * back in the queue just after the record): tried again for a moment then.
+   */
   private async hurry(row: WorkflowRun): Promise<void> {
+    const key = { listenerId: row.workflowId, emitterId: row.emitterId, eventId: row.eventId };
     try {
-      await this.options.queue.hurry([{ listenerId: row.workflowId, emitterId: row.emitterId, eventId: row.eventId }]);
+      for (let tries = 0; tries < HURRY_TRIES; tries++) {
+        if ((await this.options.queue.hurry([key])) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, HURRY_PAUSE_MS));
+      }
       this.options.onHurried();
     } catch (error) {
       // The row says what to do; the delivery does it at its own due time.
