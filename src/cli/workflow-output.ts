@@ -42,6 +42,8 @@ export function runRow(run: RunView): string[] {
 function statusText(run: RunView): string {
   const attempt = run.attempt ?? 1;
   if (run.status === "retrying") return `retrying (attempt ${attempt}, next at ${formatMs(run.next_attempt_at_ms ?? null)})`;
+  if (run.status === "delayed") return `delayed (resumes at ${formatMs(run.next_attempt_at_ms ?? null)})`;
+  if (run.status === "cancelled") return `cancelled (by ${run.cancelled_by ?? "-"})`;
   return attempt > 1 ? `${run.status} (attempt ${attempt})` : run.status;
 }
 
@@ -61,6 +63,8 @@ export function runLines(run: RunView, options: { valueChars?: number; stackLine
   if (run.exit_reason) lines.push(`  exited:    ${run.exit_reason}`);
   if ((run.attempt ?? 1) > 1 || (run.attempts ?? []).length > 0) lines.push(`  attempt:   ${run.attempt ?? 1}`);
   if (run.status === "retrying") lines.push(`  next try:  ${formatMs(run.next_attempt_at_ms ?? null)} (a step failed; the run resumes at it then)`);
+  if (run.status === "delayed") lines.push(`  resumes:   ${formatMs(run.next_attempt_at_ms ?? null)} ($.flow.delay or $.flow.rerun; cancel with \`runnel runs cancel ${run.id}\`)`);
+  if (run.status === "cancelled") lines.push(`  cancelled: at ${formatMs(run.finished_at_ms)} by ${run.cancelled_by ?? "-"}`);
   // Each failed try of a step with retries: which, why, and what followed.
   for (const tried of run.attempts ?? []) {
     const then = tried.will_retry ? `retried at ${formatMs(tried.next_attempt_at_ms)}` : "not retried";

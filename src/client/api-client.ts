@@ -367,6 +367,11 @@ export class ApiClient {
     return this.data<RunView>("GET", `/v1/runs/${encodeURIComponent(runId)}`);
   }
 
+  /** Cancels a delayed or retrying run (the run, cancelled) or a running one (it stops before its next step: `cancelling`). */
+  async cancelRun(runId: string): Promise<RunView | { run_id: string; status: "cancelling" }> {
+    return this.data<RunView | { run_id: string; status: "cancelling" }>("POST", `/v1/runs/${encodeURIComponent(runId)}/cancel`);
+  }
+
   /** The workflow's `$errors`, newest first; `expand` includes each error and its original event. */
   listErrors(idOrSlug: string, query: PageParams & { expand?: boolean } = {}): Promise<Page<ErrorSummaryView>> {
     const { expand, ...page } = query;

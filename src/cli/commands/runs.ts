@@ -7,8 +7,13 @@ import { openSession } from "../session.js";
 import { RUN_HEAD, runLines, runRow } from "../workflow-output.js";
 
 export function registerRuns(program: Command, context: CommandContext): void {
-  program
-    .command("runs <workflow-or-run>")
+  const runs = program
+    .command("runs")
+    .description("`runnel runs <workflow-or-run>`: a workflow's latest runs, or one run in detail; `runnel runs cancel <run id>` cancels a delayed, retrying or running run");
+
+  // A subcommand (the default one), as `runnel errors` has it, so that `runs cancel` is a command of its own.
+  runs
+    .command("show <workflow-or-run>", { isDefault: true })
     .description("A workflow's latest runs, newest first (by its id or name); or one run in detail (by its run_… id): each step's status, time, return value, exports, logs and error")
     .option("-n, --count <count>", "how many of the latest runs (1 to 100)", "20")
     .option("--json", "print JSON")
@@ -28,5 +33,17 @@ export function registerRuns(program: Command, context: CommandContext): void {
       if (page.data.length === 0) return void context.io.stderr.write(`No runs of ${workflow.name_slug} yet.\n`);
       printTable(context.io, RUN_HEAD, page.data.map(runRow));
       context.io.stderr.write(`See one in detail with \`runnel runs <run id>\`.\n`);
+    });
+
+  runs
+    .command("cancel <run-id>")
+    .description("Cancel a run: a delayed or retrying one never resumes (recorded cancelled, its pending sends dropped, no $errors event); a running one stops before its next step")
+    .option("--json", "print JSON")
+    .action(async (runId: string, options: { json?: boolean }, command: Command) => {
+      const { client } = await openSession(context.env, globalOptions(command).profile);
+      const answer = await client.cancelRun(runId);
+      if (options.json) return printJson(context.io, answer);
+      if ("run_id" in answer) return printLines(context.io, [`${runId} is running: it stops before its next step and is recorded cancelled. Check with \`runnel runs ${runId}\`.`]);
+      printLines(context.io, [`${runId} cancelled: it will not resume.`]);
     });
 }
