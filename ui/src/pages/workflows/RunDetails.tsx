@@ -2,6 +2,7 @@ import { JsonTree } from "../../components/JsonTree";
 import { RelativeTime } from "../../components/RelativeTime";
 import { formatDuration } from "./format";
 import { RunTimeline } from "./RunTimeline";
+import { RunWait } from "./RunWait";
 import { StatusBadge } from "./StatusBadge";
 import type { RunStep, RunView } from "./types";
 
@@ -39,6 +40,8 @@ export function RunDetails({ run, headingLevel = 2 }: { run: RunView; headingLev
           </div>
         ) : null}
       </dl>
+
+      <RunWait run={run} />
 
       {run.attempts.length > 0 ? <RunAttempts run={run} /> : null}
 

@@ -61,6 +61,11 @@ export function getRun(id: string, signal?: AbortSignal): Promise<RunView> {
   return apiData<RunView>("GET", `/v1/runs/${segment(id)}`, { signal });
 }
 
+/** Cancels a waiting run (the run, cancelled) or a running one (it stops before its next step). */
+export function cancelRun(id: string): Promise<RunView | { run_id: string; status: "cancelling" }> {
+  return apiData<RunView | { run_id: string; status: "cancelling" }>("POST", `/v1/runs/${segment(id)}/cancel`);
+}
+
 /**
  * Runs the workflow once on `event` and waits for the finished run (the
  * server waits up to 30 s; a longer run answers 202 with its id only).

@@ -20,6 +20,10 @@ export function statusText(status: string): string {
       return "Skipped";
     case "retrying":
       return "Retrying";
+    case "delayed":
+      return "Delayed";
+    case "cancelled":
+      return "Cancelled";
     case "pending":
       return "Waiting";
     default:
