@@ -18,10 +18,17 @@ export function newFlowToken(): string {
   return randomBytes(24).toString("base64url");
 }
 
-/** `$.context.run` for the first step of a call starting at `from`: its executions so far, and what a rerun passed. */
+/**
+ * `$.context.run` for the first step of a call starting at `from`: a step a
+ * rerun resumes at sees its executions so far and what the rerun passed; a
+ * step a resume URL resumed, the request. A run that never waited keeps the
+ * meaning it had: the executions of its delivery (2 for a run redone after a
+ * crash, or retried).
+ */
 export function contextRunOf(run: RunState, from: number): { runs: number; context?: unknown; callback_request?: unknown } {
   const flow = run.flow;
-  if (!flow || flow.resumeAt !== from) return { runs: 1 };
+  if (!flow) return { runs: run.delivery.attempts };
+  if (flow.resumeAt !== from) return { runs: 1 };
   const resumed = flow.callbackRequest ? { callback_request: flow.callbackRequest } : {};
   if (!flow.rerun) return { runs: 1, ...resumed };
   return { runs: flow.rerun.runs + 1, context: flow.rerun.context, ...resumed };

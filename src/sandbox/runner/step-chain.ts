@@ -60,6 +60,10 @@ function asJson(value: unknown): { json: unknown } | { error: SandboxError } {
   }
 }
 
+function resumedByFlow(run: StepContext["run"]): boolean {
+  return "context" in run || "callback_request" in run;
+}
+
 export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDependencies): Promise<void> {
   const scope: Record<string, unknown> = { ...chain.scope };
   for (const [position, step] of chain.steps.entries()) {
@@ -85,8 +89,8 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
           storeRequest: (store, request) => call.storeRequest(store, request),
           authRequest: (account, stale) => call.authRequest(account, stale),
         });
-        // `$.context.run` is the call's first step's (a rerun resumes there); each later step is on its first execution.
-        const context = position === 0 ? { ...chain.context, stepId: step.id } : { ...chain.context, stepId: step.id, run: { runs: 1 } };
+        // A rerun's `runs` and `context` (or a resume URL's request) are the call's first step's, where the run resumed.
+        const context = position === 0 || !resumedByFlow(chain.context.run) ? { ...chain.context, stepId: step.id } : { ...chain.context, stepId: step.id, run: { runs: 1 } };
         value = await runStep(target.component, instance, { steps: scope, context }, { recorder, flowUrls: chain.flowUrls, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });
         // One turn of the event loop, so that a promise the step left rejected fails this step.
         await nextTurn();
