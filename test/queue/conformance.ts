@@ -84,6 +84,22 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       expect(await queue.claim(10)).toEqual([]);
     });
 
+    it("hurries a job put back for later: due at once, a held or unknown one left alone", async () => {
+      const queue = await open(LONG_LEASE);
+      const delivery = fixture.delivery("1000-h");
+      await queue.enqueue([delivery]);
+      const [first] = await queue.claim(10);
+      // Held by its claim: nothing to hurry yet.
+      expect(await queue.hurry([keyOf(delivery)])).toBe(0);
+      await queue.retry([first!], Date.now() + LONG_LEASE);
+      expect(await queue.claim(10)).toEqual([]);
+      expect(await queue.hurry([keyOf(delivery), keyOf(fixture.delivery("1000-unknown"))])).toBe(1);
+      const [again] = await claimWithin(queue, 5_000);
+      expect(again!.eventId).toBe("1000-h");
+      expect(again!.attempts).toBeGreaterThan(first!.attempts);
+      expect(await queue.complete([again!])).toEqual([keyOf(delivery)]);
+    });
+
     it("takes over the claim of a dead worker once its lease runs out, and completes it once", async () => {
       const dying = await open(SHORT_LEASE);
       const survivor = await open(SHORT_LEASE);
