@@ -195,6 +195,37 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect((await store.findRun(ownerId, base.id))?.status).toBe("success");
     });
 
+    it("keeps a delayed run as its row like a retrying one; a cancel rewrites it while it is still that attempt, and a cancelled row is never replaced", async () => {
+      const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ d: 1 }, { d: 2 }]));
+      const [eventId, secondEventId] = appended.events.map((event) => event.id) as [string, string];
+      const flow = { resumeAt: 1, token: "t".repeat(32), rerun: { runs: 1, context: { job: 1 }, maxReruns: 3 } };
+      const delayed = { ...runFor(listener, emitter, eventId), status: "delayed" as const, nextAttemptAt: 456, continuation: { sends: [], sendPlaces: [], tries: {}, flow } };
+      expect([...(await store.finishRuns({ runs: [delayed], deliveries: [], appends: [] })).recorded]).toEqual([delayed.id]);
+      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([delayed]);
+      // A resumed execution (attempt 2) replaces it, and may be delayed again.
+      const again = { ...delayed, attempt: 2, nextAttemptAt: 789 };
+      expect((await store.finishRuns({ runs: [again], deliveries: [], appends: [] })).recorded.size).toBe(1);
+      expect(await store.findRun(ownerId, delayed.id)).toEqual(again);
+      // A cancel fenced by a stale attempt changes nothing; by the current one, it cancels.
+      const cancel = { status: "cancelled" as const, continuation: null, nextAttemptAt: null, finishedAt: 1_000, cancelledBy: "u_someone" };
+      expect(await store.updateWaitingRun(ownerId, delayed.id, 1, cancel)).toBe(false);
+      expect(await store.updateWaitingRun(otherId, delayed.id, 2, cancel)).toBe(false);
+      expect(await store.updateWaitingRun(ownerId, delayed.id, 2, cancel)).toBe(true);
+      const { nextAttemptAt: _next, continuation: _continuation, ...rest } = again;
+      expect(await store.findRun(ownerId, delayed.id)).toEqual({ ...rest, status: "cancelled", finishedAt: 1_000, cancelledBy: "u_someone" });
+      // Found by run key (its delivery, claimed again, is settled without running), and never replaced or cancelled twice.
+      expect((await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }]))[0]?.status).toBe("cancelled");
+      expect((await store.finishRuns({ runs: [{ ...again, status: "success", attempt: 3, nextAttemptAt: null, continuation: null }], deliveries: [], appends: [] })).recorded.size).toBe(0);
+      expect(await store.updateWaitingRun(ownerId, delayed.id, 2, cancel)).toBe(false);
+      expect((await store.findRun(ownerId, delayed.id))?.status).toBe("cancelled");
+      // A resume URL's request is written into a waiting run's continuation.
+      const other = { ...runFor(listener, emitter, secondEventId), status: "delayed" as const, nextAttemptAt: 456, continuation: { sends: [], sendPlaces: [], tries: {}, flow: { resumeAt: 1, token: "x".repeat(32) } } };
+      await store.finishRuns({ runs: [other], deliveries: [], appends: [] });
+      const callbackRequest = { method: "POST", headers: { a: "b" }, body: { ok: true } };
+      expect(await store.updateWaitingRun(ownerId, other.id, 1, { continuation: { ...other.continuation, flow: { ...other.continuation.flow, callbackRequest } }, nextAttemptAt: 500 })).toBe(true);
+      expect((await store.findRun(ownerId, other.id))?.continuation?.flow?.callbackRequest).toEqual(callbackRequest);
+    });
+
     it("routes deliveries: never to the emitter itself, glob ones left out for 'explicit', none for 'none'", async () => {
       const errorWorkflow = await store.createWorkflow(workflowFor(ownerId, "errors", { isErrorWorkflow: true }));
       await store.subscribe({ id: newId("subscription"), ownerId, emitterId: "p_*", listenerId: errorWorkflow.id, eventName: "$errors", createdAt: Date.now() });
