@@ -7,7 +7,7 @@ import { RETRY_WINDOW_MS } from "./run-retries.js";
  * the end of the wait, and it resumes then, in any process: with the next
  * step (a delay) or with the same step again (a rerun).
  */
-export type FlowRequest = { kind: "delay"; ms: number } | { kind: "rerun"; ms: number; context: unknown; maxReruns: number };
+export type FlowRequest = { kind: "delay"; ms: number } | { kind: "rerun"; ms: number; context: unknown; maxReruns: number } | { kind: "suspend"; ms: number };
 
 /**
  * The longest wait: the window a waiting delivery is kept in (the same as a
@@ -15,6 +15,8 @@ export type FlowRequest = { kind: "delay"; ms: number } | { kind: "rerun"; ms: n
  * longer wait here fails the step, naming the limit.
  */
 export const MAX_FLOW_DELAY_MS = RETRY_WINDOW_MS;
+/** `$.flow.suspend`'s default timeout: a day. */
+export const DEFAULT_SUSPEND_TIMEOUT_MS = 86_400_000;
 /** `$.flow.rerun`'s default `maxReruns`, as the hosted service has it. */
 export const DEFAULT_MAX_RERUNS = 10;
 /** The most reruns a step may ask for. */
@@ -39,6 +41,8 @@ export interface FlowContinuation {
   token: string;
   /** For a rerun: the executions of the step so far (its next one sees one more), what it passed, and its limit. */
   rerun?: { runs: number; context: unknown; maxReruns: number };
+  /** `$.flow.suspend`: the run waits for its resume URL; reaching its due time without it is a timeout (an error). */
+  suspended?: true;
   /** The request to the resume URL that resumed the run early, for `$.context.run.callback_request`. */
   callbackRequest?: { method: string; headers: Record<string, string>; body: unknown };
 }

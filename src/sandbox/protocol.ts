@@ -326,7 +326,7 @@ function readStep(value: unknown): StepOutcome | undefined {
 function readFlow(value: unknown): FlowRequest | null | undefined {
   if (value === undefined || value === null) return null;
   if (!isRecord(value) || typeof value.ms !== "number") return undefined;
-  if (value.kind === "delay") return { kind: "delay", ms: value.ms };
+  if (value.kind === "delay" || value.kind === "suspend") return { kind: value.kind, ms: value.ms };
   if (value.kind === "rerun" && typeof value.maxReruns === "number") return { kind: "rerun", ms: value.ms, context: value.context ?? null, maxReruns: value.maxReruns };
   return undefined;
 }

@@ -217,6 +217,29 @@ describe.each(MODES)("$.flow and cancel ($name)", (mode) => {
     expect((await fetch(cancel_url)).status).toBe(404);
   });
 
+  it("$.flow.suspend waits for its resume URL (the request reaching the next step), and times out into an error without it", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Suspend",
+      steps: [
+        { name: "ask", code: `export default defineComponent({ async run({ steps, $ }) { $.export("urls", $.flow.suspend(steps.trigger.event.timeout)); return "asked"; } })` },
+        { name: "after", code: `export default defineComponent({ async run({ $ }) { return { approved: $.context.run.callback_request?.body ?? null }; } })` },
+      ],
+    });
+    const approvedId = await runNow(workflow.id, { timeout: 600_000 });
+    const timedOutId = await runNow(workflow.id, { timeout: 300 });
+    const waiting = await waitFor(() => getRun(approvedId), (run) => run?.status === "delayed", "the suspended run");
+    expect((await fetch(waiting.steps[0].exports.urls.resume_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ok: "yes" }) })).status).toBe(202);
+    const approved = await waitFor(() => getRun(approvedId), (run) => run.status !== "delayed", "the resumed run", 10_000);
+    expect(approved.status).toBe("success");
+    expect(approved.steps[1].$return_value).toEqual({ approved: { ok: "yes" } });
+    const timedOut = await waitFor(() => getRun(timedOutId), (run) => run !== null && run.status !== "delayed", "the timed-out run", 10_000);
+    expect(timedOut.status).toBe("error");
+    expect(timedOut.error).toMatchObject({ code: "Timeout", name: "SuspendTimeout" });
+    expect(timedOut.error.msg).toContain('Step "ask" suspended the run ($.flow.suspend) and its resume URL was not called before the timeout');
+    expect(timedOut.steps.map((step: any) => step.status)).toEqual(["success", "skipped"]);
+    expect((await errorsOf(server, key, workflow.id)).data).toHaveLength(1);
+  });
+
   it("cancels a delayed run (API and cancel URL): it never resumes, is recorded cancelled with who and when, its sends dropped, no $errors", async () => {
     const workflow = await createWorkflow(server, key, {
       name: "Cancel delayed",

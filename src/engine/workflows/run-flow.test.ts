@@ -26,7 +26,7 @@ const workflow: Workflow = {
   updatedAt: NOW,
 };
 const delivery: ClaimedDelivery = { listenerId: "p_1", emitterId: "p_1", eventId: "1-0", ownerId: "u_1", subscriptionId: "s", channel: "$run", status: "running", attempts: 1, interruptions: 0, availableAt: NOW, createdAt: NOW, event: {}, indexedAtMs: NOW };
-const record = (id: string, name: string, sends = 0) => ({ id, name, status: "success" as const, returnValue: name, exports: {}, summary: null, logs: [], startedAt: NOW, durationMs: 1, sends: Array.from({ length: sends }, () => ({ destination: "http", target: "POST x", summary: "", status: "pending" as const, detail: null })) });
+const record = (id: string, name: string, sends = 0) => ({ id, name, status: "success" as const, returnValue: name, exports: {}, summary: null, logs: [], startedAt: NOW, durationMs: 1, sends: Array.from({ length: sends }, () => ({ destination: "http" as const, target: "POST x", summary: "", status: "pending" as const, detail: null })) });
 
 /** The run as an execution of steps `one` and `poll` left it after `poll` asked for a rerun, recorded and read back. */
 function rerunRecorded(runs: number): WorkflowRun {

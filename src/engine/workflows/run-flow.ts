@@ -40,7 +40,7 @@ export function contextRunOf(run: RunState, from: number): { runs: number; conte
  * should have refused) fails the step instead, saying why.
  */
 export function applyFlowRequest(run: RunState, step: WorkflowStep, index: number, request: FlowRequest, now: number): void {
-  const what = request.kind === "delay" ? "$.flow.delay(ms)" : "$.flow.rerun(delayMs, context, maxReruns)";
+  const what = request.kind === "delay" ? "$.flow.delay(ms)" : request.kind === "suspend" ? "$.flow.suspend(timeoutMs)" : "$.flow.rerun(delayMs, context, maxReruns)";
   const problem = delayProblem(request.ms, what) ?? (request.kind === "rerun" ? maxRerunsProblem(request.maxReruns) : null);
   const fail = (message: string) => failRun(run, step, { code: "UserError", name: "FlowError", message }, now);
   if (problem) return fail(problem);
@@ -53,7 +53,7 @@ export function applyFlowRequest(run: RunState, step: WorkflowStep, index: numbe
     }
     run.flow = { resumeAt: index, token, rerun: { runs, context: request.context, maxReruns: request.maxReruns } };
   } else {
-    run.flow = { resumeAt: index + 1, token };
+    run.flow = { resumeAt: index + 1, token, ...(request.kind === "suspend" ? { suspended: true as const } : {}) };
   }
   run.status = "delayed";
   run.nextAttemptAt = now + Math.round(request.ms);
@@ -89,6 +89,12 @@ export function resumeDelayedRun(run: RunState, waiting: WorkflowRun, steps: Wor
   run.sends = sends.filter((_, index) => keep[index]);
   run.sendPlaces = places.filter((_, index) => keep[index]);
   run.resumeAt = flow.resumeAt;
+  // Suspended, and its time came before its resume URL was called: the suspending step timed out.
+  if (flow.suspended && !flow.callbackRequest) {
+    const suspending = steps[flow.resumeAt - 1]!;
+    const message = `Step "${suspending.name}" suspended the run ($.flow.suspend) and its resume URL was not called before the timeout. Call the resume URL sooner, or give $.flow.suspend a longer timeout.`;
+    failRun(run, suspending, { code: "Timeout", name: "SuspendTimeout", message }, waiting.nextAttemptAt ?? waiting.finishedAt);
+  }
 }
 
 /** What a delayed run keeps to resume (see FlowContinuation). */

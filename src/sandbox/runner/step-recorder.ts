@@ -59,7 +59,7 @@ export class StepRecorder {
    * call counts. A bad value throws here, failing the step with its name.
    */
   flow(request: FlowRequest, urls: { resume_url: string; cancel_url: string }): { resume_url: string; cancel_url: string } {
-    const what = request.kind === "delay" ? "$.flow.delay(ms)" : "$.flow.rerun(delayMs, context, maxReruns)";
+    const what = request.kind === "delay" ? "$.flow.delay(ms)" : request.kind === "suspend" ? "$.flow.suspend(timeoutMs)" : "$.flow.rerun(delayMs, context, maxReruns)";
     this.assertOpen(what);
     const problem = delayProblem(request.ms, what) ?? (request.kind === "rerun" ? maxRerunsProblem(request.maxReruns) : null);
     if (problem) throw new RangeError(problem);

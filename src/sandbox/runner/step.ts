@@ -16,7 +16,7 @@ import { InvalidComponentError, type Component } from "./component.js";
 import type { Instance } from "./instance.js";
 import type { StepRecorder } from "./step-recorder.js";
 import { STEP_SEND_TYPES } from "./step-sends.js";
-import { DEFAULT_MAX_RERUNS } from "../../domain/run-flow.js";
+import { DEFAULT_MAX_RERUNS, DEFAULT_SUSPEND_TIMEOUT_MS } from "../../domain/run-flow.js";
 
 /** Thrown by `$.flow.exit()`; an Error so that a step that catches and prints it shows something readable. */
 class FlowExit extends Error {
@@ -67,7 +67,7 @@ function buildHelpers(call: StepCall, env: StepEnvironment): Record<string, unkn
       rerun: env.flowUrls
         ? (ms: unknown, context: unknown = null, maxReruns: unknown = DEFAULT_MAX_RERUNS) => recorder.flow({ kind: "rerun", ms: ms as number, context, maxReruns: maxReruns as number }, env.flowUrls!)
         : notSupported("rerun"),
-      suspend: notSupported("suspend"),
+      suspend: env.flowUrls ? (timeoutMs: unknown = DEFAULT_SUSPEND_TIMEOUT_MS) => recorder.flow({ kind: "suspend", ms: timeoutMs as number }, env.flowUrls!) : notSupported("suspend"),
     },
     send,
     context: call.context,
