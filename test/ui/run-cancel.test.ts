@@ -49,4 +49,35 @@ describe("the console's run page for a delayed run, in a real browser", () => {
     expect((await call(harness.url, "GET", `/v1/runs/${runId}`, { key: harness.key })).body.data.status).toBe("cancelled");
     expectNoBrowserErrors(page);
   }, 60_000);
+
+  it("cancels a running run from its page (not recorded yet): it is recorded cancelled and its next step never runs", async () => {
+    const created = await call(harness.url, "POST", "/v1/workflows", {
+      key: harness.key,
+      json: {
+        name: "Slow",
+        steps: [
+          {
+            name: "slow",
+            props: { store: "ui-cancel" },
+            code: `export default defineComponent({ props: { store: { type: "data_store" } }, async run() { await this.store.set("started", true); await new Promise((resolve) => setTimeout(resolve, 4000)); return 1; } })`,
+          },
+          { name: "last", props: { store: "ui-cancel" }, code: `export default defineComponent({ props: { store: { type: "data_store" } }, async run() { await this.store.set("last", true); } })` },
+        ],
+      },
+    });
+    expect(created.status).toBe(200);
+    const queued = await call(harness.url, "POST", `/v1/workflows/${created.body.data.id}/runs`, { key: harness.key, json: {} });
+    const runId: string = queued.body.data.run_id;
+    const page = await harness.newPage();
+    await signIn(page, harness.key);
+    await waitFor(() => call(harness.url, "GET", "/v1/data_stores/ui-cancel/records/started", { key: harness.key }), (answer) => answer.status === 200, "the slow step to start");
+    await page.goto(`/runs/${runId}`);
+    const notRecorded = page.getByRole("region", { name: "Run not recorded yet" });
+    await notRecorded.waitFor();
+    await notRecorded.getByRole("button", { name: "Cancel run" }).click();
+    await page.getByRole("status").filter({ hasText: "Cancelling" }).waitFor();
+    // Recorded when the step in progress ends; the page finds it.
+    await page.locator(".facts .status-badge").filter({ hasText: "Cancelled" }).waitFor({ timeout: 15_000 });
+    expect((await call(harness.url, "GET", "/v1/data_stores/ui-cancel/records/last", { key: harness.key })).status).toBe(404);
+  }, 60_000);
 });

@@ -65,3 +65,30 @@ export function RunWait({ run }: { run: RunView }) {
     </section>
   );
 }
+
+/**
+ * A run id that is not recorded (yet): a run in progress is recorded when it
+ * ends, so it may be running. Cancel asks the process running it to stop it
+ * before its next step (202); the run is then recorded cancelled.
+ */
+export function RunNotRecorded({ runId, onCancelled }: { runId: string; onCancelled: () => void }) {
+  const cancel = useMutation({
+    mutationFn: () => cancelRun(runId),
+    onSuccess: () => {
+      onCancelled();
+    },
+  });
+  return (
+    <section className="run-wait" aria-label="Run not recorded yet">
+      <p>This run is not recorded yet: it may still be queued or running (a run is recorded when it ends or waits).</p>
+      {cancel.isSuccess ? (
+        <p role="status">Cancelling: the run stops before its next step and is recorded cancelled.</p>
+      ) : (
+        <button type="button" className="danger" disabled={cancel.isPending} onClick={() => cancel.mutate()}>
+          {cancel.isPending ? "Cancelling…" : "Cancel run"}
+        </button>
+      )}
+      {cancel.error ? <ErrorMessage error={cancel.error} title="Could not cancel the run." /> : null}
+    </section>
+  );
+}
