@@ -82,6 +82,18 @@ describe("$.flow.delay and cancel across processes (BullMQ on Redis)", () => {
     expect(await storeValue("last-a")).toBe(1);
   }, 120_000);
 
+  it("resumes at once, through the api process, a run delayed in a worker, when its resume URL is called", async () => {
+    const runId = await runNow(workflowId, { tag: "u", ms: 600_000 });
+    const waiting = await waitFor(() => getRun(runId), (run) => run?.status === "delayed", "the delayed run");
+    // Made in a worker: its origin is the public URL (RUNNEL_PUBLIC_URL, which a cluster sets to its api); here, the api's own.
+    const url = new URL(waiting.steps[1].exports.urls.resume_url);
+    const resumed = await fetch(`${api.url}${url.pathname}`, { method: "POST" });
+    expect(resumed.status).toBe(202);
+    const run = await waitFor(() => getRun(runId), (run) => run.status !== "delayed", "the run to resume", 30_000);
+    expect(run.status).toBe("success");
+    expect(await storeValue("first-u")).toBe(1);
+  }, 60_000);
+
   it("cancels, from the api process, a run delayed in a worker: it never resumes", async () => {
     const runId = await runNow(workflowId, { tag: "c", ms: 1500 });
     await waitFor(() => getRun(runId), (run) => run?.status === "delayed", "the delayed run");
