@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CATALOG_ROOT } from "../../src/catalog/bundle-catalog.js";
 import { catalogCode } from "../helpers/catalog.js";
 import { call, startTestServer, type TestServer } from "../helpers/server.js";
-import { createWorkflow } from "../workflows/helpers.js";
+import { createWorkflow, waitFor } from "../workflows/helpers.js";
 
 /**
  * The first helper actions (delay, end workflow, filter, format date, parse
@@ -41,26 +41,32 @@ async function saveRefused(slug: string, props: Record<string, unknown>): Promis
 }
 
 describe("helper_functions-delay", () => {
-  it("waits within the step before the next step runs", async () => {
+  /** The run once it has ended (a delayed run is recorded, and read back, before it resumes). */
+  async function endedRun(workflowId: string, event: unknown): Promise<any> {
+    const queued = await call(server.url, "POST", `/v1/workflows/${workflowId}/runs`, { key, json: { event } });
+    return waitFor(() => call(server.url, "GET", `/v1/runs/${queued.body.data.run_id}`, { key }), (answer) => answer.status === 200 && answer.body.data.status !== "delayed", "the run to end").then((answer) => answer.body.data);
+  }
+
+  it("pauses the run ($.flow.delay) and goes on with the next step after the delay", async () => {
     const id = await workflowOf("Delay", "delay", { duration: 300, unit: "milliseconds" });
-    const run = await runOn(id, {});
+    const run = await endedRun(id, {});
     expect(run.status).toBe("success");
-    expect(run.steps[0].$return_value.waited_ms).toBeGreaterThanOrEqual(295);
-    expect(run.steps[0].summary).toBe("Waited 300 milliseconds");
+    expect(run.steps[0].$return_value).toMatchObject({ delay_ms: 300, resume_url: expect.stringContaining("/resume"), cancel_url: expect.stringContaining("/cancel") });
+    expect(run.steps[0].summary).toBe("Waiting 300 milliseconds");
     expect(run.steps[1].started_at_ms - run.steps[0].started_at_ms).toBeGreaterThanOrEqual(295);
+    expect(run.steps[1].$return_value).toBe("continued");
   });
 
-  it("refuses a wait longer than the run may last, saying what to do", async () => {
-    const id = await workflowOf("Long delay", "delay", { duration: 2, unit: "minutes" });
-    const run = await runOn(id, {});
+  it("refuses a wait longer than 7 days, saying so", async () => {
+    const id = await workflowOf("Long delay", "delay", { duration: 8, unit: "days" });
+    const run = await endedRun(id, {});
     expect(run.status).toBe("error");
-    expect(run.error.msg).toMatch(/^A delay of 2 minutes does not fit in this run: it has \d+ s left before its time limit \(RUNNEL_RUN_TIMEOUT_SECONDS/);
-    expect(run.error.msg).toContain("$.flow.delay) is not available yet");
+    expect(run.error.msg).toBe("A delay of 8 days is longer than the 7 days a run may wait. Wait 7 days or less.");
   });
 
   it("refuses a negative duration or an unknown unit when saved", async () => {
     expect((await saveRefused("delay", { duration: -1 })).details.field).toBe("steps[0].props.duration");
-    expect((await saveRefused("delay", { duration: 1, unit: "hours" })).details.field).toBe("steps[0].props.unit");
+    expect((await saveRefused("delay", { duration: 1, unit: "weeks" })).details.field).toBe("steps[0].props.unit");
     expect((await saveRefused("delay", {})).details.field).toBe("steps[0].props.duration");
   });
 });

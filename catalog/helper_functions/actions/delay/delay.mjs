@@ -1,19 +1,19 @@
-const UNITS = { milliseconds: 1, seconds: 1000, minutes: 60_000 };
-/** Room kept after the wait for the rest of the run to finish and be recorded. */
-const MARGIN_MS = 1000;
+const UNITS = { milliseconds: 1, seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
+/** The longest a run may wait (the window the server keeps a waiting run in). */
+const MAX_MS = 7 * 86_400_000;
 
 export default {
   key: "helper_functions-delay",
   name: "Delay",
   description:
-    "Waits before the next step runs. The step holds the run while it waits, so the wait counts toward the run's time limit (60 s by default); pausing a run for hours ($.flow.delay) is not available yet.",
-  version: "0.1.0",
+    "Pauses the run, then goes on with the next step after the delay (up to 7 days). Nothing is held while it waits: the wait survives a restart, and the run shows as Delayed until then. Returns the run's resume and cancel URLs.",
+  version: "0.2.0",
   type: "action",
   props: {
     duration: {
       type: "integer",
       label: "Duration",
-      description: "How long to wait, in the unit below.",
+      description: "How long to wait, in the unit below (7 days at most).",
       min: 0,
     },
     unit: {
@@ -27,19 +27,15 @@ export default {
   },
   async run({ $ }) {
     const unit = this.unit ?? "seconds";
-    const waitMs = this.duration * UNITS[unit];
-    const leftMs = $.context.deadline - Date.now() - MARGIN_MS;
-    if (waitMs > leftMs) {
-      throw new Error(
-        `A delay of ${this.duration} ${unit} does not fit in this run: it has ${Math.max(0, Math.floor(leftMs / 1000))} s left before its time limit ` +
-          "(RUNNEL_RUN_TIMEOUT_SECONDS, or RUNNEL_HTTP_TIMEOUT_SECONDS for an HTTP trigger). Wait less, or raise the limit; " +
-          "a pause that does not hold the run ($.flow.delay) is not available yet.",
-      );
+    const delayMs = this.duration * UNITS[unit];
+    if (delayMs > MAX_MS) {
+      const error = new Error(`A delay of ${this.duration} ${unit} is longer than the 7 days a run may wait. Wait 7 days or less.`);
+      // No retry fixes it.
+      error.name = "ConfigurationError";
+      throw error;
     }
-    const started = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-    const waited = Date.now() - started;
-    $.export("$summary", `Waited ${this.duration} ${unit}`);
-    return { waited_ms: waited };
+    const { resume_url, cancel_url } = $.flow.delay(delayMs);
+    $.export("$summary", `Waiting ${this.duration} ${unit}`);
+    return { delay_ms: delayMs, resume_url, cancel_url };
   },
 };
