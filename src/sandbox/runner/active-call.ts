@@ -109,11 +109,20 @@ export class ActiveCall {
     return this.finished;
   }
 
-  /** The host cancelled this call's run (a `steps` call): no further step starts. */
+  /** The host cancelled this call's run (a `steps` call): no further step starts, and the step in progress is given up. */
   chainStopped = false;
+  private readonly stopListeners: Array<() => void> = [];
 
   stopChain(): void {
+    if (this.chainStopped) return;
     this.chainStopped = true;
+    for (const listener of this.stopListeners.splice(0)) listener();
+  }
+
+  /** Resolves when the host cancels this call's run. */
+  whenStopped(): Promise<void> {
+    if (this.chainStopped) return Promise.resolve();
+    return new Promise((resolve) => this.stopListeners.push(resolve));
   }
 
   /** Log lines printed so far in this call (a `steps` call marks where each step's lines end). */

@@ -60,6 +60,14 @@ function asJson(value: unknown): { json: unknown } | { error: SandboxError } {
   }
 }
 
+/** The step was given up: its run was cancelled while it ran. */
+class StepCancelled extends Error {
+  override readonly name = "Cancelled";
+  constructor() {
+    super("The run was cancelled while this step ran; the step was given up.");
+  }
+}
+
 function resumedByFlow(run: StepContext["run"]): boolean {
   return "context" in run || "callback_request" in run;
 }
@@ -91,7 +99,11 @@ export async function runChain(call: ActiveCall, chain: StepsCall, deps: ChainDe
         });
         // A rerun's `runs` and `context` (or a resume URL's request) are the call's first step's, where the run resumed.
         const context = position === 0 || !resumedByFlow(chain.context.run) ? { ...chain.context, stepId: step.id } : { ...chain.context, stepId: step.id, run: { runs: 1 } };
-        value = await runStep(target.component, instance, { steps: scope, context }, { recorder, flowUrls: chain.flowUrls, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });
+        const running = runStep(target.component, instance, { steps: scope, context }, { recorder, flowUrls: chain.flowUrls, respond: (response, what) => call.respond(response, what, { platformAnswers: chain.platformAnswers === true }) });
+        // Given up, its later failure must not surface as a fault of the runner.
+        running.catch(() => undefined);
+        // A cancel gives the step up where it waits (its run is recorded cancelled now); what it does after is dropped.
+        value = await Promise.race([running, call.whenStopped().then(() => Promise.reject(new StepCancelled()))]);
         // One turn of the event loop, so that a promise the step left rejected fails this step.
         await nextTurn();
       } catch (thrown) {
