@@ -7,6 +7,7 @@ import { ExpiringCache } from "../expiring-cache.js";
 import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { RunExecutor } from "./run-executor.js";
 import { WakeSignal } from "../wake-signal.js";
+import { DueTimes } from "./due-times.js";
 
 /**
  * A kind of listener other than a workflow: it carries out one listener's
@@ -107,6 +108,8 @@ export class DeliveryWorker implements DeliveryHandOff {
   private loop: Promise<void> | null = null;
   private stopped = false;
   private readonly signal = new WakeSignal();
+  /** When deliveries this process put back fall due: an idle loop wakes then, not at its next poll. */
+  private readonly dueTimes = new DueTimes();
   /** The last claim took all there was: claim again only when told of more (wake) or at the poll. */
   private drained = false;
   /** Deliveries recorded claimed for this process (take) or claimed while their owner had no free slot, by listener, waiting for a slot. */
@@ -298,9 +301,18 @@ export class DeliveryWorker implements DeliveryHandOff {
     return (this.runningByOwner.get(ownerId) ?? 0) < (this.options.perOwner ?? DEFAULT_PER_OWNER);
   }
 
-  /** Waits for a wake, a hand-off, or the poll interval (after which the store is asked again: other processes' work, expired leases). */
+  /**
+   * Waits for a wake, a hand-off, a delivery this process put back falling
+   * due, or the poll interval (after which the store is asked again: other
+   * processes' work, expired leases).
+   */
   private async idle(): Promise<void> {
-    if (await this.signal.sleep(this.options.pollMs ?? 1_000)) this.drained = false;
+    const pollMs = this.options.pollMs ?? 1_000;
+    const now = this.now();
+    const due = this.dueTimes.next(now);
+    // One ms past the due time: a claim at the due time itself may find the delivery not due yet.
+    const sleepMs = due === null ? pollMs : Math.min(pollMs, due - now + 1);
+    if (await this.signal.sleep(sleepMs)) this.drained = false;
   }
 
   private async runGroup(deliveries: ClaimedJob[]): Promise<void> {
@@ -372,6 +384,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   private async giveBack(deliveries: ClaimedJob[], availableAt: number): Promise<void> {
     const unrecorded = deliveries.filter((delivery) => delivery.unrecorded).map((delivery) => ({ ...delivery, availableAt }));
     const recorded = deliveries.filter((delivery) => !delivery.unrecorded);
+    if (availableAt > this.now()) this.dueTimes.add(availableAt);
     await Promise.all([
       recorded.length > 0 ? this.options.queue.retry(recorded, availableAt) : undefined,
       unrecorded.length > 0 ? this.options.queue.enqueue(unrecorded) : undefined,
