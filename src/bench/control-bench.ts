@@ -1,5 +1,8 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { autocannon } from "./autocannon.js";
-import { startBenchServer, type BenchServer } from "./bench-server.js";
+import { POSTGRES_URL, startBenchServer, type BenchServer } from "./bench-server.js";
+import { dropQueueNamespace, REDIS_URL } from "./scale-bench.js";
 import { quantile, type BenchRow } from "./table.js";
 import { BODY, CONNECTIONS, SECONDS } from "./workflow-bench.js";
 
@@ -31,7 +34,23 @@ const DELAYS = `export default defineComponent({ async run({ $ }) { return $.flo
 const AFTER = "export default defineComponent({ async run() { return Date.now(); } })";
 
 export async function benchRunControl(): Promise<BenchRow[]> {
-  const bench = await startBenchServer("sqlite");
+  const rows = await benchOn("embedded SQLite", await startBenchServer("sqlite"), { fifo: true });
+  // The scale-out queue in one process: BullMQ's delayed jobs instead of the store's due rows.
+  const namespace = `runnel_bench_${randomBytes(4).toString("hex")}`;
+  const redis = await startBenchServer("postgres", { env: { RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: namespace } });
+  try {
+    rows.push(...(await benchOn("PostgreSQL + BullMQ on Redis", redis, { fifo: false })));
+  } finally {
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    await dropQueueNamespace("redis", namespace, admin);
+    await admin.end();
+  }
+  return rows;
+}
+
+/** The figures on one server (closed after). */
+async function benchOn(setup: string, bench: BenchServer, options: { fifo: boolean }): Promise<BenchRow[]> {
   try {
     // Each figure on its own: one that fails says so in its row, and the others are still measured.
     const rows: BenchRow[] = [];
@@ -67,7 +86,8 @@ export async function benchRunControl(): Promise<BenchRow[]> {
         return started - (wait.started_at_ms + Math.ceil(wait.duration_ms) + WAIT_MS);
       }),
     ]);
-    await measure("concurrency 1 throughput", () => fifoThroughput(bench));
+    if (options.fifo) await measure("concurrency 1 throughput", () => fifoThroughput(bench));
+    for (const row of rows) row.benchmark = `${row.benchmark}, ${setup}`;
     return rows;
   } finally {
     await bench.close();
@@ -97,7 +117,7 @@ async function dueToRunning(bench: BenchServer, what: string, workflow: Record<s
     benchmark: `${what}: from its due time to the step running (${WAIT_MS} ms wait)`,
     p50Ms: quantile(late, 0.5),
     p99Ms: quantile(late, 0.99),
-    note: `${TIMED_RUNS} runs, embedded SQLite; ms late, from the runs' own times`,
+    note: `${TIMED_RUNS} runs; ms late, from the runs' own times`,
   };
 }
 

@@ -13,7 +13,7 @@ import { chooseLoadGenerator } from "./peers/load.js";
 import type { BenchRow } from "./table.js";
 import { BODY, CONNECTIONS, deployWorkflow, SECONDS } from "./workflow-bench.js";
 
-const REDIS_URL = process.env.RUNNEL_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+export const REDIS_URL = process.env.RUNNEL_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const WARM_UP_SECONDS = 3;
 /** Worker processes per measured set-up. */
 const WORKER_COUNTS = [1, 2, 4];
@@ -76,7 +76,7 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
 }
 
 /** What the queue kept of this cluster: BullMQ's schema on PostgreSQL, its keys on Redis. */
-async function dropQueueNamespace(queue: "redis" | "postgres", namespace: string, admin: pg.Client): Promise<void> {
+export async function dropQueueNamespace(queue: "redis" | "postgres", namespace: string, admin: pg.Client): Promise<void> {
   if (queue === "postgres") {
     await admin.query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`).catch(() => undefined);
     return;

@@ -110,6 +110,8 @@ export class DeliveryWorker implements DeliveryHandOff {
   private readonly signal = new WakeSignal();
   /** When deliveries this process put back fall due: an idle loop wakes then, not at its next poll. */
   private readonly dueTimes = new DueTimes();
+  /** When the loop last asked the queue for deliveries (the queue's clock). */
+  private lastClaimAt = 0;
   /** The last claim took all there was: claim again only when told of more (wake) or at the poll. */
   private drained = false;
   /** Deliveries recorded claimed for this process (take) or claimed while their owner had no free slot, by listener, waiting for a slot. */
@@ -211,6 +213,7 @@ export class DeliveryWorker implements DeliveryHandOff {
         continue;
       }
       this.signal.clear();
+      this.lastClaimAt = this.now();
       let claimed: ClaimedJob[];
       try {
         claimed = await this.options.queue.claim(this.options.batchSize ?? 64);
@@ -308,11 +311,12 @@ export class DeliveryWorker implements DeliveryHandOff {
    */
   private async idle(): Promise<void> {
     const pollMs = this.options.pollMs ?? 1_000;
+    // Due since the last claim (it fell due while this worker was busy): claim now.
+    const due = this.dueTimes.next(this.lastClaimAt);
     const now = this.now();
-    const due = this.dueTimes.next(now);
     // One ms past the due time: a claim at the due time itself may find the delivery not due yet.
-    const sleepMs = due === null ? pollMs : Math.min(pollMs, due - now + 1);
-    if (await this.signal.sleep(sleepMs)) this.drained = false;
+    const sleepMs = due === null ? pollMs : Math.min(pollMs, Math.max(0, due - now + 1));
+    if (sleepMs === 0 || (await this.signal.sleep(sleepMs))) this.drained = false;
   }
 
   private async runGroup(deliveries: ClaimedJob[]): Promise<void> {

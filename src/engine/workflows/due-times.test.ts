@@ -11,6 +11,14 @@ describe("DueTimes", () => {
     expect(due.next(900)).toBeNull();
   });
 
+  it("answers a time already past when the last look was before it (it fell due while the worker was busy)", () => {
+    const due = new DueTimes();
+    due.add(200);
+    due.add(400);
+    expect(due.next(150)).toBe(200);
+    expect(due.next(200)).toBe(400);
+  });
+
   it("forgets the latest times past its limit", () => {
     const due = new DueTimes(2);
     for (const at of [30, 10, 20]) due.add(at);

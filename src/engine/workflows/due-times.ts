@@ -25,10 +25,14 @@ export class DueTimes {
     if (this.times.length > this.limit) this.times.length = this.limit;
   }
 
-  /** The earliest time after `now`, or null when none is known; earlier times are dropped. */
-  next(now: number): number | null {
+  /**
+   * The earliest time after `seen` (the last look at the queue: times up to
+   * it were looked for, and are dropped), or null when none is known. It may
+   * be past already: something fell due while the worker was busy.
+   */
+  next(seen: number): number | null {
     let past = 0;
-    while (past < this.times.length && this.times[past]! <= now) past++;
+    while (past < this.times.length && this.times[past]! <= seen) past++;
     if (past > 0) this.times.splice(0, past);
     return this.times[0] ?? null;
   }
