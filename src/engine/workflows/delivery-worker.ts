@@ -8,6 +8,7 @@ import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { RunExecutor } from "./run-executor.js";
 import { WakeSignal } from "../wake-signal.js";
 import { DueTimes } from "./due-times.js";
+import { deliveriesToGiveUp } from "./give-up.js";
 
 /**
  * A kind of listener other than a workflow: it carries out one listener's
@@ -84,8 +85,6 @@ const DEFAULT_PER_OWNER = 4;
 const DEFAULT_LEASE_MS = 30_000;
 /** Webhook groups sent at once, beside the workflow and source runs (see startGroup). */
 const WEBHOOK_SLOTS = 16;
-/** After this many attempts that failed in Runnel itself (not in user code), a delivery is given up and logged. */
-const MAX_ATTEMPTS = 10;
 /** Workflows and sources are re-read at most this often while busy; changes, here or in another process ("changed" messages), clear them at once. */
 const CACHE_MS = 1_000;
 
@@ -351,8 +350,8 @@ export class DeliveryWorker implements DeliveryHandOff {
     } catch (error) {
       const done = error instanceof PartlyDone ? new Set(error.done) : null;
       const failed = done ? deliveries.filter((delivery) => !done.has(delivery)) : deliveries;
-      const given = failed.filter((delivery) => delivery.attempts >= MAX_ATTEMPTS);
-      const retry = failed.filter((delivery) => delivery.attempts < MAX_ATTEMPTS);
+      const given = await deliveriesToGiveUp(failed, (ownerId, workflowId, keys) => this.options.store.findRetryingRuns(ownerId, workflowId, keys));
+      const retry = failed.filter((delivery) => !given.includes(delivery));
       logger.error({ err: error, listenerId: first.listenerId, deliveries: failed.length, givenUp: given.length }, "runs could not be recorded; they will be tried again");
       finished = done ? deliveries.filter((delivery) => done.has(delivery)) : [];
       await queue.complete(given).catch(() => undefined);
