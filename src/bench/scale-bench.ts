@@ -45,7 +45,10 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
   const start = async (role: "api" | "worker") => {
     const dataDir = await mkdtemp(join(tmpdir(), `runnel-scale-${role}-`));
     dirs.push(dataDir);
-    const process = new ServerProcess({ dataDir, port: await freePort(), env: { ...common, RUNNEL_ROLE: role }, startTimeoutMs: 60_000 });
+    // RUNNEL_BENCH_PROFILE=<dir>: each api and worker process writes a V8 CPU profile in <dir>/<role> when it stops (src/bench/runner/profile-summary.ts reads them).
+    const profileDir = globalThis.process.env.RUNNEL_BENCH_PROFILE;
+    const nodeArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, role)}`] : [];
+    const process = new ServerProcess({ dataDir, port: await freePort(), env: { ...common, RUNNEL_ROLE: role }, startTimeoutMs: 60_000, nodeArgs });
     processes.push(process);
     await process.start();
     return { process, dataDir };
