@@ -252,12 +252,12 @@ describe.each(MODES)("replay from the failed step ($name)", (mode) => {
     // Once the failed step is gone from the current code, a bulk replay from it lists each error with the reason.
     const renamed = steps(store).map((step) => (step.name === "flagged" ? { ...step, name: "renamed" } : step));
     expect((await call(server.url, "PUT", `/v1/workflows/${workflow.id}`, { key, json: { steps: renamed } })).status).toBe(200);
-    const refused = await call(server.url, "POST", `/v1/workflows/${workflow.id}/$errors/replay`, { key, json: { event_ids: [byTag.get(tags[0]).id, byTag.get(tags[1]).id], from: "failed_step" } });
+    const refused = await call(server.url, "POST", `/v1/workflows/${workflow.id}/$errors/replay`, { key, json: { event_ids: [byTag.get(tags[0]!).id, byTag.get(tags[1]!).id], from: "failed_step" } });
     expect(refused.status).toBe(202);
     expect(refused.body.data.count).toBe(0);
     expect(refused.body.data.not_replayed).toEqual([
-      { error_id: byTag.get(tags[0]).id, reason: expect.stringContaining('The failed step "flagged" is no longer in the workflow\'s current code') },
-      { error_id: byTag.get(tags[1]).id, reason: expect.stringContaining('"with_code": "failed_run"') },
+      { error_id: byTag.get(tags[0]!).id, reason: expect.stringContaining('The failed step "flagged" is no longer in the workflow\'s current code') },
+      { error_id: byTag.get(tags[1]!).id, reason: expect.stringContaining('"with_code": "failed_run"') },
     ]);
   });
 });

@@ -190,7 +190,8 @@ function toWorkflow(row: Selectable<WorkflowRow>): Workflow {
     deploymentId: row.deployment_id,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
-    version: Number(row.version ?? 1),
+    // Only when past the first (absent means 1, as for every workflow never updated).
+    ...(Number(row.version ?? 1) !== 1 ? { version: Number(row.version) } : {}),
   };
 }
 
