@@ -85,6 +85,14 @@ describe("planReplay", () => {
     await expect(planReplay(storeWith(null), workflow, error, fromStep)).rejects.toBeInstanceOf(ConflictError);
   });
 
+  it("finds the run of a failed $.send's error (DestinationFailed, emitted as <run id>:<step>:<send>) and says no step failed", async () => {
+    const sendError: StoredEvent = { ...error, emitId: "run_1:0:0", event: { error: { code: "DestinationFailed" } } };
+    let asked = "";
+    const store = { findRun: async (_owner: string, runId: string) => ((asked = runId), { ...failedRun, status: "success" as const }) } as unknown as Store;
+    await expect(planReplay(store, workflow, sendError, fromStep)).rejects.toThrow(/is a \$\.send that failed after its run ended well \(DestinationFailed\)/);
+    expect(asked).toBe("run_1");
+  });
+
   it("refuses a run whose earlier steps sent something it did not keep (recorded before failed runs kept their sends)", async () => {
     const sent = record("c_1", "first", "success", [{ destination: "emit", target: "", summary: "", status: "not_sent", detail: null }]);
     await expect(planReplay(storeWith({ ...failedRun, steps: [sent, failedRun.steps[1]!] }), workflow, error, fromStep)).rejects.toThrow(/before failed runs kept what their steps sent/);

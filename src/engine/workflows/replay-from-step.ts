@@ -59,7 +59,9 @@ export function readReplayChoice(body: { from?: unknown; with_code?: unknown }):
  */
 export async function planReplay(store: Store, workflow: Workflow, error: StoredEvent, choice: ReplayChoice): Promise<ReplayPlan> {
   if (choice.from === "trigger" && choice.withCode === "current") return {};
-  const run = error.emitId ? await store.findRun(workflow.ownerId, error.emitId) : null;
+  // A failed run's error is emitted under its run id; a failed `$.send`'s (DestinationFailed) under `<run id>:<step>:<send>`.
+  const runId = error.emitId?.split(":")[0];
+  const run = runId ? await store.findRun(workflow.ownerId, runId) : null;
   if (!run) {
     throw new ConflictError(
       `The run of error ${error.id} is no longer kept (a workflow keeps its last 1,000 runs), so its steps' results and the code version it ran are gone. Replay it from the trigger with the current code: {"from": "trigger", "with_code": "current"}.`,
@@ -88,6 +90,9 @@ function resumeOf(error: StoredEvent, run: WorkflowRun, steps: WorkflowStep[]): 
   if (run.status === "retrying") {
     const next = run.nextAttemptAt ? ` (next attempt at ${new Date(run.nextAttemptAt).toISOString()})` : "";
     throw new ConflictError(`The run of error ${error.id} is still retrying its failed step${next}; wait for it to end, then replay the error if it fails again.`);
+  }
+  if (run.status !== "error" && (error.event as { error?: { code?: unknown } } | null)?.error?.code === "DestinationFailed") {
+    throw new ConflictError(`Error ${error.id} is a $.send that failed after its run ended well (DestinationFailed): no step failed, so there is no failed step to replay from. Replay it from the trigger: {"from": "trigger"}.`);
   }
   if (run.status !== "error") {
     throw new ConflictError(`The run of error ${error.id} ended ${run.status === "exited" ? "early ($.flow.exit)" : "well"} on a later attempt: there is no failed step to replay from. Replay it from the trigger if you want it to run again: {"from": "trigger"}.`);
