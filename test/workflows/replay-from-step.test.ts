@@ -350,3 +350,57 @@ describe("replay from the failed step: what cannot be done", () => {
     expect(unknown.status).toBe(404);
   });
 });
+
+describe("replay from the failed step of a step with retries", () => {
+  let server: TestServer;
+  let key: string;
+  beforeAll(async () => {
+    server = await startTestServer();
+    key = (await createUser(server, "retrier")).key;
+  });
+  afterAll(() => server?.close());
+
+  /** Fails while the store's "failures_left" is above 0, taking one off each time. */
+  const FLAKY = `export default defineComponent({
+    props: { store: { type: "data_store" } },
+    async run({ steps }) {
+      const left = (await this.store.get("failures_left")) ?? 0;
+      if (left > 0) { await this.store.set("failures_left", left - 1); throw new Error("failing, " + left + " left"); }
+      return { saw: steps.count.$return_value.runs };
+    },
+  })`;
+
+  it("retries the failed step in the replay run, keeping the reused steps across its attempts", async () => {
+    const store = "replay-retries";
+    const put = (recordKey: string, value: unknown) => call(server.url, "PUT", `/v1/data_stores/${store}/records/${recordKey}`, { key, json: { value } });
+    await put("failures_left", 100);
+    const workflow = await createWorkflow(server, key, {
+      name: "Replay with retries",
+      steps: [
+        { name: "count", code: `export default defineComponent({ props: { store: { type: "data_store" } }, async run() { const runs = ((await this.store.get("count")) ?? 0) + 1; await this.store.set("count", runs); return { runs }; } })`, props: { store } },
+        { name: "flaky", code: FLAKY, props: { store }, retries: { max: 1, backoff: "fixed", delay_ms: 200 } },
+      ],
+    });
+    await call(server.url, "POST", `/v1/workflows/${workflow.id}/runs`, { key, json: { event: {} } });
+    const errors = await waitFor(() => errorsOf(server, key, workflow.id), (body) => body.data.length === 1, "the error after its retry", 30_000);
+    // The failed run tried the step twice; one more failure, then success, for the replay.
+    await put("failures_left", 1);
+    const accepted = await call(server.url, "POST", `/v1/workflows/${workflow.id}/$errors/${errors.data[0].id}/replay`, { key, json: { from: "failed_step" } });
+    expect(accepted.status).toBe(202);
+    const run = await waitFor(
+      () => runsOf(server, key, workflow.id).then((runs) => runs.find((listed) => listed.trigger.event_id === accepted.body.data.event_id)),
+      (found) => found !== undefined && found.status !== "retrying",
+      "the replay to end",
+      30_000,
+    );
+    expect(run.status).toBe("success");
+    expect(run.attempt).toBe(2);
+    expect(run.attempts.map((tried: any) => [tried.step_name, tried.msg])).toEqual([["flaky", "failing, 1 left"]]);
+    expect(run.steps.map((step: any) => [step.name, step.status, step.reused])).toEqual([
+      ["count", "success", true],
+      ["flaky", "success", false],
+    ]);
+    expect(run.steps[1].$return_value).toEqual({ saw: 1 });
+    expect((await call(server.url, "GET", `/v1/data_stores/${store}/records/count`, { key })).body.data.value).toBe(1);
+  });
+});
