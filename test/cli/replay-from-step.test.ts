@@ -78,9 +78,20 @@ describe("runnel errors replay from the failed step", () => {
     expect(detail).toMatch(/^ {2}1\. count \(c_[0-9a-z]+\) {2}success {2}.*\(reused from the failed run, not run again\)$/m);
     expect(detail).not.toMatch(/^ {2}2\. flagged .*reused/m);
 
+    // The versions: one per save, the current one marked.
+    const table = await cli("versions", "cli-replay");
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/1 \(current\)\s*│\s*\S+Z\s*│\s*count, flagged/);
+    expect(table.stderr).toContain("--with-code failed-run");
+
     // The failed step renamed away: --all from the failed step replays nothing, and says why for each.
     const renamed = steps.map((step) => (step.name === "flagged" ? { ...step, name: "checked" } : step));
     expect((await call(server.url, "PUT", `/v1/workflows/${workflow.id}`, { key, json: { steps: renamed } })).status).toBe(200);
+    const versions = JSON.parse((await cli("versions", "cli-replay", "--json")).stdout);
+    expect(versions.map((version: any) => [version.version, version.current, version.steps.map((step: any) => step.name)])).toEqual([
+      [2, true, ["count", "checked"]],
+      [1, false, ["count", "flagged"]],
+    ]);
     const all = await cli("errors", "replay", "cli-replay", "--all", "--from", "failed-step", "--json");
     expect(all.code, all.stderr).toBe(0);
     const answer = JSON.parse(all.stdout);
