@@ -285,6 +285,7 @@ export const RunSchema = Type.Object(
           }),
           { description: "The step's $.send.* calls, in call order." },
         ),
+        reused: Type.Boolean({ description: "true: not run again in this run: copied from the failed run it replays from its failed step (replay_of)." }),
       }),
     ),
     error: Type.Union([RunErrorSchema, Type.Null()]),
@@ -296,6 +297,7 @@ export const RunSchema = Type.Object(
     attempt: Type.Integer({ description: "Executions of the run so far: 1, and one more for each retry of a step." }),
     attempts: Type.Array(RunAttemptSchema, { description: "Its failed attempts of steps with retries, oldest first (empty without retries)." }),
     next_attempt_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "While retrying: when the next attempt is due." }),
+    workflow_version: Type.Union([Type.Integer(), Type.Null()], { description: "The workflow version whose code it ran (GET /v1/workflows/{id}/versions); null for runs recorded before versions were kept." }),
   },
   { title: "WorkflowRun" },
 );
@@ -335,6 +337,7 @@ export function toRunView(run: WorkflowRun): RunView {
       started_at_ms: step.startedAt,
       duration_ms: step.durationMs,
       sends: step.sends,
+      reused: step.reused === true,
     })),
     error: run.error,
     exit_reason: run.exitReason,
@@ -354,6 +357,7 @@ export function toRunView(run: WorkflowRun): RunView {
       next_attempt_at_ms: tried.nextAttemptAt,
     })),
     next_attempt_at_ms: run.nextAttemptAt ?? null,
+    workflow_version: run.workflowVersion ?? null,
   };
 }
 

@@ -22,6 +22,7 @@ import { registryAppsMigration } from "./0021-registry-apps.js";
 import { processesMigration } from "./0022-processes.js";
 import { accountRefreshLeaseMigration } from "./0023-account-refresh-lease.js";
 import { runRetriesMigration } from "./0024-run-retries.js";
+import { workflowVersionsMigration } from "./0027-workflow-versions.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0022-processes": processesMigration,
   "0023-account-refresh-lease": accountRefreshLeaseMigration,
   "0024-run-retries": runRetriesMigration,
+  "0027-workflow-versions": workflowVersionsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
