@@ -1,5 +1,6 @@
 import { benchApi, benchCliStart } from "./api-bench.js";
 import { benchConsoleInspector } from "./console-bench.js";
+import { benchRunControl } from "./control-bench.js";
 import { benchManyComponents } from "./many-bench.js";
 import { benchPackageDeploys } from "./package-bench.js";
 import { benchDeployToFirstEvent, benchHttpSource, benchWarmInvocation } from "./source-bench.js";
@@ -11,7 +12,7 @@ import { benchWorkflows } from "./workflow-bench.js";
 /**
  * `npm run bench`: one table of the figures the issues ask for. Run it on an
  * otherwise idle machine; RUNNEL_BENCH_SECONDS sets the length of each load run.
- * `npm run bench -- <suite>` runs one suite (api, sources, packages, workflows, many, console); `npm run bench -- --peers` runs
+ * `npm run bench -- <suite>` runs one suite (api, sources, packages, workflows, control, many, console); `npm run bench -- --peers` runs
  * only the comparison with Fastify and Node-RED, which is never part of the
  * full run (it installs Node-RED on first use, and takes its own minutes);
  * `--scale` runs api and worker processes on PostgreSQL with Redis, and on
@@ -23,6 +24,7 @@ const suites: Record<string, () => Promise<BenchRow[]>> = {
   sources: async () => [...(await benchHttpSource()), await benchWarmInvocation(), await benchDeployToFirstEvent()],
   packages: benchPackageDeploys,
   workflows: benchWorkflows,
+  control: benchRunControl,
   many: benchManyComponents,
   console: benchConsoleInspector,
 };

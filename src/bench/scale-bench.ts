@@ -13,7 +13,7 @@ import { chooseLoadGenerator } from "./peers/load.js";
 import type { BenchRow } from "./table.js";
 import { BODY, CONNECTIONS, deployWorkflow, SECONDS } from "./workflow-bench.js";
 
-const REDIS_URL = process.env.RUNNEL_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+export const REDIS_URL = process.env.RUNNEL_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const WARM_UP_SECONDS = 3;
 /** Worker processes per measured set-up. */
 const WORKER_COUNTS = [1, 2, 4];
@@ -45,7 +45,10 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
   const start = async (role: "api" | "worker") => {
     const dataDir = await mkdtemp(join(tmpdir(), `runnel-scale-${role}-`));
     dirs.push(dataDir);
-    const process = new ServerProcess({ dataDir, port: await freePort(), env: { ...common, RUNNEL_ROLE: role }, startTimeoutMs: 60_000 });
+    // RUNNEL_BENCH_PROFILE=<dir>: each api and worker process writes a V8 CPU profile in <dir>/<role> when it stops (src/bench/runner/profile-summary.ts reads them).
+    const profileDir = globalThis.process.env.RUNNEL_BENCH_PROFILE;
+    const nodeArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, role)}`] : [];
+    const process = new ServerProcess({ dataDir, port: await freePort(), env: { ...common, RUNNEL_ROLE: role }, startTimeoutMs: 60_000, nodeArgs });
     processes.push(process);
     await process.start();
     return { process, dataDir };
@@ -76,7 +79,7 @@ async function startCluster(queue: "redis" | "postgres", workers: number): Promi
 }
 
 /** What the queue kept of this cluster: BullMQ's schema on PostgreSQL, its keys on Redis. */
-async function dropQueueNamespace(queue: "redis" | "postgres", namespace: string, admin: pg.Client): Promise<void> {
+export async function dropQueueNamespace(queue: "redis" | "postgres", namespace: string, admin: pg.Client): Promise<void> {
   if (queue === "postgres") {
     await admin.query(`DROP SCHEMA IF EXISTS ${namespace} CASCADE`).catch(() => undefined);
     return;

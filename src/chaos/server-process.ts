@@ -13,6 +13,8 @@ export interface ServerProcessOptions {
   env: Record<string, string>;
   /** How long a start may take. Default 30 s. */
   startTimeoutMs?: number;
+  /** Node's own options before the script (a bench's `--cpu-prof`, which NODE_OPTIONS does not take). */
+  nodeArgs?: string[];
 }
 
 export class ServerProcess {
@@ -29,7 +31,7 @@ export class ServerProcess {
 
   /** Starts the server and resolves once it listens. */
   async start(): Promise<void> {
-    const child = spawn(process.execPath, [RUNNEL_BIN, "server"], {
+    const child = spawn(process.execPath, [...(this.options.nodeArgs ?? []), RUNNEL_BIN, "server"], {
       cwd: this.options.dataDir,
       env: { PATH: process.env.PATH ?? "", RUNNEL_DATA_DIR: this.options.dataDir, RUNNEL_PORT: String(this.options.port), RUNNEL_HOST: "127.0.0.1", RUNNEL_LOG_FORMAT: "json", RUNNEL_RATE_LIMIT_PER_MINUTE: "0", ...this.options.env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -9,6 +9,7 @@ import { registerDev } from "./commands/dev.js";
 import { registerEnv } from "./commands/env.js";
 import { registerAccounts } from "./commands/accounts.js";
 import { registerErrors } from "./commands/errors.js";
+import { registerVersions } from "./commands/versions.js";
 import { registerEvents } from "./commands/events.js";
 import { registerInit } from "./commands/init.js";
 import { registerKeys } from "./commands/keys.js";
@@ -67,6 +68,7 @@ export function buildProgram(context: CommandContext): Command {
   registerStores(program, context);
   registerRuns(program, context);
   registerErrors(program, context);
+  registerVersions(program, context);
   registerSubscriptions(program, context);
   registerWebhooks(program, context);
   registerEnv(program, context);

@@ -59,7 +59,8 @@ export function runLines(run: RunView, options: { valueChars?: number; stackLine
     `  started:   ${formatMs(run.started_at_ms)}`,
     `  trigger:   event ${run.trigger.event_id} from ${run.trigger.emitter_id}`,
   ];
-  if (run.replay_of) lines.push(`  replay of: ${run.replay_of}`);
+  if (run.replay_of) lines.push(`  replay of: ${run.replay_of}${run.steps.some((step) => step.reused) ? " (from its failed step)" : ""}`);
+  if (run.workflow_version !== null && run.workflow_version !== undefined) lines.push(`  version:   ${run.workflow_version}`);
   if (run.exit_reason) lines.push(`  exited:    ${run.exit_reason}`);
   if ((run.attempt ?? 1) > 1 || (run.attempts ?? []).length > 0) lines.push(`  attempt:   ${run.attempt ?? 1}`);
   if (run.status === "retrying") lines.push(`  next try:  ${formatMs(run.next_attempt_at_ms ?? null)} (a step failed; the run resumes at it then)`);
@@ -72,7 +73,9 @@ export function runLines(run: RunView, options: { valueChars?: number; stackLine
   }
   lines.push("steps:");
   run.steps.forEach((step, index) => {
-    lines.push(`  ${index + 1}. ${step.name} (${step.id})  ${step.status}  ${formatDuration(step.duration_ms)}`);
+    // A step reused by a replay from a failed step did not run in this run: its duration is the failed run's.
+    const reused = step.reused ? "  (reused from the failed run, not run again)" : "";
+    lines.push(`  ${index + 1}. ${step.name} (${step.id})  ${step.status}  ${formatDuration(step.duration_ms)}${reused}`);
     if (step.summary) lines.push(`     summary: ${step.summary}`);
     if (step.$return_value !== undefined && step.$return_value !== null) lines.push(`     return:  ${cut(JSON.stringify(step.$return_value), valueChars)}`);
     const exports = Object.entries(step.exports).filter(([name]) => name !== "$summary" && name !== "$return_value");

@@ -60,6 +60,24 @@ export interface ReplayedView {
   error_id: string;
   event_id: string;
 }
+/** An error a bulk replay could not replay as asked, and why. */
+export interface NotReplayedView {
+  error_id: string;
+  reason: string;
+}
+/** Where a replay starts and whose code it runs (each absent: the default, "trigger" and "current"). */
+export interface ReplayChoiceBody {
+  from?: "trigger" | "failed_step";
+  with_code?: "current" | "failed_run";
+}
+/** One kept version of a workflow (GET /v1/workflows/:id/versions). */
+export interface WorkflowVersionView {
+  version: number;
+  current: boolean;
+  deployment_id: string;
+  saved_at_ms: number;
+  steps: Array<{ id: string; name: string; component_id: string | null; key: string | null; props: Record<string, unknown> }>;
+}
 /** One entry of a component's `configurable_props` (the schema types them only as objects). */
 export type { ConfigurableProp } from "../domain/component-rules.js";
 export type LogView = Static<typeof LogSchema>;
@@ -378,15 +396,24 @@ export class ApiClient {
     return this.request("GET", `${workflowPath(idOrSlug)}/$errors/event_summaries${queryString({ ...page, expand: expand ? "event" : undefined })}`);
   }
 
-  /** Runs the workflow again on the error's original event; the run's replay_of names the error. */
-  async replayError(idOrSlug: string, errorId: string): Promise<ReplayedView> {
-    return this.data<ReplayedView>("POST", `${workflowPath(idOrSlug)}/$errors/${encodeURIComponent(errorId)}/replay`);
+  /** Runs the workflow again on the error's original event (from the trigger, or from the failed step); the run's replay_of names the error. */
+  async replayError(idOrSlug: string, errorId: string, choice: ReplayChoiceBody = {}): Promise<ReplayedView> {
+    const body = choice.from !== undefined || choice.with_code !== undefined ? choice : undefined;
+    return this.data<ReplayedView>("POST", `${workflowPath(idOrSlug)}/$errors/${encodeURIComponent(errorId)}/replay`, body);
   }
 
-  /** Replays the given errors, or every listed one (of one code, one step id). */
-  async replayErrors(idOrSlug: string, filter: { eventIds?: string[]; code?: string; stepId?: string } = {}): Promise<{ count: number; replayed: ReplayedView[] }> {
-    const body = { event_ids: filter.eventIds, code: filter.code, step_id: filter.stepId };
-    return (await this.request<{ data: { count: number; replayed: ReplayedView[] } }>("POST", `${workflowPath(idOrSlug)}/$errors/replay`, body)).data;
+  /** Replays the given errors, or every listed one (of one code, one step id); `not_replayed` says which could not be, and why. */
+  async replayErrors(
+    idOrSlug: string,
+    filter: { eventIds?: string[]; code?: string; stepId?: string } & ReplayChoiceBody = {},
+  ): Promise<{ count: number; replayed: ReplayedView[]; not_replayed: NotReplayedView[] }> {
+    const body = { event_ids: filter.eventIds, code: filter.code, step_id: filter.stepId, from: filter.from, with_code: filter.with_code };
+    return (await this.request<{ data: { count: number; replayed: ReplayedView[]; not_replayed: NotReplayedView[] } }>("POST", `${workflowPath(idOrSlug)}/$errors/replay`, body)).data;
+  }
+
+  /** The workflow's kept versions, newest first. */
+  async listWorkflowVersions(idOrSlug: string, query: { limit?: number; before?: number } = {}): Promise<{ data: WorkflowVersionView[]; current_version: number }> {
+    return this.request("GET", `${workflowPath(idOrSlug)}/versions${queryString(query)}`);
   }
 
   async listSubscriptions(): Promise<SubscriptionView[]> {

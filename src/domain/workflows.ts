@@ -29,6 +29,8 @@ export interface Workflow {
   deploymentId: string;
   createdAt: number;
   updatedAt: number;
+  /** The number of its current saved version (see workflow-versions.ts); absent means 1. */
+  version?: number;
 }
 
 export const TRIGGER_KINDS = ["none", "http", "timer", "source", "component"] as const;
@@ -66,6 +68,8 @@ export interface StepRecord {
   durationMs: number;
   /** The step's `$.send.*` calls, in call order, with what became of each (runs recorded before these existed have none). */
   sends: SendRecord[];
+  /** True: not run in this run but copied from the failed run it replays from its failed step (see replay-from-step.ts). */
+  reused?: boolean;
 }
 
 /** The error of a failed run, as the `$errors` event carries it. */
@@ -102,10 +106,16 @@ export interface WorkflowRun {
   attempts?: RunAttempt[];
   /** While `retrying`: when the next attempt is due (epoch ms). */
   nextAttemptAt?: number | null;
-  /** While `retrying`: what the next attempt needs to resume at the failed step (not shown by the API). */
+  /**
+   * While `retrying`: what the next attempt needs to resume at the failed
+   * step; kept too by a failed run whose earlier steps sent something, for a
+   * replay from its failed step (not shown by the API).
+   */
   continuation?: RunContinuation | null;
   /** When `cancelled`: who cancelled it (a user's id, or "cancel_url"); when is `finishedAt`. */
   cancelledBy?: string | null;
+  /** The workflow version it ran (see workflow-versions.ts); absent for runs recorded before versions were kept. */
+  workflowVersion?: number | null;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { EnvVar } from "../domain/env-vars.js";
 import type { AppAccount, AppAccountRefresh, OAuthFlow, RefreshFailure } from "../domain/app-accounts.js";
 import type { AppDefinition } from "../domain/apps.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
+import type { WorkflowVersion } from "../domain/workflow-versions.js";
 import type { DeliveryQueueStats, ProcessRecord } from "../domain/processes.js";
 
 /**
@@ -326,6 +327,10 @@ export interface Store {
   /** Makes these deliveries, waiting in the store's queue (pending, due later), due at `now`. Returns how many were. */
   hurryDeliveries(keys: DeliveryKey[], now: number): Promise<number>;
   findRun(ownerId: string, runId: string): Promise<WorkflowRun | null>;
+  /** The workflow's kept versions (createWorkflow and updateWorkflow write them), newest first: at most `limit`, below `before` when given. */
+  listWorkflowVersions(ownerId: string, workflowId: string, options: { limit: number; before?: number | undefined }): Promise<WorkflowVersion[]>;
+  /** One kept version of the workflow, or null (never saved, or let go: see KEPT_WORKFLOW_VERSIONS). */
+  findWorkflowVersion(ownerId: string, workflowId: string, version: number): Promise<WorkflowVersion | null>;
   /** One stored event (a `$errors` event to replay), or null. */
   findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;
 

@@ -226,6 +226,36 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect((await store.findRun(ownerId, other.id))?.continuation?.flow?.callbackRequest).toEqual(callbackRequest);
     });
 
+    it("keeps a version of a workflow's steps at each save, lists them newest first, and lets old ones go unless a run ran them", async () => {
+      const stepsOf = (n: number) => [{ id: "c_1", name: "a", componentId: `sc_${n}`, key: null, props: { n } }];
+      const created = await store.createWorkflow(workflowFor(ownerId, "versioned", { steps: stepsOf(1) }));
+      expect(await store.findWorkflowVersion(ownerId, created.id, 1)).toMatchObject({ workflowId: created.id, version: 1, deploymentId: created.deploymentId, steps: stepsOf(1) });
+      expect(await store.findWorkflowVersion(otherId, created.id, 1)).toBeNull();
+      // A run of version 2, which must outlive the versions let go.
+      const appended = await store.appendEvents(emitBatch(ownerId, emitter, [{ a: 1 }]));
+      const ran = { ...runFor(created, emitter, appended.events[0]!.id), workflowVersion: 2 };
+      await store.finishRuns({ runs: [ran], deliveries: [], appends: [] });
+      expect((await store.findRun(ownerId, ran.id))?.workflowVersion).toBe(2);
+      let saved = created;
+      for (let version = 2; version <= 25; version++) {
+        saved = { ...saved, steps: stepsOf(version), deploymentId: `d_${version}`, version, updatedAt: created.updatedAt + version };
+        await store.updateWorkflow(saved);
+      }
+      expect((await store.findWorkflow(ownerId, created.id))?.version).toBe(25);
+      const listed = await store.listWorkflowVersions(ownerId, created.id, { limit: 100 });
+      // The last 20 (6…25), and 2 which a listed run ran; 1, 3, 4 and 5 are gone.
+      expect(listed.map((version) => version.version)).toEqual([25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 2]);
+      expect(listed[0]).toMatchObject({ deploymentId: "d_25", steps: stepsOf(25), savedAt: created.updatedAt + 25 });
+      expect((await store.listWorkflowVersions(ownerId, created.id, { limit: 2, before: 7 })).map((version) => version.version)).toEqual([6, 2]);
+      expect(await store.findWorkflowVersion(ownerId, created.id, 3)).toBeNull();
+      // Saved again under the same number (secrets sealed at rest): the steps are replaced, nothing else moves.
+      await store.updateWorkflow({ ...saved, steps: stepsOf(99) });
+      expect((await store.findWorkflowVersion(ownerId, created.id, 25))?.steps).toEqual(stepsOf(99));
+      expect(await store.listWorkflowVersions(otherId, created.id, { limit: 100 })).toEqual([]);
+      await store.deleteWorkflow(ownerId, created.id);
+      expect(await store.listWorkflowVersions(ownerId, created.id, { limit: 100 })).toEqual([]);
+    });
+
     it("routes deliveries: never to the emitter itself, glob ones left out for 'explicit', none for 'none'", async () => {
       const errorWorkflow = await store.createWorkflow(workflowFor(ownerId, "errors", { isErrorWorkflow: true }));
       await store.subscribe({ id: newId("subscription"), ownerId, emitterId: "p_*", listenerId: errorWorkflow.id, eventName: "$errors", createdAt: Date.now() });

@@ -87,7 +87,7 @@ describe.concurrent("replaying errors (each test its own user)", () => {
     // By code: only the NonErrorThrown one.
     const byCode = await replayMany(key, workflow.id, { code: "NonErrorThrown" });
     expect(byCode.status).toBe(202);
-    expect(byCode.body.data).toEqual({ count: 1, replayed: [{ error_id: stringError.id, event_id: expect.any(String) }] });
+    expect(byCode.body.data).toEqual({ count: 1, replayed: [{ error_id: stringError.id, event_id: expect.any(String) }], not_replayed: [] });
     await waitFor(() => runCount(server, key, workflow.id), (count) => count === 5, "the replay by code");
 
     // By ids: these two, in the order given.
@@ -119,7 +119,7 @@ describe.concurrent("replaying errors (each test its own user)", () => {
     expect((await errorsOf(server, key, workflow.id)).page_info.total_count).toBe(7);
 
     // A filter matching nothing replays nothing.
-    expect((await replayMany(key, workflow.id, { code: "Timeout" })).body.data).toEqual({ count: 0, replayed: [] });
+    expect((await replayMany(key, workflow.id, { code: "Timeout" })).body.data).toEqual({ count: 0, replayed: [], not_replayed: [] });
   });
 
   it("refuses unknown errors: 404 for an id that is not one of this workflow's errors, 400 for an empty list", async () => {

@@ -13,6 +13,8 @@ import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunNowBodySchema, RunNowQuerySch
 import type { SseStream, SseStreams } from "../sse.js";
 import { checkCursor } from "./source-events.js";
 import { waitForRun } from "./wait-for-run.js";
+import { ValidationError } from "../../domain/errors.js";
+import { readReplayChoice } from "../../engine/workflows/replay-from-step.js";
 import { STREAM_CLOSED_EVENT } from "./source-streams.js";
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -24,6 +26,11 @@ const EventsQuery = Type.Object(
   { additionalProperties: false },
 );
 const ReplayedSchema = Type.Object({ error_id: Type.String(), event_id: Type.String() });
+/** Checked by readReplayChoice (a 400 naming the field and its values), so any value passes the schema. */
+const ReplayChoiceFields = {
+  from: Type.Optional(Type.Unknown({ description: '"trigger" (the default: the whole workflow again) or "failed_step" (start at the step that failed, reusing the recorded results, exports and sends of the steps before it).' })),
+  with_code: Type.Optional(Type.Unknown({ description: '"current" (the default: the workflow as it is now) or "failed_run" (the version the failed run ran).' })),
+};
 
 /** Workflows: create, read, update, delete; their runs, errors (and replay), emitted events, logs and live stream. */
 export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store: Store; streams: SseStreams }> = async (app, { engine, store, streams }) => {
@@ -179,14 +186,16 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
     {
       schema: {
         tags: ["errors"],
-        summary: "Run the workflow again on the error's original event; the run's replay_of names the error",
+        summary: "Run the workflow again on the error's original event, from the trigger or from the failed step; the run's replay_of names the error",
         params: Type.Object({ id: Type.String(), eventId: Type.String() }),
+        body: Type.Optional(Type.Object(ReplayChoiceFields, { additionalProperties: false })),
         response: { 202: DataSchema(ReplayedSchema), 409: ErrorBodySchema, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const [replayed] = await workflows.replay(principalOf(request).user.id, request.params.id, { eventIds: [request.params.eventId] });
-      return reply.code(202).send({ data: replayed! });
+      const choice = readReplayChoice(request.body ?? {});
+      const { replayed } = await workflows.replay(principalOf(request).user.id, request.params.id, { eventIds: [request.params.eventId] }, choice, true);
+      return reply.code(202).send({ data: replayed[0]! });
     },
   );
 
@@ -195,21 +204,36 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
     {
       schema: {
         tags: ["errors"],
-        summary: "Replay many errors: the given ids, or every listed error, optionally only those of one code or step",
+        summary: "Replay many errors: the given ids, or every listed error, optionally only those of one code or step; each from the trigger or from its own failed step",
         params: IdParams,
         body: Type.Optional(
           Type.Object(
-            { event_ids: Type.Optional(Type.Array(Type.String())), code: Type.Optional(Type.String()), step_id: Type.Optional(Type.String()) },
+            { event_ids: Type.Optional(Type.Array(Type.String())), code: Type.Optional(Type.String({ description: "Only errors of this error.code." })), step_id: Type.Optional(Type.String()), ...ReplayChoiceFields },
             { additionalProperties: false },
           ),
         ),
-        response: { 202: DataSchema(Type.Object({ count: Type.Integer(), replayed: Type.Array(ReplayedSchema) })), 409: ErrorBodySchema, ...errorResponses },
+        response: {
+          202: DataSchema(
+            Type.Object({
+              count: Type.Integer(),
+              replayed: Type.Array(ReplayedSchema),
+              not_replayed: Type.Array(Type.Object({ error_id: Type.String(), reason: Type.String() }), { description: "Errors that could not be replayed as asked (from their failed step, or with the failed run's code), and why." }),
+            }),
+          ),
+          409: ErrorBodySchema,
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
       const body = request.body ?? {};
-      const replayed = await workflows.replay(principalOf(request).user.id, request.params.id, { eventIds: body.event_ids, code: body.code, stepId: body.step_id });
-      return reply.code(202).send({ data: { count: replayed.length, replayed } });
+      // Here `code` filters by error code (it came first); which code runs is `with_code`.
+      if (body.code === "current" || body.code === "failed_run") {
+        throw new ValidationError("code", `code chooses errors by their error code (UserError, Timeout…) here; to choose which code the replay runs, give "with_code": "${body.code}".`);
+      }
+      const choice = readReplayChoice(body);
+      const { replayed, notReplayed } = await workflows.replay(principalOf(request).user.id, request.params.id, { eventIds: body.event_ids, code: body.code, stepId: body.step_id }, choice);
+      return reply.code(202).send({ data: { count: replayed.length, replayed, not_replayed: notReplayed } });
     },
   );
 

@@ -288,6 +288,7 @@ export const RunSchema = Type.Object(
           }),
           { description: "The step's $.send.* calls, in call order." },
         ),
+        reused: Type.Boolean({ description: "true: not run again in this run: copied from the failed run it replays from its failed step (replay_of)." }),
       }),
     ),
     error: Type.Union([RunErrorSchema, Type.Null()]),
@@ -300,6 +301,7 @@ export const RunSchema = Type.Object(
     attempts: Type.Array(RunAttemptSchema, { description: "Its failed attempts of steps with retries, oldest first (empty without retries)." }),
     next_attempt_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "While retrying: when the next attempt is due; while delayed: when the run resumes." }),
     cancelled_by: Type.Optional(Type.String({ description: "A cancelled run: the id of the user who cancelled it, or cancel_url (its $.flow cancel URL)." })),
+    workflow_version: Type.Union([Type.Integer(), Type.Null()], { description: "The workflow version whose code it ran (GET /v1/workflows/{id}/versions); null for runs recorded before versions were kept." }),
   },
   { title: "WorkflowRun" },
 );
@@ -339,6 +341,7 @@ export function toRunView(run: WorkflowRun): RunView {
       started_at_ms: step.startedAt,
       duration_ms: step.durationMs,
       sends: step.sends,
+      reused: step.reused === true,
     })),
     error: run.error,
     exit_reason: run.exitReason,
@@ -359,6 +362,7 @@ export function toRunView(run: WorkflowRun): RunView {
     })),
     next_attempt_at_ms: run.nextAttemptAt ?? null,
     ...(run.status === "cancelled" ? { cancelled_by: run.cancelledBy ?? "unknown" } : {}),
+    workflow_version: run.workflowVersion ?? null,
   };
 }
 

@@ -7,6 +7,8 @@ import { ExpiringCache } from "../expiring-cache.js";
 import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { RunExecutor } from "./run-executor.js";
 import { WakeSignal } from "../wake-signal.js";
+import { DueTimes } from "./due-times.js";
+import { deliveriesToGiveUp } from "./give-up.js";
 
 /**
  * A kind of listener other than a workflow: it carries out one listener's
@@ -83,8 +85,6 @@ const DEFAULT_PER_OWNER = 4;
 const DEFAULT_LEASE_MS = 30_000;
 /** Webhook groups sent at once, beside the workflow and source runs (see startGroup). */
 const WEBHOOK_SLOTS = 16;
-/** After this many attempts that failed in Runnel itself (not in user code), a delivery is given up and logged. */
-const MAX_ATTEMPTS = 10;
 /** Workflows and sources are re-read at most this often while busy; changes, here or in another process ("changed" messages), clear them at once. */
 const CACHE_MS = 1_000;
 
@@ -107,6 +107,10 @@ export class DeliveryWorker implements DeliveryHandOff {
   private loop: Promise<void> | null = null;
   private stopped = false;
   private readonly signal = new WakeSignal();
+  /** When deliveries this process put back fall due: an idle loop wakes then, not at its next poll. */
+  private readonly dueTimes = new DueTimes();
+  /** When the loop last asked the queue for deliveries (the queue's clock). */
+  private lastClaimAt = 0;
   /** The last claim took all there was: claim again only when told of more (wake) or at the poll. */
   private drained = false;
   /** Deliveries recorded claimed for this process (take) or claimed while their owner had no free slot, by listener, waiting for a slot. */
@@ -208,6 +212,7 @@ export class DeliveryWorker implements DeliveryHandOff {
         continue;
       }
       this.signal.clear();
+      this.lastClaimAt = this.now();
       let claimed: ClaimedJob[];
       try {
         claimed = await this.options.queue.claim(this.options.batchSize ?? 64);
@@ -298,9 +303,19 @@ export class DeliveryWorker implements DeliveryHandOff {
     return (this.runningByOwner.get(ownerId) ?? 0) < (this.options.perOwner ?? DEFAULT_PER_OWNER);
   }
 
-  /** Waits for a wake, a hand-off, or the poll interval (after which the store is asked again: other processes' work, expired leases). */
+  /**
+   * Waits for a wake, a hand-off, a delivery this process put back falling
+   * due, or the poll interval (after which the store is asked again: other
+   * processes' work, expired leases).
+   */
   private async idle(): Promise<void> {
-    if (await this.signal.sleep(this.options.pollMs ?? 1_000)) this.drained = false;
+    const pollMs = this.options.pollMs ?? 1_000;
+    // Due since the last claim (it fell due while this worker was busy): claim now.
+    const due = this.dueTimes.next(this.lastClaimAt);
+    const now = this.now();
+    // One ms past the due time: a claim at the due time itself may find the delivery not due yet.
+    const sleepMs = due === null ? pollMs : Math.min(pollMs, Math.max(0, due - now + 1));
+    if (sleepMs === 0 || (await this.signal.sleep(sleepMs))) this.drained = false;
   }
 
   private async runGroup(deliveries: ClaimedJob[]): Promise<void> {
@@ -335,8 +350,8 @@ export class DeliveryWorker implements DeliveryHandOff {
     } catch (error) {
       const done = error instanceof PartlyDone ? new Set(error.done) : null;
       const failed = done ? deliveries.filter((delivery) => !done.has(delivery)) : deliveries;
-      const given = failed.filter((delivery) => delivery.attempts >= MAX_ATTEMPTS);
-      const retry = failed.filter((delivery) => delivery.attempts < MAX_ATTEMPTS);
+      const given = await deliveriesToGiveUp(failed, (ownerId, workflowId, keys) => this.options.store.findRetryingRuns(ownerId, workflowId, keys));
+      const retry = failed.filter((delivery) => !given.includes(delivery));
       logger.error({ err: error, listenerId: first.listenerId, deliveries: failed.length, givenUp: given.length }, "runs could not be recorded; they will be tried again");
       finished = done ? deliveries.filter((delivery) => done.has(delivery)) : [];
       await queue.complete(given).catch(() => undefined);
@@ -372,6 +387,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   private async giveBack(deliveries: ClaimedJob[], availableAt: number): Promise<void> {
     const unrecorded = deliveries.filter((delivery) => delivery.unrecorded).map((delivery) => ({ ...delivery, availableAt }));
     const recorded = deliveries.filter((delivery) => !delivery.unrecorded);
+    if (availableAt > this.now()) this.dueTimes.add(availableAt);
     await Promise.all([
       recorded.length > 0 ? this.options.queue.retry(recorded, availableAt) : undefined,
       unrecorded.length > 0 ? this.options.queue.enqueue(unrecorded) : undefined,

@@ -1,8 +1,9 @@
 import type { ErrorEventBody } from "../../domain/error-events.js";
-import { NotFoundError, ValidationError } from "../../domain/errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { StoredEvent } from "../../domain/sources.js";
 import type { Workflow } from "../../domain/workflows.js";
 import type { NewDelivery, Store } from "../../store/store.js";
+import { planReplay, type ReplayChoice, type ReplayPlan } from "./replay-from-step.js";
 
 export interface ReplayFilter {
   /** These errors; absent: every listed error that passes the other filters. */
@@ -19,15 +20,42 @@ export interface Replayed {
   event_id: string;
 }
 
+/** An error of a bulk replay that could not be replayed as asked, and why (what a single replay answers 409 with). */
+export interface NotReplayed {
+  error_id: string;
+  reason: string;
+}
+
 /**
  * Replays errors of a workflow: each error's `original_event` runs the
  * workflow again, as a durable delivery like any other (channel `$replay`,
- * carrying the event and the error it replays).
+ * carrying the event and the error it replays), from the trigger or from the
+ * error's failed step, with the current code or the failed run's (see
+ * replay-from-step.ts). One error that cannot be replayed so is a
+ * ConflictError when it was asked for alone (`single`); in a bulk replay it
+ * is listed in `notReplayed` and the others go on.
  */
-export async function replayErrors(store: Store, workflow: Workflow, filter: ReplayFilter, now: number): Promise<Replayed[]> {
+export async function replayErrors(
+  store: Store,
+  workflow: Workflow,
+  filter: ReplayFilter,
+  choice: ReplayChoice,
+  now: number,
+  single = false,
+): Promise<{ replayed: Replayed[]; notReplayed: NotReplayed[] }> {
   const errors = await errorsToReplay(store, workflow, filter);
+  const planned: Array<{ error: StoredEvent; plan: ReplayPlan }> = [];
+  const notReplayed: NotReplayed[] = [];
+  for (const error of errors) {
+    try {
+      planned.push({ error, plan: await planReplay(store, workflow, error, choice) });
+    } catch (failure) {
+      if (single || !(failure instanceof ConflictError)) throw failure;
+      notReplayed.push({ error_id: error.id, reason: failure.message });
+    }
+  }
   const batchMs = nextBatchMs(now);
-  const deliveries: NewDelivery[] = errors.map((error, index) => {
+  const deliveries: NewDelivery[] = planned.map(({ error, plan }, index) => {
     const body = error.event as ErrorEventBody;
     return {
       listenerId: workflow.id,
@@ -39,12 +67,12 @@ export async function replayErrors(store: Store, workflow: Workflow, filter: Rep
       channel: "$replay",
       availableAt: now,
       createdAt: now,
-      event: { original_event: body.original_event ?? null, replay_of: error.id, source_type: body.original_context?.source_type ?? "REPLAY" },
+      event: { original_event: body.original_event ?? null, replay_of: error.id, source_type: body.original_context?.source_type ?? "REPLAY", ...plan },
       indexedAtMs: now,
     };
   });
-  await store.enqueueDeliveries(deliveries);
-  return deliveries.map((delivery, index) => ({ error_id: errors[index]!.id, event_id: delivery.eventId }));
+  if (deliveries.length > 0) await store.enqueueDeliveries(deliveries);
+  return { replayed: deliveries.map((delivery, index) => ({ error_id: planned[index]!.error.id, event_id: delivery.eventId })), notReplayed };
 }
 
 /** The last millisecond a batch of replays or manual runs of this process took. */

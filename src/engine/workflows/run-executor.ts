@@ -23,6 +23,7 @@ import type { RunLimits } from "../sources/invoker.js";
 import type { BuiltinActions } from "./builtin-actions.js";
 import { emitAppend, errorAppend, failRun, logsAppend, finishedRun, fromSandboxError, recordStep, resumeRun, skipRest, startRun, type RunState } from "./run-state.js";
 import { settleFailedAttempt } from "./step-retries.js";
+import { resumeReplay, versionAskedFor } from "./replay-from-step.js";
 import type { AccountAuth } from "../apps/account-auth.js";
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import { workflowBundle } from "./workflow-bundle.js";
@@ -135,12 +136,47 @@ export class RunExecutor {
    * at their time (they are recorded `retrying`, not removed).
    */
   async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
+    const { current, others } = await this.byVersion(workflow, deliveries);
+    const outcome = current.length > 0 ? await this.runVersionBatch(workflow, current, triggerKind) : { made: 0, retries: [] };
+    for (const [version, group] of others) {
+      const other = await this.runVersionBatch(version, group, triggerKind);
+      outcome.made += other.made;
+      outcome.retries.push(...other.retries);
+    }
+    return outcome;
+  }
+
+  /**
+   * Replays asked to run an earlier version of the workflow's code (see
+   * replay-from-step.ts) run as that version, apart from the rest; one whose
+   * version is no longer kept stays with the current one and fails saying so.
+   */
+  private async byVersion(workflow: Workflow, deliveries: ClaimedDelivery[]): Promise<{ current: ClaimedDelivery[]; others: Array<[Workflow, ClaimedDelivery[]]> }> {
+    const asked = new Map<number, ClaimedDelivery[]>();
+    const current: ClaimedDelivery[] = [];
+    for (const delivery of deliveries) {
+      const version = versionAskedFor(workflow, delivery);
+      if (version === null) current.push(delivery);
+      else asked.set(version, [...(asked.get(version) ?? []), delivery]);
+    }
+    const others: Array<[Workflow, ClaimedDelivery[]]> = [];
+    for (const [version, group] of asked) {
+      const saved = await this.options.store.findWorkflowVersion(workflow.ownerId, workflow.id, version);
+      if (saved) others.push([{ ...workflow, steps: saved.steps, deploymentId: saved.deploymentId, version: saved.version }, group]);
+      else current.push(...group);
+    }
+    return { current, others };
+  }
+
+  private async runVersionBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
     const runs = deliveries.map((delivery) => startRun(workflow, delivery, triggerKind, this.now()));
     // Ids of one millisecond sort by their random part: hand them out in delivery order, so runs list in event order.
     // Not a manual run's: its caller was given that id when it was queued, and waits on it.
     const fresh = runs.filter((run) => run.delivery.channel !== MANUAL_RUN_CHANNEL);
     const ids = fresh.map((run) => run.id).sort();
     fresh.forEach((run, index) => (run.id = ids[index]!));
+    // A replay from a failed step starts there; a retry of it (below) reads its own record instead.
+    for (const run of runs) resumeReplay(run, workflow, this.now());
     await this.resumeRetries(workflow, runs);
     for (const run of runs) this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
     try {

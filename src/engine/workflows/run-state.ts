@@ -145,6 +145,9 @@ export function resumeRun(run: RunState, waiting: WorkflowRun, steps: WorkflowSt
   if (failedAt < 0 || failedAt >= steps.length) return;
   const kept = waiting.steps.slice(0, failedAt);
   if (kept.some((record, index) => record.id !== steps[index]!.id || record.status !== "success")) return;
+  // What a replay from a failed step set up (replay-from-step.ts) is in the waiting run's record too: read from there.
+  run.records = [];
+  run.scope = { trigger: run.scope.trigger };
   for (const record of kept) {
     run.records.push(record);
     run.scope[record.name] = stepResults(record);
@@ -211,8 +214,13 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     attempt: run.attempt,
     attempts: run.attempts,
     nextAttemptAt: run.status === "retrying" || run.status === "delayed" ? run.nextAttemptAt : null,
-    // What the next attempt resumes with; gone once the run ends.
-    continuation: run.status === "retrying" || run.status === "delayed" ? { sends: run.sends, sendPlaces: run.sendPlaces, tries: run.tries, ...(flowOf(run) ? { flow: flowOf(run) } : {}) } : null,
+    // What the next attempt resumes with; gone once the run ends, but for a failed run whose steps sent something:
+    // a replay from its failed step reuses those sends (replay-from-step.ts). A delayed run's says where it resumes.
+    continuation:
+      run.status === "retrying" || run.status === "delayed" || (run.status === "error" && run.sends.length > 0)
+        ? { sends: run.sends, sendPlaces: run.sendPlaces, tries: run.tries, ...(flowOf(run) ? { flow: flowOf(run) } : {}) }
+        : null,
+    workflowVersion: workflow.version ?? 1,
     ...(run.cancel ? { cancelledBy: run.cancel.by } : {}),
   };
 }

@@ -16,7 +16,9 @@ import { isSealed, type SecretBox } from "../secrets.js";
 import { openSecrets, sealStepSecrets } from "../sources/props.js";
 import type { SourcesService } from "../sources/service.js";
 import { ERROR_MAIL_ACTION } from "./builtin-actions.js";
-import { replayErrors, type ReplayFilter, type Replayed } from "./error-replay.js";
+import { replayErrors, type NotReplayed, type ReplayFilter, type Replayed } from "./error-replay.js";
+import type { ReplayChoice } from "./replay-from-step.js";
+import type { WorkflowVersion } from "../../domain/workflow-versions.js";
 import { enqueueManualRun } from "./manual-run.js";
 import { placeTrigger, type ResolvedTrigger } from "./workflow-triggers.js";
 
@@ -73,6 +75,7 @@ export class WorkflowsService {
       deploymentId: newId("deployment", at),
       createdAt: at,
       updatedAt: at,
+      version: 1,
     };
     try {
       await this.checkCanRespond(ownerId, input, trigger);
@@ -108,6 +111,8 @@ export class WorkflowsService {
       active: body.active === undefined ? current.active : readActive(body),
       deploymentId: newId("deployment", at),
       updatedAt: at,
+      // Every save is a new version (the store keeps it: see workflow-versions.ts).
+      version: (current.version ?? 1) + 1,
     };
     try {
       await this.checkCanRespond(ownerId, input, trigger);
@@ -169,13 +174,24 @@ export class WorkflowsService {
     return run;
   }
 
-  /** Runs the workflow again on the original events of its errors (see error-replay.ts); a paused workflow would drop them, so it refuses. */
-  async replay(ownerId: string, idOrSlug: string, filter: ReplayFilter): Promise<Replayed[]> {
+  /**
+   * Runs the workflow again on the original events of its errors, from the
+   * trigger or their failed steps (see error-replay.ts); a paused workflow
+   * would drop them, so it refuses. `single`: one error asked for by id,
+   * which answers 409 when it cannot be replayed as asked.
+   */
+  async replay(ownerId: string, idOrSlug: string, filter: ReplayFilter, choice: ReplayChoice = { from: "trigger", withCode: "current" }, single = false): Promise<{ replayed: Replayed[]; notReplayed: NotReplayed[] }> {
     const workflow = await this.get(ownerId, idOrSlug);
     if (!workflow.active) throw new ConflictError(`The workflow ${workflow.id} is paused; activate it (PUT {"active": true}) and replay again.`);
-    const replayed = await replayErrors(this.options.store, workflow, filter, this.now());
+    const result = await replayErrors(this.options.store, workflow, filter, choice, this.now(), single);
     this.options.onEnqueued();
-    return replayed;
+    return result;
+  }
+
+  /** The workflow's kept versions, newest first (see workflow-versions.ts). */
+  async versions(ownerId: string, idOrSlug: string, options: { limit: number; before?: number | undefined }): Promise<{ workflow: Workflow; versions: WorkflowVersion[] }> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    return { workflow, versions: await this.options.store.listWorkflowVersions(ownerId, workflow.id, options) };
   }
 
   /**

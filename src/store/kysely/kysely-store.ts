@@ -24,6 +24,7 @@ import { dataStoreQueries } from "./data-store-queries.js";
 import { stepStoreQueries } from "./step-store-queries.js";
 import { workflowQueries } from "./workflow-queries.js";
 import { runRetryQueries } from "./run-retry-queries.js";
+import { workflowVersionQueries } from "./workflow-version-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
   kind: Store["kind"];
@@ -59,6 +60,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...subscriptionQueries(options),
     ...workflowQueries(options),
     ...runRetryQueries(options),
+    ...workflowVersionQueries(options),
     ...deliveryQueries(options),
     ...sendOutboxQueries(options),
     ...registryQueries(options),

@@ -14,6 +14,7 @@ export interface Database {
   subscriptions: SubscriptionRow;
   deliveries: DeliveryRow;
   workflows: WorkflowRow;
+  workflow_versions: WorkflowVersionRow;
   runs: RunRow;
   registry: RegistryRow;
   catalog_components: CatalogComponentRow;
@@ -183,6 +184,18 @@ export interface WorkflowRow {
   deployment_id: string;
   created_at: number;
   updated_at: number;
+  /** 0027: the number of its current version (1 for a workflow never updated). */
+  version?: number;
+}
+
+/** 0027: one saved version of a workflow's steps (JSON), immutable once written (see workflow-version-queries.ts). */
+export interface WorkflowVersionRow {
+  workflow_id: string;
+  version: number;
+  owner_id: string;
+  deployment_id: string;
+  steps: string;
+  saved_at: number;
 }
 
 export interface RunRow {
@@ -207,6 +220,8 @@ export interface RunRow {
   continuation: string | null;
   /** 0026: who cancelled a `cancelled` run. */
   cancelled_by?: string | null;
+  /** 0027: the workflow version the run ran; null for runs recorded before versions were kept. */
+  workflow_version?: number | null;
 }
 
 /** One published version of a component: (owner, key, version) is the primary key. */

@@ -8,6 +8,7 @@ import type { QueryContext } from "./context.js";
 import { readIdPage } from "./id-paging.js";
 import { fromJson, toJson } from "./json-columns.js";
 import type { RunRow, WorkflowRow } from "./schema.js";
+import { saveWorkflowVersion } from "./workflow-version-queries.js";
 
 type WorkflowQueries = Pick<
   Store,
@@ -31,7 +32,10 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
   return {
     async createWorkflow(workflow) {
       try {
-        await db.insertInto("workflows").values(toWorkflowRow(workflow)).execute();
+        await db.transaction().execute(async (trx) => {
+          await trx.insertInto("workflows").values(toWorkflowRow(workflow)).execute();
+          await saveWorkflowVersion(trx, workflow);
+        });
       } catch (error) {
         throw slugTaken(error, workflow.nameSlug);
       }
@@ -80,6 +84,7 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
           let stale = trx.deleteFrom("step_store_entries").where("workflow_id", "=", id).where("owner_id", "=", owner_id);
           if (kept.length > 0) stale = stale.where("step_id", "not in", kept);
           await stale.execute();
+          await saveWorkflowVersion(trx, workflow);
         });
       } catch (error) {
         throw slugTaken(error, workflow.nameSlug);
@@ -91,6 +96,7 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
         const deleted = await trx.deleteFrom("workflows").where("id", "=", workflowId).where("owner_id", "=", ownerId).executeTakeFirst();
         if (Number(deleted.numDeletedRows) === 0) return false;
         await trx.deleteFrom("runs").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
+        await trx.deleteFrom("workflow_versions").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("step_store_entries").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("events").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("emitter_state").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
@@ -163,6 +169,7 @@ function toWorkflowRow(workflow: Workflow): WorkflowRow {
     deployment_id: workflow.deploymentId,
     created_at: workflow.createdAt,
     updated_at: workflow.updatedAt,
+    version: workflow.version ?? 1,
   };
 }
 
@@ -183,6 +190,8 @@ function toWorkflow(row: Selectable<WorkflowRow>): Workflow {
     deploymentId: row.deployment_id,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    // Only when past the first (absent means 1, as for every workflow never updated).
+    ...(Number(row.version ?? 1) !== 1 ? { version: Number(row.version) } : {}),
   };
 }
 
@@ -195,7 +204,7 @@ function toWorkflow(row: Selectable<WorkflowRow>): Workflow {
 /** The statuses a row may hold; anything else reads as success (none is written). */
 const KNOWN_RUN_STATUSES: readonly RunStatus[] = ["success", "error", "exited", "retrying", "delayed", "cancelled"];
 
-export const RETRIED_RUN_COLUMNS = ["status", "steps", "error", "exit_reason", "finished_at", "duration_ms", "attempt", "attempts", "next_attempt_at", "continuation"] as const;
+export const RETRIED_RUN_COLUMNS = ["status", "steps", "error", "exit_reason", "finished_at", "duration_ms", "attempt", "attempts", "next_attempt_at", "continuation", "workflow_version"] as const;
 
 export function toRunRow(run: WorkflowRun): RunRow {
   return {
@@ -217,6 +226,7 @@ export function toRunRow(run: WorkflowRun): RunRow {
     attempts: run.attempts && run.attempts.length > 0 ? toJson(run.attempts) : null,
     next_attempt_at: run.nextAttemptAt ?? null,
     continuation: run.continuation ? toJson(run.continuation) : null,
+    workflow_version: run.workflowVersion ?? null,
   };
 }
 
@@ -244,6 +254,7 @@ export function toRun(row: Selectable<RunRow>): WorkflowRun {
     ...(row.next_attempt_at !== null && row.next_attempt_at !== undefined ? { nextAttemptAt: Number(row.next_attempt_at) } : {}),
     ...(row.continuation ? { continuation: fromJson<RunContinuation>(row.continuation) } : {}),
     ...(row.cancelled_by ? { cancelledBy: row.cancelled_by } : {}),
+    ...(row.workflow_version !== null && row.workflow_version !== undefined ? { workflowVersion: Number(row.workflow_version) } : {}),
   };
 }
 

@@ -23,6 +23,7 @@ import { processesMigration } from "./0022-processes.js";
 import { accountRefreshLeaseMigration } from "./0023-account-refresh-lease.js";
 import { runRetriesMigration } from "./0024-run-retries.js";
 import { runFlowMigration } from "./0026-run-flow.js";
+import { workflowVersionsMigration } from "./0027-workflow-versions.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0023-account-refresh-lease": accountRefreshLeaseMigration,
   "0024-run-retries": runRetriesMigration,
   "0026-run-flow": runFlowMigration,
+  "0027-workflow-versions": workflowVersionsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

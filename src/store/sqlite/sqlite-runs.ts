@@ -40,8 +40,8 @@ export function createSqliteRuns(
      RETURNING *`,
   );
   const insertRun = database.prepare(
-    `INSERT INTO runs (id, owner_id, workflow_id, emitter_id, event_id, status, trigger_event, steps, error, exit_reason, replay_of, started_at, finished_at, duration_ms, attempt, attempts, next_attempt_at, continuation)
-     VALUES (@id, @owner_id, @workflow_id, @emitter_id, @event_id, @status, @trigger_event, @steps, @error, @exit_reason, @replay_of, @started_at, @finished_at, @duration_ms, @attempt, @attempts, @next_attempt_at, @continuation)
+    `INSERT INTO runs (id, owner_id, workflow_id, emitter_id, event_id, status, trigger_event, steps, error, exit_reason, replay_of, started_at, finished_at, duration_ms, attempt, attempts, next_attempt_at, continuation, workflow_version)
+     VALUES (@id, @owner_id, @workflow_id, @emitter_id, @event_id, @status, @trigger_event, @steps, @error, @exit_reason, @replay_of, @started_at, @finished_at, @duration_ms, @attempt, @attempts, @next_attempt_at, @continuation, @workflow_version)
      ON CONFLICT (workflow_id, emitter_id, event_id) DO UPDATE SET ${RETRIED_RUN_UPDATE}
      WHERE runs.status IN (${WAITING_IN_SQL}) AND runs.attempt < excluded.attempt`,
   );

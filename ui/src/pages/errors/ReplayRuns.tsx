@@ -33,13 +33,14 @@ export function ReplayRuns({ workflowId }: { workflowId: string }) {
   );
 }
 
-function ReplayList({ runs }: { runs: Array<{ id: string; status: string; replay_of: string | null; started_at_ms: number; error: { msg: string } | null }> }) {
+function ReplayList({ runs }: { runs: Array<{ id: string; status: string; replay_of: string | null; started_at_ms: number; error: { msg: string } | null; steps: Array<{ reused: boolean }> }> }) {
   if (runs.length === 0) return <p className="muted">No replays among the last 50 runs.</p>;
   return (
     <ul className="replay-list">
       {runs.map((run) => (
         <li key={run.id}>
-          <code>{run.id}</code> <span className={`status status-${run.status}`}>{run.status}</span>, replay of <code>{run.replay_of}</code>, <RelativeTime value={run.started_at_ms} />
+          <code>{run.id}</code> <span className={`status status-${run.status}`}>{run.status}</span>, replay of <code>{run.replay_of}</code>
+          {run.steps.some((step) => step.reused) ? " from its failed step" : ""}, <RelativeTime value={run.started_at_ms} />
           {run.error ? <span className="muted"> ({run.error.msg})</span> : null}
         </li>
       ))}

@@ -11,7 +11,8 @@ import { PagedTable } from "../../components/PagedTable";
 import { PendingButton } from "../../components/PendingButton";
 import { RelativeTime } from "../../components/RelativeTime";
 import { ErrorSettingsForm } from "./ErrorSettingsForm";
-import { errorKeys, fetchErrors, fetchWorkflow, replayMany, replayOne } from "./errors-api";
+import { errorKeys, fetchErrors, fetchWorkflow, replayMany, replayOne, TODAYS_REPLAY, type ReplayChoice } from "./errors-api";
+import { ReplayOptions } from "./ReplayOptions";
 import { ReplayRuns } from "./ReplayRuns";
 import "./errors.css";
 
@@ -37,19 +38,27 @@ function WorkflowErrors({ workflow }: { workflow: WorkflowView }) {
   const [shown, setShown] = useState<ErrorSummaryView | null>(null);
   const [confirmAll, setConfirmAll] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
+  const [choice, setChoice] = useState<ReplayChoice>(TODAYS_REPLAY);
+  const [notReplayed, setNotReplayed] = useState<Array<{ error_id: string; reason: string }>>([]);
   const stepName = (cellId: string | undefined) => workflow.steps.find((step) => step.id === cellId)?.name ?? cellId ?? "?";
 
-  const afterReplay = (count: number) => {
-    setNotice(count === 1 ? "Replay started: its run appears under Replays below." : `${count} replays started: their runs appear under Replays below.`);
+  const afterReplay = (count: number, refused: Array<{ error_id: string; reason: string }> = []) => {
+    const started = count === 0 ? "No replay started." : count === 1 ? "Replay started: its run appears under Replays below." : `${count} replays started: their runs appear under Replays below.`;
+    setNotice(refused.length > 0 ? `${started} ${refused.length === 1 ? "1 error was" : `${refused.length} errors were`} not replayed (why below).` : started);
+    setNotReplayed(refused);
     void queryClient.invalidateQueries({ queryKey: errorKeys.runs(workflow.id) });
   };
-  const one = useMutation({ mutationFn: (eventId: string) => replayOne(workflow.id, eventId), onSuccess: () => afterReplay(1) });
+  const one = useMutation({
+    mutationFn: (eventId: string) => replayOne(workflow.id, eventId, choice),
+    onMutate: () => setNotReplayed([]),
+    onSuccess: () => afterReplay(1),
+  });
   const many = useMutation({
-    mutationFn: (eventIds: string[] | undefined) => replayMany(workflow.id, eventIds),
+    mutationFn: (eventIds: string[] | undefined) => replayMany(workflow.id, eventIds, choice),
     onSuccess: (result) => {
       setSelected(new Set());
       setConfirmAll(false);
-      afterReplay(result.count);
+      afterReplay(result.count, result.not_replayed);
     },
   });
   const replayError = one.error ?? many.error;
@@ -69,6 +78,7 @@ function WorkflowErrors({ workflow }: { workflow: WorkflowView }) {
       </p>
       <h1 id="workflow-errors-title">Errors of {workflow.name}</h1>
 
+      <ReplayOptions choice={choice} onChange={setChoice} />
       <div className="replay-bar" role="group" aria-label="Replay">
         <PendingButton
           pending={many.isPending && many.variables !== undefined}
@@ -86,6 +96,15 @@ function WorkflowErrors({ workflow }: { workflow: WorkflowView }) {
       <p role="status" className="replay-notice">
         {notice}
       </p>
+      {notReplayed.length > 0 ? (
+        <ul className="not-replayed" aria-label="Not replayed">
+          {notReplayed.map((item) => (
+            <li key={item.error_id}>
+              <code>{item.error_id}</code>: {item.reason}
+            </li>
+          ))}
+        </ul>
+      ) : null}
 
       <PagedTable<ErrorSummaryView>
         queryKey={errorKeys.errors(workflow.id)}
@@ -169,7 +188,11 @@ function WorkflowErrors({ workflow }: { workflow: WorkflowView }) {
         onConfirm={() => many.mutate(undefined)}
         onCancel={() => setConfirmAll(false)}
       >
-        <p>Each listed error of {workflow.name} runs the workflow again on its original event.</p>
+        <p>
+          Each listed error of {workflow.name} runs the workflow again on its original event
+          {choice.from === "failed_step" ? ", starting at the step that failed" : ""}
+          {choice.with_code === "failed_run" ? ", with the code its failed run ran" : ""}.
+        </p>
       </ConfirmDialog>
     </section>
   );

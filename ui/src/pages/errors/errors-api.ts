@@ -33,13 +33,25 @@ export function fetchRuns(id: string, params: PageParams, signal: AbortSignal): 
   return api<Page<RunView>>("GET", `/v1/workflows/${segment(id)}/runs`, { query: { ...params }, signal });
 }
 
-export function replayOne(workflowId: string, eventId: string): Promise<Replayed> {
-  return apiData<Replayed>("POST", `/v1/workflows/${segment(workflowId)}/$errors/${segment(eventId)}/replay`);
+/** Where a replay starts and whose code it runs (see docs/workflows.md, Replay). */
+export interface ReplayChoice {
+  from: "trigger" | "failed_step";
+  with_code: "current" | "failed_run";
 }
 
-/** The given errors, or (no ids) every listed error. */
-export function replayMany(workflowId: string, eventIds?: string[]): Promise<{ count: number; replayed: Replayed[] }> {
-  return apiData("POST", `/v1/workflows/${segment(workflowId)}/$errors/replay`, { body: eventIds ? { event_ids: eventIds } : {} });
+export const TODAYS_REPLAY: ReplayChoice = { from: "trigger", with_code: "current" };
+
+export function replayOne(workflowId: string, eventId: string, choice: ReplayChoice = TODAYS_REPLAY): Promise<Replayed> {
+  return apiData<Replayed>("POST", `/v1/workflows/${segment(workflowId)}/$errors/${segment(eventId)}/replay`, { body: choice });
+}
+
+/** The given errors, or (no ids) every listed error; those that could not be replayed as asked come back in not_replayed, with why. */
+export function replayMany(
+  workflowId: string,
+  eventIds?: string[],
+  choice: ReplayChoice = TODAYS_REPLAY,
+): Promise<{ count: number; replayed: Replayed[]; not_replayed: Array<{ error_id: string; reason: string }> }> {
+  return apiData("POST", `/v1/workflows/${segment(workflowId)}/$errors/replay`, { body: { ...(eventIds ? { event_ids: eventIds } : {}), ...choice } });
 }
 
 export function updateErrorSettings(workflowId: string, settings: { error_notifications: boolean; error_retention: number }): Promise<WorkflowView> {

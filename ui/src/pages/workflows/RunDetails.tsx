@@ -39,6 +39,12 @@ export function RunDetails({ run, headingLevel = 2 }: { run: RunView; headingLev
             <dd className="mono">{run.replay_of}</dd>
           </div>
         ) : null}
+        {run.workflow_version !== null ? (
+          <div>
+            <dt>Version</dt>
+            <dd>{run.workflow_version}</dd>
+          </div>
+        ) : null}
       </dl>
 
       <RunWait run={run} />
@@ -89,6 +95,7 @@ function StepResult({ step, H }: { step: RunStep; H: "h2" | "h3" }) {
     <section className="step-result card" id={`step-${step.id}`} aria-label={`Step ${step.name}`}>
       <H className="step-result-title">
         <span className="mono">{step.name}</span> <StatusBadge status={step.status} /> <span className="muted">{formatDuration(step.duration_ms)}</span>
+        {step.reused ? <span className="muted"> (reused from the failed run, not run again)</span> : null}
       </H>
       {step.summary ? (
         <p className="step-summary">
