@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
 import type { ClaimedDelivery } from "../../store/store.js";
-import { applyFlowRequest, contextRunOf } from "./run-flow.js";
+import { applyFlowRequest, contextRunOf, newFlowToken } from "./run-flow.js";
 import { finishedRun, resumeRun, startRun } from "./run-state.js";
 
 /** A fake clock: due times are exact. */
@@ -72,5 +72,14 @@ describe("$.flow on the host", () => {
     const bad = startRun(workflow, { ...delivery }, "other", NOW);
     applyFlowRequest(bad, workflow.steps[0]!, 0, { kind: "delay", ms: -5 }, NOW);
     expect(bad.error?.msg).toBe("$.flow.delay(ms): the delay must be a number of milliseconds, 0 or more; got -5.");
+  });
+});
+
+describe("newFlowToken", () => {
+  it("gives 192-bit tokens that never repeat, across its draws of random bytes", () => {
+    const tokens = new Set<string>();
+    for (let i = 0; i < 2_000; i++) tokens.add(newFlowToken());
+    expect(tokens.size).toBe(2_000);
+    for (const token of tokens) expect(Buffer.from(token, "base64url")).toHaveLength(24);
   });
 });
