@@ -6,6 +6,7 @@ import { maskSealed } from "../../engine/secrets.js";
 import { toEpochSeconds } from "./common.js";
 import { emitIdOf, showsEvent } from "./sources.js";
 import { retryPolicyView } from "../../domain/run-retries.js";
+import { gateSettingsView } from "../../domain/run-gate.js";
 
 /** Retries of a failed step, as the API shows them (settings.retries, a step's retries). */
 const RetryPolicySchema = Type.Object({ max: Type.Integer(), backoff: Type.String({ description: "fixed or exponential" }), delay_ms: Type.Integer(), max_delay_ms: Type.Integer() });
@@ -60,6 +61,9 @@ const SettingsBodySchema = Type.Object(
       }),
     ),
     errors_on_each_attempt: Type.Optional(Type.Unknown({ description: "true: every failed attempt goes to $errors (with attempt and will_retry), not only the final failure." })),
+    concurrency: Type.Optional(Type.Unknown({ description: "Runs of the workflow at once, 1 to 1000 (1: one at a time, in the order events arrived); unlimited when left out. Events over it wait their turn, durably." })),
+    concurrency_key: Type.Optional(Type.Unknown({ description: 'With concurrency: one {{ }} expression over the trigger event, such as "{{ steps.trigger.event.body.customer_id }}"; the limit holds per value. Events where it does not evaluate share one line.' })),
+    rate_limit: Type.Optional(Type.Unknown({ description: 'At most runs runs start per per_seconds: {"runs": 1-1000, "per_seconds": 1-86400}. Events over it wait, never dropped.' })),
     name: Type.Optional(Type.Unknown({ description: "The hosted API's place for the workflow's name (name)." })),
     auto_deploy: Type.Optional(Type.Unknown({ description: "Hosted only: accepted and ignored (named in warnings); Runnel deploys every change at once." })),
   },
@@ -140,6 +144,9 @@ export const WorkflowSchema = Type.Object(
       error_retention: Type.Integer(),
       retries: Type.Optional(RetryPolicySchema),
       errors_on_each_attempt: Type.Optional(Type.Boolean()),
+      concurrency: Type.Optional(Type.Integer({ minimum: 1, description: "Runs of the workflow at once (per concurrency_key value); 1: one at a time, in the order events arrived." })),
+      concurrency_key: Type.Optional(Type.String({ description: "The {{ steps.trigger.event… }} expression whose value picks the line a run waits in." })),
+      rate_limit: Type.Optional(Type.Object({ runs: Type.Integer({ minimum: 1 }), per_seconds: Type.Integer({ minimum: 1 }) })),
     }),
     is_error_workflow: Type.Boolean(),
     deployment_id: Type.String(),
@@ -187,6 +194,7 @@ export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceF
       error_retention: workflow.settings.errorRetention,
       ...(workflow.settings.retries ? { retries: retryPolicyView(workflow.settings.retries) } : {}),
       ...(workflow.settings.errorsOnEachAttempt ? { errors_on_each_attempt: true } : {}),
+      ...gateSettingsView(workflow.settings),
     },
     is_error_workflow: workflow.isErrorWorkflow,
     deployment_id: workflow.deploymentId,
@@ -428,3 +436,4 @@ export const SubscriptionSchema = Type.Object(
   { id: Type.String(), emitter_id: Type.String(), listener_id: Type.String(), event_name: Type.String(), created_at: Type.Integer() },
   { title: "Subscription" },
 );
+

@@ -5,6 +5,7 @@ import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { slugify, uniqueSlug } from "../../domain/slug.js";
 import type { StoredEvent } from "../../domain/sources.js";
 import { retryPolicyView } from "../../domain/run-retries.js";
+import { gateSettingsView } from "../../domain/run-gate.js";
 import { validateWorkflowInput, type StepInput, type WorkflowInput, type WorkflowSettings } from "../../domain/workflow-rules.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
 import type { Store } from "../../store/store.js";
@@ -439,6 +440,7 @@ function settingsBody(settings: WorkflowSettings): Record<string, unknown> {
     error_retention: settings.errorRetention,
     ...(settings.retries ? { retries: retryPolicyView(settings.retries) } : {}),
     ...(settings.errorsOnEachAttempt ? { errors_on_each_attempt: true } : {}),
+    ...gateSettingsView(settings),
   };
 }
 
