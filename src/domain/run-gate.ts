@@ -124,3 +124,17 @@ export function gateOf(settings: WorkflowSettings): RunGate | null {
   if (settings.concurrency === undefined && !settings.rateLimit) return null;
   return { concurrency: settings.concurrency ?? null, concurrencyKey: settings.concurrencyKey ?? null, rateLimit: settings.rateLimit ?? null };
 }
+
+/** What waits at a workflow's gate (see Store.gateStats). */
+export interface GateStats {
+  /** Events waiting in the workflow's lines for a free slot (concurrency). */
+  waiting: number;
+  /** Admitted runs not yet recorded as ended: the slots taken. */
+  inFlight: number;
+  /** Admitted runs held back by the rate limit until their due time. */
+  throttled: number;
+  /** When the oldest waiting or throttled event arrived (epoch ms); null when none waits. */
+  oldestWaitingSince: number | null;
+  /** When the next throttled run may start (epoch ms); null when none is throttled. */
+  nextStartAt: number | null;
+}

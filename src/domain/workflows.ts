@@ -51,7 +51,7 @@ export interface WorkflowStep {
 }
 
 /** `retrying`: a step failed and is tried again at `nextAttemptAt`; the run is recorded again when it ends. */
-export type RunStatus = "success" | "error" | "exited" | "retrying";
+export type RunStatus = "success" | "error" | "exited" | "retrying" | "cancelled";
 
 /** What a run recorded of one step. */
 export interface StepRecord {

@@ -280,7 +280,7 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const executor = new RunExecutor({ handOff, onAdmittedPending: onAppended, deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const listeners = {
     dc_: new SourceListener({ store, invoker, ...(manualRuns ? { reportManualRun: (requestId: string, outcome: SourceRunOutcome) => manualRuns.report(requestId, outcome) } : {}) }),
     wh_: new WebhookSender({ store, secrets, egressPolicy, retry: options.webhookRetry ?? DEFAULT_WEBHOOK_RETRY, logger }),

@@ -6,7 +6,7 @@ import { maskSealed } from "../../engine/secrets.js";
 import { toEpochSeconds } from "./common.js";
 import { emitIdOf, showsEvent } from "./sources.js";
 import { retryPolicyView } from "../../domain/run-retries.js";
-import { gateSettingsView } from "../../domain/run-gate.js";
+import { gateSettingsView, type GateStats } from "../../domain/run-gate.js";
 
 /** Retries of a failed step, as the API shows them (settings.retries, a step's retries). */
 const RetryPolicySchema = Type.Object({ max: Type.Integer(), backoff: Type.String({ description: "fixed or exponential" }), delay_ms: Type.Integer(), max_delay_ms: Type.Integer() });
@@ -115,6 +115,22 @@ export const DocumentedStepSchema = Type.Object(
   { title: "WorkflowStepDocumented" },
 );
 
+/** What waits at a gated workflow's gate (settings.concurrency, rate_limit); only on workflows that have one. */
+export const GateViewSchema = Type.Object(
+  {
+    waiting: Type.Integer({ minimum: 0, description: "Events waiting for a free slot (settings.concurrency); each runs in its turn, in arrival order." }),
+    in_flight: Type.Integer({ minimum: 0, description: "Runs admitted and not yet ended: the slots taken." }),
+    throttled: Type.Integer({ minimum: 0, description: "Runs admitted but held back by settings.rate_limit until their start time." }),
+    oldest_waiting_ms: Type.Union([Type.Integer(), Type.Null()], { description: "When the oldest waiting or throttled event arrived (epoch ms); null when none waits." }),
+    next_start_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "When the next throttled run may start (epoch ms); null when none is throttled." }),
+  },
+  { title: "WorkflowGate" },
+);
+
+export function toGateView(stats: GateStats): Static<typeof GateViewSchema> {
+  return { waiting: stats.waiting, in_flight: stats.inFlight, throttled: stats.throttled, oldest_waiting_ms: stats.oldestWaitingSince, next_start_at_ms: stats.nextStartAt };
+}
+
 export const WorkflowSchema = Type.Object(
   {
     id: Type.String({ description: "p_…" }),
@@ -155,6 +171,7 @@ export const WorkflowSchema = Type.Object(
     last_run_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "When its newest recorded run started (ISO 8601); null when none is recorded." }),
     runs_24h: Type.Integer({ minimum: 0, description: "Runs started in the last 24 hours (of those kept: about the last 1,000)." }),
     errors_24h: Type.Integer({ minimum: 0, description: "Of those, the runs that failed." }),
+    gate: Type.Optional(GateViewSchema),
   },
   { title: "Workflow" },
 );
