@@ -59,7 +59,7 @@ describe("the run gate across processes (BullMQ on Redis)", () => {
     const runs: any[] = [];
     let after: string | null = null;
     for (;;) {
-      const answer = await call(api.url, "GET", `/v1/workflows/${workflowId}/runs?limit=100${after ? `&after=${after}` : ""}`, { key: adminKey });
+      const answer: { status: number; body: any } = await call(api.url, "GET", `/v1/workflows/${workflowId}/runs?limit=100${after ? `&after=${after}` : ""}`, { key: adminKey });
       expect(answer.status).toBe(200);
       runs.push(...answer.body.data);
       if (answer.body.data.length < 100) break;

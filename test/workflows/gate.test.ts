@@ -73,7 +73,7 @@ async function allRuns(server: TestServer, key: string, workflowId: string): Pro
   const runs: any[] = [];
   let after: string | null = null;
   for (;;) {
-    const answer = await call(server.url, "GET", `/v1/workflows/${workflowId}/runs?limit=100${after ? `&after=${after}` : ""}`, { key });
+    const answer: { status: number; body: any } = await call(server.url, "GET", `/v1/workflows/${workflowId}/runs?limit=100${after ? `&after=${after}` : ""}`, { key });
     expect(answer.status).toBe(200);
     runs.push(...answer.body.data);
     if (answer.body.data.length < 100) break;
