@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareEventIds } from "../../src/domain/event-ids.js";
@@ -243,4 +244,32 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
     expect(Object.keys(plain.settings).sort()).toEqual(["error_notifications", "error_retention"]);
     expect(plain.gate).toBeUndefined();
   });
+});
+
+describe("the run gate across a restart of the embedded server (SQLite)", () => {
+  it("keeps the waiting events in the store: after a restart they run, one at a time, in arrival order", async () => {
+    let server = await startTestServer({}, { keepData: true });
+    const dataDir = server.dataDir;
+    try {
+      const key = (await createUser(server, "restarter")).key;
+      const workflow = await createWorkflow(server, key, {
+        name: "Line across a restart",
+        trigger: { type: "http" },
+        steps: [{ name: "sleep", code: SLEEP(400) }],
+        settings: { concurrency: 1 },
+      });
+      for (let n = 0; n < 5; n += 1) expect(await post(workflow.trigger.endpoint_url, { n })).toBe(200);
+      const waitingBefore = (await call(server.url, "GET", `/v1/workflows/${workflow.id}`, { key })).body.data.gate.waiting;
+      expect(waitingBefore).toBeGreaterThanOrEqual(3);
+      await server.close();
+      server = await startTestServer({}, { dataDir, keepData: true });
+      const runs = await waitFor(() => allRuns(server, key, workflow.id), (runs) => runs.length === 5, "the five runs after the restart", 20_000);
+      expect(runs.every((run) => run.status === "success")).toBe(true);
+      expectSerialInArrivalOrder(runs);
+      expect(runs.map((run) => run.trigger.event.body.n)).toEqual([0, 1, 2, 3, 4]);
+    } finally {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
