@@ -299,7 +299,7 @@ export function createEngine(options: EngineOptions): Engine {
       },
     });
   }
-  worker = new DeliveryWorker({ queue: deliveryQueue, store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  worker = new DeliveryWorker({ onGateAdmitted: onAppended, queue: deliveryQueue, store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const forgetWorkflow = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);

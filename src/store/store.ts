@@ -323,6 +323,13 @@ export interface Store {
   listWorkflowVersions(ownerId: string, workflowId: string, options: { limit: number; before?: number | undefined }): Promise<WorkflowVersion[]>;
   /** One kept version of the workflow, or null (never saved, or let go: see KEPT_WORKFLOW_VERSIONS). */
   findWorkflowVersion(ownerId: string, workflowId: string, version: number): Promise<WorkflowVersion | null>;
+  /**
+   * Deliveries of a gated workflow that end without a run (the workflow is
+   * paused or gone, or they were given up): their slots are freed and the
+   * next waiting events admitted, recorded pending for a claimer, as an
+   * ended run's record does. Answers how many were admitted.
+   */
+  releaseGateSlots(workflowId: string, keys: Array<{ emitterId: string; eventId: string }>, now: number): Promise<number>;
   /** What waits at the workflow's gate (concurrency, rate limit): counts and times, in two cheap queries. */
   gateStats(ownerId: string, workflowId: string, now: number): Promise<GateStats>;
   /**

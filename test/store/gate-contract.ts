@@ -116,6 +116,16 @@ export function describeGateContract(name: string, makeBackend: () => Promise<St
       expect(finished.admitted?.map((delivery) => delivery.event)).toEqual([{ n: 2 }]);
     });
 
+    it("frees the slot of a delivery that ends without a run (a paused workflow's), admitting the next", async () => {
+      const workflow = await gated({ concurrency: 1 });
+      await append([{ n: 0 }, { n: 1 }]);
+      const [dropped] = await claimAll();
+      expect(await store.releaseGateSlots(workflow.id, [{ emitterId: dropped!.emitterId, eventId: dropped!.eventId }], Date.now())).toBe(1);
+      // Once only: the slot is free already.
+      expect(await store.releaseGateSlots(workflow.id, [{ emitterId: dropped!.emitterId, eventId: dropped!.eventId }], Date.now())).toBe(0);
+      expect((await claimAll()).map((delivery) => delivery.event)).toEqual([{ n: 1 }]);
+    });
+
     it("lets the waiting through when the limit is raised or the gate removed, and forgets the gate with its workflow", async () => {
       const workflow = await gated({ concurrency: 1 });
       await append([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);

@@ -225,6 +225,30 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
     expect((await gateOf(workflow.id)).waiting).toBe(0);
   }, 30_000);
 
+  it("cancels a waiting event through the engine: it never runs, its run is recorded cancelled, and the line goes on", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Cancel in line",
+      trigger: { type: "http" },
+      steps: [{ name: "sleep", code: SLEEP(600) }],
+      settings: { concurrency: 1 },
+    });
+    for (let n = 0; n < 3; n += 1) expect(await post(workflow.trigger.endpoint_url, { n })).toBe(200);
+    const events = (await call(server.url, "GET", `/v1/sources/${workflow.trigger.source_id}/event_summaries?expand=event`, { key })).body.data as any[];
+    const third = events.find((event) => event.event.body.n === 2);
+    expect(third).toBeDefined();
+    const ownerId = (await call(server.url, "GET", "/v1/users/me", { key })).body.data.id as string;
+    const cancelled = await server.server.engine.workflows.cancelWaiting(ownerId, workflow.id, third.id);
+    expect(cancelled).toMatchObject({ status: "cancelled", eventId: third.id });
+    // Not waiting any more: a second cancel finds nothing.
+    expect(await server.server.engine.workflows.cancelWaiting(ownerId, workflow.id, third.id)).toBeNull();
+    const runs = await waitFor(() => allRuns(server, key, workflow.id), (runs) => runs.length === 3 && runs.filter((run) => run.status === "success").length === 2, "two runs and the cancelled one", 20_000);
+    expect(runs.map((run) => [run.trigger.event.body.n, run.status])).toEqual([
+      [0, "success"],
+      [1, "success"],
+      [2, "cancelled"],
+    ]);
+  }, 30_000);
+
   it("refuses gate settings out of range at save, naming the setting", async () => {
     const refused = async (settings: unknown) => {
       const answer = await call(server.url, "POST", "/v1/workflows", { key, json: { name: "Bad gate", steps: [{ name: "a", code: SLEEP(0) }], settings } });

@@ -176,6 +176,18 @@ export class WorkflowsService {
   }
 
   /**
+   * Cancels an event waiting at the workflow's gate (settings.concurrency:
+   * not yet admitted): it leaves its line for good and its run is recorded
+   * `cancelled`. The run, or null when the event is not waiting (admitted
+   * already, run, or unknown): the caller says so (a running run is
+   * cancelled another way).
+   */
+  async cancelWaiting(ownerId: string, idOrSlug: string, eventId: string): Promise<WorkflowRun | null> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    return this.options.store.cancelWaiting(ownerId, workflow.id, eventId, this.now());
+  }
+
+  /**
    * Runs the workflow again on the original events of its errors, from the
    * trigger or their failed steps (see error-replay.ts); a paused workflow
    * would drop them, so it refuses. `single`: one error asked for by id,
