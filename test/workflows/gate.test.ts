@@ -11,7 +11,8 @@ import { createWorkflow, waitFor } from "./helpers.js";
  * rate_limit), end to end through a real server: events sent at once wait
  * their turn, in arrival order, and none is dropped. The same cases on each
  * mode: SQLite and PostgreSQL with the local queue, and PostgreSQL with
- * BullMQ on Redis (one process; test/scale/gate.test.ts runs workers apart).
+ * BullMQ on Redis or on PostgreSQL alone (one process; test/scale/gate.test.ts
+ * runs workers apart).
  */
 
 const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -41,6 +42,18 @@ const MODES: Mode[] = [
         await redis.quit();
       };
       return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => Promise.all([schema.drop(), dropKeys()]).then(() => undefined) };
+    },
+  },
+  {
+    name: "PostgreSQL, BullMQ on PostgreSQL",
+    env: async () => {
+      const schema = await createTestSchema("runnel_gate_pgq");
+      const namespace = `${schema.schema}_q`;
+      const drop = async () => {
+        await schema.admin.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
+        await schema.drop();
+      };
+      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "postgres", RUNNEL_QUEUE_NAMESPACE: namespace }, drop };
     },
   },
 ];
