@@ -225,7 +225,7 @@ export function createEngine(options: EngineOptions): Engine {
         onLeftInStore: onAppended,
       });
   // Otherwise deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
-  const handOff = queueHandOff ?? { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed) };
+  const handOff = queueHandOff ?? { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed), dueAt: (at: number) => worker?.dueAt(at) };
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
   const dataStores = new DataStoresService({ store, logger });

@@ -277,3 +277,8 @@ export function claimAdmitted(rows: DeliveryRowPlan[], claim: { claimer: string 
   }
   return claimed;
 }
+
+/** The earliest due time of rows left pending for later; undefined when there are none. */
+export function earliestDue(rows: DeliveryRowPlan[]): number | undefined {
+  return rows.length === 0 ? undefined : Math.min(...rows.map((row) => row.available_at));
+}

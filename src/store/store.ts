@@ -515,6 +515,8 @@ export interface FinishedRuns {
   admitted?: ClaimedDelivery[];
   /** How many admitted deliveries were recorded pending (no claim given, or due later): a claimer should look. */
   admittedPending?: number;
+  /** When the earliest of those falls due, when it is later than now (a rate limit's start time). */
+  admittedLaterAt?: number;
   appended: AppendResult[];
   /** Runs whose key was recorded before (a delivery run twice) are not among them. */
   recorded: Set<string>;
@@ -535,6 +537,8 @@ export interface AppendResult {
   logEvents?: StoredEvent[];
   /** The deliveries recorded claimed (EventBatch.claim), when the store did so. */
   claimed?: ClaimedDelivery[];
+  /** When the earliest delivery a rate limit admitted for later falls due (epoch ms); absent when none. */
+  laterAt?: number;
 }
 
 export interface NewUser {

@@ -164,6 +164,13 @@ export class DeliveryWorker implements DeliveryHandOff {
     this.signal.interrupt();
   }
 
+  /** A delivery was recorded pending, due at `at` (a rate limit's start time): when idle, claim then, not at the next poll. */
+  dueAt(at: number): void {
+    this.dueTimes.add(at);
+    // An idle sleep ends, and the next one is measured to the earliest due time.
+    this.signal.interrupt();
+  }
+
   /** The claim an append records deliveries with, to hand them here; null until the worker runs, and once it stops. */
   claimFor(): { claimer: string | null; leaseMs: number } | null {
     return this.loop && !this.stopped && this.options.queue.adopt ? { claimer: this.options.claimer ?? null, leaseMs: this.leaseMs } : null;

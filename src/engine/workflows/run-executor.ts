@@ -563,9 +563,11 @@ export class RunExecutor {
     // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
     // A gated workflow's ended runs admit the next waiting events: handed over at once, as an append's deliveries are.
     const admitClaim = this.options.handOff?.claimFor() ?? undefined;
-    const { appended, recorded, admitted, admittedPending } = await store.finishRuns({ runs: finished, deliveries: this.options.deliveriesInStore === false ? [] : recordedDeliveries(runs), appends, sends, now, ...(stepStores.length > 0 ? { stepStores } : {}), ...(admitClaim ? { admitClaim } : {}) });
+    const { appended, recorded, admitted, admittedPending, admittedLaterAt } = await store.finishRuns({ runs: finished, deliveries: this.options.deliveriesInStore === false ? [] : recordedDeliveries(runs), appends, sends, now, ...(stepStores.length > 0 ? { stepStores } : {}), ...(admitClaim ? { admitClaim } : {}) });
     if (admitted && admitted.length > 0) this.options.handOff?.take(admitted);
     if (admittedPending) this.options.onAdmittedPending?.();
+    // Due later (rate limits): told when, so that an idle claimer wakes then rather than at its next poll.
+    for (const at of [admittedLaterAt, ...appended.map((result) => result.laterAt)]) if (at !== undefined) this.options.handOff?.dueAt?.(at);
     for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     if (this.metrics.enabled) this.countRuns(runs, recorded, triggerKind, appended);
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is

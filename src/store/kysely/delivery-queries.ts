@@ -6,7 +6,7 @@ import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { runGateWork } from "../run-gate-drivers.js";
-import { claimAdmitted, gateFinishedRuns } from "../run-gate-work.js";
+import { claimAdmitted, earliestDue, gateFinishedRuns } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
@@ -128,7 +128,8 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         const inserted = await trx.insertInto("deliveries").values(admittedRows).onConflict((oc) => oc.doNothing()).returning(["emitter_id", "event_id"]).execute();
         const insertedKeys = new Set(inserted.map((row) => `${row.emitter_id}/${row.event_id}`));
         const admitted = admittedRows.filter((row) => claimedRows.has(row) && insertedKeys.has(`${row.emitter_id}/${row.event_id}`)).map((row) => claimedFrom(row, undefined));
-        return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length };
+        const laterAt = earliestDue(admittedRows.filter((row) => row.available_at > now));
+        return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
       });
     },
 

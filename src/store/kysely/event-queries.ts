@@ -2,7 +2,7 @@ import { sql, SqliteAdapter, type Kysely, type Selectable, type Transaction } fr
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, gatedListenersOf, logsWanted, planAppend } from "../append-plan.js";
 import { runGateWork } from "../run-gate-drivers.js";
-import { gateAppendRows } from "../run-gate-work.js";
+import { earliestDue, gateAppendRows } from "../run-gate-work.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
@@ -229,6 +229,7 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
   const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
   const counts = { ...state.channelCounts };
   let recorded = 0;
+  let laterAt: number | undefined;
   const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
   if (appended.length > 0) {
     await trx.insertInto("events").values(appended.map((event) => toEventRow(event, batch.ownerId))).execute();
@@ -246,6 +247,7 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
     recorded = due.length + later.length;
     const { rows, unrecorded } = claimRows(batch, plan, appended, due);
     rows.push(...later);
+    laterAt = earliestDue(later);
     claimed?.push(...unrecorded);
     if (rows.length > 0) {
       const query = trx.insertInto("deliveries").values(rows).onConflict((oc) => oc.doNothing());
@@ -280,5 +282,5 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       .where("owner_id", "=", batch.ownerId)
       .execute();
   }
-  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}) };
+  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}), ...(laterAt !== undefined ? { laterAt } : {}) };
 }

@@ -4,7 +4,7 @@ import { formatEventId, nextEventIdParts } from "../../domain/event-ids.js";
 import { LOG_RETENTION, type LogEntry } from "../../domain/sources.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, gatedListenersOf, logsWanted, planAppend, type SubscriptionMatch } from "../append-plan.js";
 import { gateRunnerFor } from "../run-gate-drivers.js";
-import { gateAppendRows } from "../run-gate-work.js";
+import { earliestDue, gateAppendRows } from "../run-gate-work.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
 import type { StoredEvent } from "../../domain/sources.js";
@@ -86,6 +86,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
       counts[channel] = held;
     }
     let deliveries = 0;
+    let laterAt: number | undefined;
     const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
     if (appended.length > 0) {
       const planned = deliveriesFor(batch, appended, subscriptions, payloads);
@@ -95,6 +96,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
       deliveries = due.length + later.length;
       const { rows, unrecorded } = claimRows(batch, plan, appended, due);
       rows.push(...later);
+      laterAt = earliestDue(later);
       claimed?.push(...unrecorded);
       const appendedById = claimed && rows.length > 0 ? new Map(appended.map((event) => [event.id, event])) : undefined;
       for (const row of rows) {
@@ -108,7 +110,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);
     writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe, formatChannelCounts(counts), written.held);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
-    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}) };
+    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}), ...(laterAt !== undefined ? { laterAt } : {}) };
   });
 
   // Committed with the other writes of the same turn (group-commit.ts), in a savepoint of its own.

@@ -10,7 +10,7 @@ import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-pl
 import type { GroupCommit } from "./group-commit.js";
 import { outsideKyselyTransaction } from "./sqlite-append.js";
 import { gateRunnerFor } from "../run-gate-drivers.js";
-import { claimAdmitted, gateFinishedRuns } from "../run-gate-work.js";
+import { claimAdmitted, earliestDue, gateFinishedRuns } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
@@ -98,7 +98,8 @@ export function createSqliteRuns(
       const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
       if (inserted && claimedRows.has(row)) admitted.push(claimedFrom(row, undefined));
     }
-    return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length };
+    const laterAt = earliestDue(admittedRows.filter((row) => row.available_at > now));
+    return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
   });
 
   return {
