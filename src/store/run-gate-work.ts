@@ -190,7 +190,8 @@ function* admitWaiting(gate: GateRow | null, workflowId: string, key: string, no
   if (free <= 0) return [];
   const waiting = yield* rowsOf<WaitingRow>(
     "SELECT * FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'waiting' ORDER BY position LIMIT ?",
-    [workflowId, key, Math.min(free, 10_000)],
+    // Without a concurrency (the gate removed): every waiting one, however many.
+    [workflowId, key, free],
   );
   const admitted: DeliveryRowPlan[] = [];
   for (const waiter of waiting) {
