@@ -223,6 +223,7 @@ export function createEngine(options: EngineOptions): Engine {
           wakeOthers?.announce("jobs");
         },
         onLeftInStore: onAppended,
+        onDueAt: (at) => relay?.dueAt(at),
       });
   // Otherwise deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
   const handOff = queueHandOff ?? { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed), dueAt: (at: number) => worker?.dueAt(at) };
