@@ -81,7 +81,7 @@ const TOP_KEYS = ["id", "name", "trigger", "steps", "respond", "settings", "acti
 const SUBSCRIPTION_KEYS = ["emitter", "event_name"] as const;
 const TRIGGER_KEYS = ["type", "intervalSeconds", "cron", "timezone", "source_id", "component_file", "component_code", "component_url", "key", "configured_props"] as const;
 const STEP_KEYS = ["name", "code", "code_file", "filename", "key", "props", "retries"] as const;
-const SETTINGS_KEYS = ["error_notifications", "error_retention", "retries", "errors_on_each_attempt"] as const;
+const SETTINGS_KEYS = ["error_notifications", "error_retention", "retries", "errors_on_each_attempt", "concurrency", "concurrency_key", "rate_limit"] as const;
 
 /** The API's field for code the file gives by path: errors about the code point at the path's line. */
 const FILE_ALIASES: Readonly<Record<string, string>> = { code: "code_file", filename: "code_file", component_code: "component_file" };

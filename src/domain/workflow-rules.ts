@@ -4,6 +4,7 @@ import { ValidationError } from "./errors.js";
 import { ENV_NAME } from "./env-vars.js";
 import { envNameOf, hasExpressions, parseTemplate } from "./expressions.js";
 import { validateRetryPolicy, type RetryPolicy } from "./run-retries.js";
+import { validateConcurrency, validateConcurrencyKey, validateRateLimit, type RateLimit } from "./run-gate.js";
 
 /**
  * A workflow as the API and the file form describe it, checked: every error
@@ -38,6 +39,12 @@ export interface WorkflowSettings {
   retries?: RetryPolicy;
   /** Every failed attempt goes to `$errors` too, not only the last. */
   errorsOnEachAttempt?: boolean;
+  /** Runs of the workflow at once (per concurrencyKey value, when given); unlimited when left out (docs/workflows.md, "Concurrency and order"). */
+  concurrency?: number;
+  /** The `{{ steps.trigger.event… }}` expression whose value picks the line a run waits in. */
+  concurrencyKey?: string;
+  /** At most `runs` runs start per `perSeconds`; the others wait. */
+  rateLimit?: RateLimit;
 }
 
 const STEP_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -186,7 +193,16 @@ function validateSettings(value: unknown): WorkflowSettings {
   const eachAttempt = settings.errors_on_each_attempt ?? false;
   if (typeof eachAttempt !== "boolean") throw new ValidationError("settings.errors_on_each_attempt", `settings.errors_on_each_attempt must be true or false; got ${describeValue(eachAttempt)}.`);
   // Left out when off, so that workflows without retries keep the settings they always had.
-  return { errorNotifications, errorRetention, ...retries, ...(eachAttempt ? { errorsOnEachAttempt: true } : {}) };
+  return { errorNotifications, errorRetention, ...retries, ...(eachAttempt ? { errorsOnEachAttempt: true } : {}), ...gateSettings(settings) };
+}
+
+/** settings.concurrency, concurrency_key and rate_limit, checked; left out when absent (as retries are). */
+function gateSettings(settings: Record<string, unknown>): Pick<WorkflowSettings, "concurrency" | "concurrencyKey" | "rateLimit"> {
+  const absent = (value: unknown) => value === undefined || value === null;
+  const concurrency = absent(settings.concurrency) ? undefined : validateConcurrency(settings.concurrency);
+  const key = absent(settings.concurrency_key) ? undefined : validateConcurrencyKey(settings.concurrency_key, concurrency);
+  const rateLimit = absent(settings.rate_limit) ? undefined : validateRateLimit(settings.rate_limit);
+  return { ...(concurrency !== undefined ? { concurrency } : {}), ...(key !== undefined ? { concurrencyKey: key } : {}), ...(rateLimit ? { rateLimit } : {}) };
 }
 
 function record(value: unknown, field: string): Record<string, unknown> {

@@ -226,9 +226,10 @@ export function createEngine(options: EngineOptions): Engine {
           wakeOthers?.announce("jobs");
         },
         onLeftInStore: onAppended,
+        onDueAt: (at) => relay?.dueAt(at),
       });
   // Otherwise deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
-  const handOff = queueHandOff ?? { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed) };
+  const handOff = queueHandOff ?? { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed), dueAt: (at: number) => worker?.dueAt(at) };
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
   const dataStores = new DataStoresService({ store, logger });
@@ -283,7 +284,7 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, baseUrl: () => baseUrl, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const executor = new RunExecutor({ handOff, onAdmittedPending: onAppended, deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, baseUrl: () => baseUrl, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const runControl = new RunControl({
     store,
     queue: deliveryQueue,
@@ -313,7 +314,7 @@ export function createEngine(options: EngineOptions): Engine {
       },
     });
   }
-  worker = new DeliveryWorker({ queue: deliveryQueue, store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  worker = new DeliveryWorker({ onGateAdmitted: onAppended, queue: deliveryQueue, store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const forgetWorkflow = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);

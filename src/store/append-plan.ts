@@ -116,6 +116,15 @@ export interface SubscriptionMatch {
   emitter_id: string;
   listener_id: string;
   event_name: string;
+  /** The listener's id when it is a workflow with a gate (concurrency, rate limit: run-gate-work.ts), else null. */
+  gated?: string | null;
+}
+
+/** The listeners among the subscriptions that have a gate. */
+export function gatedListenersOf(subscriptions: SubscriptionMatch[]): Set<string> {
+  const gated = new Set<string>();
+  for (const subscription of subscriptions) if (subscription.gated) gated.add(subscription.listener_id);
+  return gated;
 }
 
 /**

@@ -16,6 +16,7 @@ import type { AppDefinition } from "../domain/apps.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 import type { WorkflowVersion } from "../domain/workflow-versions.js";
 import type { DeliveryQueueStats, ProcessRecord } from "../domain/processes.js";
+import type { GateStats } from "../domain/run-gate.js";
 
 /**
  * The Store port. It speaks the domain, never SQL: every method is one
@@ -243,7 +244,7 @@ export interface Store {
    * runs recorded now in the send outbox (those of a run recorded before are
    * left out: they were enqueued with it), and trims old runs.
    */
-  finishRuns(input: { runs: WorkflowRun[]; deliveries: DeliveryKey[]; appends: EventBatch[]; stepStores?: StepStoreWrite[] | undefined; sends?: NewOutboxSend[] | undefined }): Promise<FinishedRuns>;
+  finishRuns(input: FinishRunsInput): Promise<FinishedRuns>;
   /**
    * The `$.service.db` of each of a workflow's steps (by step id; `{}` for a
    * step with none). What runs change is written by finishRuns
@@ -331,6 +332,21 @@ export interface Store {
   listWorkflowVersions(ownerId: string, workflowId: string, options: { limit: number; before?: number | undefined }): Promise<WorkflowVersion[]>;
   /** One kept version of the workflow, or null (never saved, or let go: see KEPT_WORKFLOW_VERSIONS). */
   findWorkflowVersion(ownerId: string, workflowId: string, version: number): Promise<WorkflowVersion | null>;
+  /**
+   * Deliveries of a gated workflow that end without a run (the workflow is
+   * paused or gone, or they were given up): their slots are freed and the
+   * next waiting events admitted, recorded pending for a claimer, as an
+   * ended run's record does. Answers how many were admitted.
+   */
+  releaseGateSlots(workflowId: string, keys: Array<{ emitterId: string; eventId: string }>, now: number): Promise<number>;
+  /** What waits at the workflow's gate (concurrency, rate limit): counts and times, in two cheap queries. */
+  gateStats(ownerId: string, workflowId: string, now: number): Promise<GateStats>;
+  /**
+   * Takes a waiting (not yet admitted) event of a gated workflow out of its
+   * line and records its run `cancelled`, in one transaction; null when the
+   * owner's workflow has no such event waiting (admitted, run, or unknown).
+   */
+  cancelWaiting(ownerId: string, workflowId: string, eventId: string, now: number): Promise<WorkflowRun | null>;
   /** One stored event (a `$errors` event to replay), or null. */
   findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;
 
@@ -495,8 +511,32 @@ export interface WaitingRunChange {
   cancelledBy?: string;
 }
 
+export interface FinishRunsInput {
+  runs: WorkflowRun[];
+  deliveries: DeliveryKey[];
+  appends: EventBatch[];
+  stepStores?: StepStoreWrite[] | undefined;
+  sends?: NewOutboxSend[] | undefined;
+  /**
+   * The runs' workflows' gates (concurrency: run-gate-work.ts): each ended
+   * run frees its slot and the next waiting events are admitted, their
+   * deliveries recorded in the same transaction. Those due now are recorded
+   * claimed by `admitClaim` when given, and answered in `admitted`, for the
+   * caller to hand over at once (as an append's); the others wait as
+   * pending rows for a claim (a rate limit's later due time).
+   */
+  admitClaim?: { claimer: string | null; leaseMs: number } | undefined;
+  now?: number | undefined;
+}
+
 /** What finishRuns did: each append's result (in order), and the ids of the runs it recorded now. */
 export interface FinishedRuns {
+  /** Deliveries of waiting events the runs' ended runs admitted, recorded claimed (FinishRunsInput.admitClaim). */
+  admitted?: ClaimedDelivery[];
+  /** How many admitted deliveries were recorded pending (no claim given, or due later): a claimer should look. */
+  admittedPending?: number;
+  /** When the earliest of those falls due, when it is later than now (a rate limit's start time). */
+  admittedLaterAt?: number;
   appended: AppendResult[];
   /** Runs whose key was recorded before (a delivery run twice) are not among them. */
   recorded: Set<string>;
@@ -517,6 +557,8 @@ export interface AppendResult {
   logEvents?: StoredEvent[];
   /** The deliveries recorded claimed (EventBatch.claim), when the store did so. */
   claimed?: ClaimedDelivery[];
+  /** When the earliest delivery a rate limit admitted for later falls due (epoch ms); absent when none. */
+  laterAt?: number;
 }
 
 export interface NewUser {

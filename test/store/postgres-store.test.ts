@@ -14,6 +14,7 @@ import { describeStoreContract } from "./store-contract.js";
 import { describeAppAccountsContract } from "./app-accounts-contract.js";
 import { describeProcessContract } from "./process-contract.js";
 import { describeHandOffContract } from "./handoff-contract.js";
+import { describeGateContract } from "./gate-contract.js";
 
 await requirePostgres();
 
@@ -49,6 +50,7 @@ describeActivityContract("postgres", postgresBackend);
 describeSessionContract("postgres", postgresBackend);
 describeProcessContract("postgres", postgresBackend);
 describeHandOffContract("postgres", postgresBackend);
+describeGateContract("postgres", postgresBackend);
 
 describe("PostgreSQL migrations beside other schemas", () => {
   const admin = async (statement: string) => {

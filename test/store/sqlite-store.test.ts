@@ -13,6 +13,7 @@ import { describeStoreContract } from "./store-contract.js";
 import { describeAppAccountsContract } from "./app-accounts-contract.js";
 import { describeProcessContract } from "./process-contract.js";
 import { describeHandOffContract } from "./handoff-contract.js";
+import { describeGateContract } from "./gate-contract.js";
 
 const sqliteBackend = async () => {
   const dir = await mkdtemp(join(tmpdir(), "runnel-store-"));
@@ -37,3 +38,4 @@ describeActivityContract("sqlite", sqliteBackend);
 describeSessionContract("sqlite", sqliteBackend);
 describeProcessContract("sqlite", sqliteBackend);
 describeHandOffContract("sqlite", sqliteBackend);
+describeGateContract("sqlite", sqliteBackend);

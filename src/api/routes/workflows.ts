@@ -9,13 +9,14 @@ import type { Store } from "../../store/store.js";
 import { principalOf } from "../request-context.js";
 import { DataSchema, ErrorBodySchema, errorResponses, PageQuerySchema, PageSchema } from "../schemas/common.js";
 import { LogSchema, toLogView } from "../schemas/sources.js";
-import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunNowBodySchema, RunNowQuerySchema, RunQueuedSchema, RunSchema, toErrorSummary, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
+import { ErrorSummarySchema, NO_TRIGGER_SOURCE, RunNowBodySchema, RunNowQuerySchema, RunQueuedSchema, RunSchema, toErrorSummary, toGateView, toRunView, toDocumentedSteps, toWorkflowEmitSummary, toWorkflowView, WorkflowBodySchema, WorkflowDetailsSchema, WorkflowEmitSummarySchema, WorkflowSchema, WorkflowWrittenSchema } from "../schemas/workflows.js";
 import type { SseStream, SseStreams } from "../sse.js";
 import { checkCursor } from "./source-events.js";
 import { waitForRun } from "./wait-for-run.js";
 import { ValidationError } from "../../domain/errors.js";
 import { readReplayChoice } from "../../engine/workflows/replay-from-step.js";
 import { STREAM_CLOSED_EVENT } from "./source-streams.js";
+import { gateOf } from "../../domain/run-gate.js";
 
 const IdParams = Type.Object({ id: Type.String() });
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -39,7 +40,9 @@ export const workflowsRoutes: FastifyPluginAsyncTypebox<{ engine: Engine; store:
   const view = async (workflow: Parameters<typeof toWorkflowView>[0], stats?: Map<string, WorkflowRunStats>) => {
     const source = workflow.triggerSourceId ? await store.findSource(workflow.ownerId, workflow.triggerSourceId) : null;
     const runs = (stats ?? (await runStats(workflow.ownerId, [workflow.id]))).get(workflow.id);
-    return toWorkflowView(workflow, source ? { endpointUrl: engine.endpointUrl(source), timer: source.timer } : NO_TRIGGER_SOURCE, runs);
+    const shown = toWorkflowView(workflow, source ? { endpointUrl: engine.endpointUrl(source), timer: source.timer } : NO_TRIGGER_SOURCE, runs);
+    // A gated workflow shows what waits at its gate (two small queries; others pay nothing).
+    return gateOf(workflow.settings) ? { ...shown, gate: toGateView(await store.gateStats(workflow.ownerId, workflow.id, Date.now())) } : shown;
   };
   const written = async (workflow: Parameters<typeof toWorkflowView>[0], ignored: IgnoredField[]) => ({
     data: await view(workflow),

@@ -6,6 +6,7 @@ import { maskSealed } from "../../engine/secrets.js";
 import { toEpochSeconds } from "./common.js";
 import { emitIdOf, showsEvent } from "./sources.js";
 import { retryPolicyView } from "../../domain/run-retries.js";
+import { gateSettingsView, type GateStats } from "../../domain/run-gate.js";
 
 /** Retries of a failed step, as the API shows them (settings.retries, a step's retries). */
 const RetryPolicySchema = Type.Object({ max: Type.Integer(), backoff: Type.String({ description: "fixed or exponential" }), delay_ms: Type.Integer(), max_delay_ms: Type.Integer() });
@@ -60,6 +61,9 @@ const SettingsBodySchema = Type.Object(
       }),
     ),
     errors_on_each_attempt: Type.Optional(Type.Unknown({ description: "true: every failed attempt goes to $errors (with attempt and will_retry), not only the final failure." })),
+    concurrency: Type.Optional(Type.Unknown({ description: "Runs of the workflow at once, 1 to 1000 (1: one at a time, in the order events arrived); unlimited when left out. Events over it wait their turn, durably." })),
+    concurrency_key: Type.Optional(Type.Unknown({ description: 'With concurrency: one {{ }} expression over the trigger event, such as "{{ steps.trigger.event.body.customer_id }}"; the limit holds per value. Events where it does not evaluate share one line.' })),
+    rate_limit: Type.Optional(Type.Unknown({ description: 'At most runs runs start per per_seconds: {"runs": 1-1000, "per_seconds": 1-86400}. Events over it wait, never dropped.' })),
     name: Type.Optional(Type.Unknown({ description: "The hosted API's place for the workflow's name (name)." })),
     auto_deploy: Type.Optional(Type.Unknown({ description: "Hosted only: accepted and ignored (named in warnings); Runnel deploys every change at once." })),
   },
@@ -111,6 +115,22 @@ export const DocumentedStepSchema = Type.Object(
   { title: "WorkflowStepDocumented" },
 );
 
+/** What waits at a gated workflow's gate (settings.concurrency, rate_limit); only on workflows that have one. */
+export const GateViewSchema = Type.Object(
+  {
+    waiting: Type.Integer({ minimum: 0, description: "Events waiting for a free slot (settings.concurrency); each runs in its turn, in arrival order." }),
+    in_flight: Type.Integer({ minimum: 0, description: "Runs admitted and not yet ended: the slots taken." }),
+    throttled: Type.Integer({ minimum: 0, description: "Runs admitted but held back by settings.rate_limit until their start time." }),
+    oldest_waiting_ms: Type.Union([Type.Integer(), Type.Null()], { description: "When the oldest waiting or throttled event arrived (epoch ms); null when none waits." }),
+    next_start_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: "When the next throttled run may start (epoch ms); null when none is throttled." }),
+  },
+  { title: "WorkflowGate" },
+);
+
+export function toGateView(stats: GateStats): Static<typeof GateViewSchema> {
+  return { waiting: stats.waiting, in_flight: stats.inFlight, throttled: stats.throttled, oldest_waiting_ms: stats.oldestWaitingSince, next_start_at_ms: stats.nextStartAt };
+}
+
 export const WorkflowSchema = Type.Object(
   {
     id: Type.String({ description: "p_…" }),
@@ -140,6 +160,9 @@ export const WorkflowSchema = Type.Object(
       error_retention: Type.Integer(),
       retries: Type.Optional(RetryPolicySchema),
       errors_on_each_attempt: Type.Optional(Type.Boolean()),
+      concurrency: Type.Optional(Type.Integer({ minimum: 1, description: "Runs of the workflow at once (per concurrency_key value); 1: one at a time, in the order events arrived." })),
+      concurrency_key: Type.Optional(Type.String({ description: "The {{ steps.trigger.event… }} expression whose value picks the line a run waits in." })),
+      rate_limit: Type.Optional(Type.Object({ runs: Type.Integer({ minimum: 1 }), per_seconds: Type.Integer({ minimum: 1 }) })),
     }),
     is_error_workflow: Type.Boolean(),
     deployment_id: Type.String(),
@@ -148,6 +171,7 @@ export const WorkflowSchema = Type.Object(
     last_run_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "When its newest recorded run started (ISO 8601); null when none is recorded." }),
     runs_24h: Type.Integer({ minimum: 0, description: "Runs started in the last 24 hours (of those kept: about the last 1,000)." }),
     errors_24h: Type.Integer({ minimum: 0, description: "Of those, the runs that failed." }),
+    gate: Type.Optional(GateViewSchema),
   },
   { title: "Workflow" },
 );
@@ -187,6 +211,7 @@ export function toWorkflowView(workflow: Workflow, triggerSource: TriggerSourceF
       error_retention: workflow.settings.errorRetention,
       ...(workflow.settings.retries ? { retries: retryPolicyView(workflow.settings.retries) } : {}),
       ...(workflow.settings.errorsOnEachAttempt ? { errors_on_each_attempt: true } : {}),
+      ...gateSettingsView(workflow.settings),
     },
     is_error_workflow: workflow.isErrorWorkflow,
     deployment_id: workflow.deploymentId,
@@ -433,3 +458,4 @@ export const SubscriptionSchema = Type.Object(
   { id: Type.String(), emitter_id: Type.String(), listener_id: Type.String(), event_name: Type.String(), created_at: Type.Integer() },
   { title: "Subscription" },
 );
+

@@ -28,6 +28,8 @@ export interface DeliveryHandOff {
   /** The claim to record them with; null when it does not take them now (not started, or stopping). */
   claimFor(): { claimer: string | null; leaseMs: number } | null;
   take(claimed: ClaimedDelivery[]): void;
+  /** A delivery was recorded pending, due at `at` (a rate limit's start time): a claimer that sleeps may wake then. */
+  dueAt?(at: number): void;
 }
 
 export interface ResultWriterOptions {
@@ -122,6 +124,7 @@ export class ResultWriter {
     for (const event of [...appended.events, ...(appended.logEvents ?? [])]) hub.publish(source.id, { kind: "event", channel: event.channel, item: event });
     // Deliveries recorded claimed go to the worker in hand; others are claimed, and only when there are some:
     // a source nobody listens to costs the worker nothing.
+    if (appended.laterAt !== undefined) this.options.handOff?.dueAt?.(appended.laterAt);
     if (appended.claimed) {
       if (appended.claimed.length > 0) this.options.handOff?.take(appended.claimed);
     } else if (appended.deliveries > 0) this.options.onAppended?.();

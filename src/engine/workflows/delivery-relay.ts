@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { JobQueue } from "../../queue/job-queue.js";
 import type { ClaimedDelivery, NewDelivery, Store } from "../../store/store.js";
 import { WakeSignal } from "../wake-signal.js";
+import { DueTimes } from "./due-times.js";
 
 export interface DeliveryRelayOptions {
   store: Store;
@@ -38,6 +39,9 @@ export class DeliveryRelay {
   private loop: Promise<void> | null = null;
   private stopped = false;
   private readonly signal = new WakeSignal();
+  /** When deliveries recorded pending for later fall due (a rate limit's start times), as this process learnt them. */
+  private readonly dueTimes = new DueTimes();
+  private lastLookAt = 0;
 
   constructor(private readonly options: DeliveryRelayOptions) {
     this.now = options.now ?? Date.now;
@@ -50,6 +54,12 @@ export class DeliveryRelay {
   /** Deliveries were appended (here or in another process): relay them now, not at the next poll. */
   wake(): void {
     this.signal.wake();
+  }
+
+  /** A delivery was recorded pending, due at `at`: when idle, look then rather than at the next poll. */
+  dueAt(at: number): void {
+    this.dueTimes.add(at);
+    this.signal.interrupt();
   }
 
   /** Stops after the batch in hand is relayed (or left leased, for another relay). */
@@ -70,15 +80,21 @@ export class DeliveryRelay {
         if (this.stopped) break;
         this.options.logger.error({ err: error }, "could not relay deliveries to the job queue; trying again shortly");
       }
-      // A full batch: there may be more at once. Otherwise wait for news or the poll.
-      if (relayed < limit && !this.signal.pending && !this.stopped) await this.signal.sleep(this.options.pollMs ?? 1_000);
+      // A full batch: there may be more at once. Otherwise wait for news, the poll, or the next due time known here
+      // (one ms past it: a look at the due time itself may find the row not due yet).
+      if (relayed < limit && !this.signal.pending && !this.stopped) {
+        const pollMs = this.options.pollMs ?? 1_000;
+        const due = this.dueTimes.next(this.lastLookAt);
+        await this.signal.sleep(due === null ? pollMs : Math.min(pollMs, Math.max(0, due - this.now() + 1)));
+      }
     }
   }
 
   /** Relays one batch; answers how many rows it took. */
   async relayOnce(limit: number): Promise<number> {
     const { store, queue } = this.options;
-    const claimed = await store.claimDeliveries({ now: this.now(), leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS, limit, claimer: this.options.claimer });
+    this.lastLookAt = this.now();
+    const claimed = await store.claimDeliveries({ now: this.lastLookAt, leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS, limit, claimer: this.options.claimer });
     if (claimed.length === 0) return 0;
     const now = this.now();
     await queue.enqueue(claimed.map((row) => jobOf(row, now)));

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { DeployedSource } from "../../domain/sources.js";
 import type { Workflow } from "../../domain/workflows.js";
+import { gateOf } from "../../domain/run-gate.js";
 import type { ClaimedJob, JobQueue } from "../../queue/job-queue.js";
 import type { ClaimedDelivery, Store } from "../../store/store.js";
 import { ExpiringCache } from "../expiring-cache.js";
@@ -61,6 +62,8 @@ export interface DeliveryWorkerOptions {
   leaseMs?: number;
   /** This process's instance id, recorded with the leases of hand-offs (see Store.requeueDeliveries). */
   claimer?: string;
+  /** Deliveries a gate admitted were recorded pending: wake whoever claims them (the relay, with a shared queue). */
+  onGateAdmitted?: () => void;
   /** Deliveries claimed at once. Default 64. */
   batchSize?: number;
   /**
@@ -158,6 +161,13 @@ export class DeliveryWorker implements DeliveryHandOff {
       return;
     }
     for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.handedOff.push(group);
+    this.signal.interrupt();
+  }
+
+  /** A delivery was recorded pending, due at `at` (a rate limit's start time): when idle, claim then, not at the next poll. */
+  dueAt(at: number): void {
+    this.dueTimes.add(at);
+    // An idle sleep ends, and the next one is measured to the earliest due time.
     this.signal.interrupt();
   }
 
@@ -335,7 +345,12 @@ export class DeliveryWorker implements DeliveryHandOff {
       } else {
         const workflow = await this.workflowOf(first.ownerId, first.listenerId);
         // Deleted or deactivated: what it was sent is not run (a paused workflow does not pile up work).
-        if (!workflow || !workflow.active) return void (await queue.complete(deliveries));
+        if (!workflow || !workflow.active) {
+          await queue.complete(deliveries);
+          // Held slots of a gated workflow's line are freed (its next events are dropped the same way while it is paused).
+          if (workflow && gateOf(workflow.settings)) await this.releaseGateSlots(workflow.id, deliveries);
+          return;
+        }
         let made = 0;
         const retries: Array<{ delivery: ClaimedDelivery; at: number }> = [];
         for (const [kind, group] of await this.byTriggerKind(deliveries)) {
@@ -355,6 +370,7 @@ export class DeliveryWorker implements DeliveryHandOff {
       logger.error({ err: error, listenerId: first.listenerId, deliveries: failed.length, givenUp: given.length }, "runs could not be recorded; they will be tried again");
       finished = done ? deliveries.filter((delivery) => done.has(delivery)) : [];
       await queue.complete(given).catch(() => undefined);
+      if (given.length > 0) await this.releaseGateSlots(first.listenerId, given);
       const backoff = Math.min(60_000, 1_000 * 2 ** Math.min(6, first.attempts));
       await this.giveBack(retry, this.now() + backoff).catch(() => undefined);
     }
@@ -392,6 +408,17 @@ export class DeliveryWorker implements DeliveryHandOff {
       recorded.length > 0 ? this.options.queue.retry(recorded, availableAt) : undefined,
       unrecorded.length > 0 ? this.options.queue.enqueue(unrecorded) : undefined,
     ]);
+  }
+
+  /** Deliveries of a workflow that end without a run: a gate's slots they held go to the next in line (nothing for others). */
+  private async releaseGateSlots(workflowId: string, deliveries: ClaimedJob[]): Promise<void> {
+    if (!workflowId.startsWith("p_")) return;
+    try {
+      const admitted = await this.options.store.releaseGateSlots(workflowId, deliveries.map(({ emitterId, eventId }) => ({ emitterId, eventId })), this.now());
+      if (admitted > 0) this.options.onGateAdmitted?.();
+    } catch (error) {
+      this.options.logger.error({ err: error, workflowId }, "slots of the workflow's gate could not be freed; its waiting events wait until a run of it ends");
+    }
   }
 
   /** The listener of a source or webhook id; null for a workflow's. */

@@ -18,6 +18,8 @@ export interface QueueHandOffOptions {
   onQueued: () => void;
   /** Deliveries were left in the store for the relay (the queue did not take them): wake it. */
   onLeftInStore: () => void;
+  /** A delivery was recorded pending, due at `at` (a rate limit's start time): the relay may look then. */
+  onDueAt?: (at: number) => void;
   now?: () => number;
 }
 
@@ -56,6 +58,10 @@ export class QueueHandOff implements DeliveryHandOff {
     if (claimed.length === 0) return;
     this.pending.push(...claimed);
     this.flushing ??= this.scheduleFlush();
+  }
+
+  dueAt(at: number): void {
+    this.options.onDueAt?.(at);
   }
 
   /** Takes no more hand-offs, and waits for those taken to be queued (or left to the relay). */

@@ -20,6 +20,7 @@ import { DB_MAX_BYTES } from "../../sandbox/runner/db-store.js";
 import type { StepStoreChanges } from "../../domain/data-stores.js";
 import type { DbSnapshot } from "../../sandbox/protocol.js";
 import type { RunLimits } from "../sources/invoker.js";
+import type { DeliveryHandOff } from "../sources/result-writer.js";
 import type { BuiltinActions } from "./builtin-actions.js";
 import { emitAppend, errorAppend, failRun, logsAppend, finishedRun, fromSandboxError, recordStep, resumeRun, skipRest, startRun, type RunState } from "./run-state.js";
 import { settleFailedAttempt } from "./step-retries.js";
@@ -66,6 +67,14 @@ export interface RunExecutorOptions {
   claimer?: string | undefined;
   /** Gives steps' app props their account's `$auth`, read for each batch of runs; without it they get an empty one. */
   accountAuth?: AccountAuth;
+  /**
+   * Where deliveries admitted by a gated workflow's ended runs go at once
+   * (recorded claimed for it): the worker here, or the shared queue's
+   * hand-off. Without it they are recorded pending, for a claimer.
+   */
+  handOff?: DeliveryHandOff;
+  /** Admitted deliveries were recorded pending (due later, or no hand-off): wake whoever claims them. */
+  onAdmittedPending?: () => void;
   /** Counts the runs recorded and the events they emitted; none by default. */
   metrics?: Metrics;
   /** The server's public address, for the resume and cancel URLs `$.flow.delay` / `$.flow.rerun` return. */
@@ -593,7 +602,13 @@ export class RunExecutor {
     const stepStores = runs.flatMap((run) => (run.status === "cancelled" ? [] : run.storeWrites).map((write) => ({ ...write, ownerId: workflow.ownerId, workflowId: workflow.id, runId: run.id })));
     const sends = runs.flatMap((run) => outboxSendsOf(workflow, run, now));
     // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
-    const { appended, recorded } = await store.finishRuns({ runs: finished, deliveries: this.options.deliveriesInStore === false ? [] : recordedDeliveries(runs), appends, sends, ...(stepStores.length > 0 ? { stepStores } : {}) });
+    // A gated workflow's ended runs admit the next waiting events: handed over at once, as an append's deliveries are.
+    const admitClaim = this.options.handOff?.claimFor() ?? undefined;
+    const { appended, recorded, admitted, admittedPending, admittedLaterAt } = await store.finishRuns({ runs: finished, deliveries: this.options.deliveriesInStore === false ? [] : recordedDeliveries(runs), appends, sends, now, ...(stepStores.length > 0 ? { stepStores } : {}), ...(admitClaim ? { admitClaim } : {}) });
+    if (admitted && admitted.length > 0) this.options.handOff?.take(admitted);
+    if (admittedPending) this.options.onAdmittedPending?.();
+    // Due later (rate limits): told when, so that an idle claimer wakes then rather than at its next poll.
+    for (const at of [admittedLaterAt, ...appended.map((result) => result.laterAt)]) if (at !== undefined) this.options.handOff?.dueAt?.(at);
     for (const result of appended) for (const event of [...result.events, ...(result.logEvents ?? [])]) hub.publish(workflow.id, { kind: "event", channel: event.channel, item: event });
     if (this.metrics.enabled) this.countRuns(runs, recorded, triggerKind, appended);
     // A run whose key was recorded before (a second claimer of the same delivery, after a lease expired) is

@@ -5,6 +5,7 @@ import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { slugify, uniqueSlug } from "../../domain/slug.js";
 import type { StoredEvent } from "../../domain/sources.js";
 import { retryPolicyView } from "../../domain/run-retries.js";
+import { gateSettingsView } from "../../domain/run-gate.js";
 import { validateWorkflowInput, type StepInput, type WorkflowInput, type WorkflowSettings } from "../../domain/workflow-rules.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
 import type { Store } from "../../store/store.js";
@@ -172,6 +173,18 @@ export class WorkflowsService {
     const run = await this.options.store.findRun(ownerId, runId);
     if (!run) throw new NotFoundError("run", runId);
     return run;
+  }
+
+  /**
+   * Cancels an event waiting at the workflow's gate (settings.concurrency:
+   * not yet admitted): it leaves its line for good and its run is recorded
+   * `cancelled`. The run, or null when the event is not waiting (admitted
+   * already, run, or unknown): the caller says so (a running run is
+   * cancelled another way).
+   */
+  async cancelWaiting(ownerId: string, idOrSlug: string, eventId: string): Promise<WorkflowRun | null> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    return this.options.store.cancelWaiting(ownerId, workflow.id, eventId, this.now());
   }
 
   /**
@@ -439,6 +452,7 @@ function settingsBody(settings: WorkflowSettings): Record<string, unknown> {
     error_retention: settings.errorRetention,
     ...(settings.retries ? { retries: retryPolicyView(settings.retries) } : {}),
     ...(settings.errorsOnEachAttempt ? { errors_on_each_attempt: true } : {}),
+    ...gateSettingsView(settings),
   };
 }
 

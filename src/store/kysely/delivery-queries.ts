@@ -6,6 +6,9 @@ import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-pl
 import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
+import { runGateWork } from "../run-gate-drivers.js";
+import { claimAdmitted, earliestDue, gateFinishedRuns } from "../run-gate-work.js";
+import { claimedFrom } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
 import { toDelivery } from "./subscription-queries.js";
@@ -93,7 +96,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         .execute();
     },
 
-    finishRuns({ runs, deliveries, appends, stepStores, sends }) {
+    finishRuns({ runs, deliveries, appends, stepStores, sends, admitClaim, now = Date.now() }) {
       return db.transaction().execute(async (trx) => {
         const recorded = new Set<string>();
         if (runs.length > 0) {
@@ -119,7 +122,15 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         // Likewise its sends: they were put in the outbox with it.
         if (sends?.length) await enqueueSendsWithin(trx, sends, recorded);
         for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
-        return { appended: results, recorded };
+        // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
+        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now));
+        if (admittedRows.length === 0) return { appended: results, recorded };
+        const claimedRows = new Set(claimAdmitted(admittedRows, admitClaim, now));
+        const inserted = await trx.insertInto("deliveries").values(admittedRows).onConflict((oc) => oc.doNothing()).returning(["emitter_id", "event_id"]).execute();
+        const insertedKeys = new Set(inserted.map((row) => `${row.emitter_id}/${row.event_id}`));
+        const admitted = admittedRows.filter((row) => claimedRows.has(row) && insertedKeys.has(`${row.emitter_id}/${row.event_id}`)).map((row) => claimedFrom(row, undefined));
+        const laterAt = earliestDue(admittedRows.filter((row) => row.available_at > now));
+        return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
       });
     },
 

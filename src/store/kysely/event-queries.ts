@@ -1,6 +1,8 @@
 import { sql, SqliteAdapter, type Kysely, type Selectable, type Transaction } from "kysely";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
-import { deliveriesFor, emitterKeys, emitterStateOf, logsWanted, planAppend } from "../append-plan.js";
+import { deliveriesFor, emitterKeys, emitterStateOf, gatedListenersOf, logsWanted, planAppend } from "../append-plan.js";
+import { runGateWork } from "../run-gate-drivers.js";
+import { earliestDue, gateAppendRows } from "../run-gate-work.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
@@ -215,12 +217,19 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
   // Read before planning: whether anyone listens to `$logs` decides whether log lines become events.
   const subscriptions =
     batch.emits.length > 0 || batch.logEvents?.length
-      ? await trx.selectFrom("subscriptions").select(["id", "emitter_id", "listener_id", "event_name"]).where("owner_id", "=", batch.ownerId).where("emitter_id", "in", emitterKeys(batch.emitterId)).execute()
+      ? await trx
+          .selectFrom("subscriptions as s")
+          .leftJoin("workflow_gates as g", "g.workflow_id", "s.listener_id")
+          .select(["s.id", "s.emitter_id", "s.listener_id", "s.event_name", "g.workflow_id as gated"])
+          .where("s.owner_id", "=", batch.ownerId)
+          .where("s.emitter_id", "in", emitterKeys(batch.emitterId))
+          .execute()
       : [];
   const plan = planAppend(batch, state, logsWanted(batch, subscriptions) ? batch.logEvents : []);
   const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
   const counts = { ...state.channelCounts };
   let recorded = 0;
+  let laterAt: number | undefined;
   const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
   if (appended.length > 0) {
     await trx.insertInto("events").values(appended.map((event) => toEventRow(event, batch.ownerId))).execute();
@@ -232,8 +241,13 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       counts[channel] = held;
     }
     const planned = deliveriesFor(batch, appended, subscriptions);
-    recorded = planned.length;
-    const { rows, unrecorded } = claimRows(batch, plan, appended, planned);
+    const gated = gatedListenersOf(subscriptions);
+    // Deliveries to gated workflows wait in their line, or are admitted (due now, or later under a rate limit).
+    const { due, later } = gated.size > 0 ? await runGateWork(trx, gateAppendRows(planned, gated, batch.now)) : { due: planned, later: [] };
+    recorded = due.length + later.length;
+    const { rows, unrecorded } = claimRows(batch, plan, appended, due);
+    rows.push(...later);
+    laterAt = earliestDue(later);
     claimed?.push(...unrecorded);
     if (rows.length > 0) {
       const query = trx.insertInto("deliveries").values(rows).onConflict((oc) => oc.doNothing());
@@ -242,7 +256,8 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
         // A delivery recorded before (ON CONFLICT DO NOTHING) is not this caller's to run: only the rows inserted are answered.
         const inserted = new Set((await query.returning(["listener_id", "event_id"]).execute()).map((row) => `${row.listener_id}/${row.event_id}`));
         const byId = new Map(appended.map((event) => [event.id, event]));
-        for (const row of rows) if (inserted.has(`${row.listener_id}/${row.event_id}`)) claimed.push(claimedFrom(row, byId.get(row.event_id)));
+        // A row left pending (admitted by a rate limit for later) is claimed when due, like any other.
+        for (const row of rows) if (row.status === "running" && inserted.has(`${row.listener_id}/${row.event_id}`)) claimed.push(claimedFrom(row, byId.get(row.event_id)));
       }
     }
   }
@@ -267,5 +282,5 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       .where("owner_id", "=", batch.ownerId)
       .execute();
   }
-  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}) };
+  return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}), ...(laterAt !== undefined ? { laterAt } : {}) };
 }

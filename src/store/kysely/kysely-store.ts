@@ -25,6 +25,7 @@ import { stepStoreQueries } from "./step-store-queries.js";
 import { workflowQueries } from "./workflow-queries.js";
 import { runRetryQueries } from "./run-retry-queries.js";
 import { workflowVersionQueries } from "./workflow-version-queries.js";
+import { runGateQueries } from "./run-gate-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
   kind: Store["kind"];
@@ -61,6 +62,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...workflowQueries(options),
     ...runRetryQueries(options),
     ...workflowVersionQueries(options),
+    ...runGateQueries(options),
     ...deliveryQueries(options),
     ...sendOutboxQueries(options),
     ...registryQueries(options),

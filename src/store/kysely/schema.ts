@@ -34,6 +34,36 @@ export interface Database {
   app_accounts: AppAccountRow;
   oauth_flows: OAuthFlowRow;
   processes: ProcessRow;
+  workflow_gates: WorkflowGateRow;
+  run_gate: RunGateRow;
+}
+
+/** A workflow's gate (0025-run-gate). */
+export interface WorkflowGateRow {
+  workflow_id: string;
+  owner_id: string;
+  concurrency: number | null;
+  concurrency_key: string | null;
+  rate_runs: number | null;
+  rate_per_ms: number | null;
+  rate_recent: string | null;
+  next_position: number;
+}
+
+/** An event waiting in a gate's line, or admitted and holding a slot until its run is recorded. */
+export interface RunGateRow {
+  workflow_id: string;
+  emitter_id: string;
+  event_id: string;
+  owner_id: string;
+  gate_key: string;
+  position: number;
+  state: "waiting" | "admitted";
+  subscription_id: string;
+  channel: string;
+  payload: string | null;
+  indexed_at_ms: number | null;
+  created_at: number;
 }
 
 export interface UserRow {

@@ -3,6 +3,8 @@ import { ConflictError } from "../../domain/errors.js";
 import type { RunAttempt } from "../../domain/run-retries.js";
 import { TRIGGER_KINDS, type RunContinuation, type RunError, type RunStatus, type StepRecord, type TriggerKind, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { WorkflowSettings } from "../../domain/workflow-rules.js";
+import { gateOf } from "../../domain/run-gate.js";
+import { syncGateWithin } from "./run-gate-queries.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { readIdPage } from "./id-paging.js";
@@ -35,6 +37,8 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
         await db.transaction().execute(async (trx) => {
           await trx.insertInto("workflows").values(toWorkflowRow(workflow)).execute();
           await saveWorkflowVersion(trx, workflow);
+          // A gated workflow's gate row, with its settings.
+          if (gateOf(workflow.settings)) await syncGateWithin(trx, workflow, workflow.updatedAt);
         });
       } catch (error) {
         throw slugTaken(error, workflow.nameSlug);
@@ -85,6 +89,8 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
           if (kept.length > 0) stale = stale.where("step_id", "not in", kept);
           await stale.execute();
           await saveWorkflowVersion(trx, workflow);
+          // Its gate follows its settings (and a raised limit, or none, lets waiting events through).
+          await syncGateWithin(trx, workflow, Date.now());
         });
       } catch (error) {
         throw slugTaken(error, workflow.nameSlug);
@@ -102,6 +108,8 @@ export function workflowQueries({ db, isUniqueViolation }: QueryContext): Workfl
         await trx.deleteFrom("emitter_state").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("logs").where("emitter_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx.deleteFrom("deliveries").where("listener_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
+        await trx.deleteFrom("run_gate").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
+        await trx.deleteFrom("workflow_gates").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         // Its runs' sends not carried out yet go with it: nobody is left to send them for.
         await trx.deleteFrom("send_outbox").where("workflow_id", "=", workflowId).where("owner_id", "=", ownerId).execute();
         await trx

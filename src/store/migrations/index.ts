@@ -22,6 +22,7 @@ import { registryAppsMigration } from "./0021-registry-apps.js";
 import { processesMigration } from "./0022-processes.js";
 import { accountRefreshLeaseMigration } from "./0023-account-refresh-lease.js";
 import { runRetriesMigration } from "./0024-run-retries.js";
+import { runGateMigration } from "./0025-run-gate.js";
 import { runFlowMigration } from "./0026-run-flow.js";
 import { workflowVersionsMigration } from "./0027-workflow-versions.js";
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0022-processes": processesMigration,
   "0023-account-refresh-lease": accountRefreshLeaseMigration,
   "0024-run-retries": runRetriesMigration,
+  "0025-run-gate": runGateMigration,
   "0026-run-flow": runFlowMigration,
   "0027-workflow-versions": workflowVersionsMigration,
 };

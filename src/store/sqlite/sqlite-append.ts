@@ -2,7 +2,9 @@ import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
 import { formatEventId, nextEventIdParts } from "../../domain/event-ids.js";
 import { LOG_RETENTION, type LogEntry } from "../../domain/sources.js";
-import { deliveriesFor, emitterKeys, emitterStateOf, logsWanted, planAppend, type SubscriptionMatch } from "../append-plan.js";
+import { deliveriesFor, emitterKeys, emitterStateOf, gatedListenersOf, logsWanted, planAppend, type SubscriptionMatch } from "../append-plan.js";
+import { gateRunnerFor } from "../run-gate-drivers.js";
+import { earliestDue, gateAppendRows } from "../run-gate-work.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
 import type { StoredEvent } from "../../domain/sources.js";
@@ -40,9 +42,12 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
        channel_counts = excluded.channel_counts, log_count = excluded.log_count`,
   );
   const writeDb = database.prepare("UPDATE sources SET db_state = ? WHERE id = ? AND owner_id = ?");
+  // With the gate of each listener that has one (a workflow's concurrency or rate limit), in the same read.
   const matchingSubscriptions = database.prepare(
-    "SELECT id, emitter_id, listener_id, event_name FROM subscriptions WHERE owner_id = ? AND emitter_id IN (?, ?)",
+    `SELECT s.id, s.emitter_id, s.listener_id, s.event_name, g.workflow_id AS gated FROM subscriptions s
+     LEFT JOIN workflow_gates g ON g.workflow_id = s.listener_id WHERE s.owner_id = ? AND s.emitter_id IN (?, ?)`,
   );
+  const runGate = gateRunnerFor(database);
   const insertDelivery = database.prepare(
     `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms, claimed_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -81,24 +86,31 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
       counts[channel] = held;
     }
     let deliveries = 0;
+    let laterAt: number | undefined;
     const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
     if (appended.length > 0) {
       const planned = deliveriesFor(batch, appended, subscriptions, payloads);
-      deliveries = planned.length;
-      const { rows, unrecorded } = claimRows(batch, plan, appended, planned);
+      const gated = gatedListenersOf(subscriptions);
+      // Deliveries to gated workflows wait in their line, or are admitted (due now, or later under a rate limit).
+      const { due, later } = gated.size > 0 ? runGate(gateAppendRows(planned, gated, batch.now)) : { due: planned, later: [] };
+      deliveries = due.length + later.length;
+      const { rows, unrecorded } = claimRows(batch, plan, appended, due);
+      rows.push(...later);
+      laterAt = earliestDue(later);
       claimed?.push(...unrecorded);
       const appendedById = claimed && rows.length > 0 ? new Map(appended.map((event) => [event.id, event])) : undefined;
       for (const row of rows) {
         const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
         // A delivery recorded before (ON CONFLICT DO NOTHING) is not this caller's to run.
-        if (inserted && claimed) claimed.push(claimedFrom(row, appendedById!.get(row.event_id)));
+        // A row left pending (admitted by a rate limit for later) is claimed when due, like any other.
+        if (inserted && claimed && row.status === "running") claimed.push(claimedFrom(row, appendedById!.get(row.event_id)));
       }
     }
     const written = batch.logs?.length ? logs.append(batch.ownerId, batch.emitterId, batch.logs, state.logCount) : { logs: [], held: state.logCount };
     const dedupe = plan.state.dedupe === null ? null : JSON.stringify(plan.state.dedupe);
     writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe, formatChannelCounts(counts), written.held);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
-    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}) };
+    return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}), ...(laterAt !== undefined ? { laterAt } : {}) };
   });
 
   // Committed with the other writes of the same turn (group-commit.ts), in a savepoint of its own.

@@ -10,6 +10,9 @@ import { toClaimed } from "../kysely/delivery-queries.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
 import type { GroupCommit } from "./group-commit.js";
 import { outsideKyselyTransaction } from "./sqlite-append.js";
+import { gateRunnerFor } from "../run-gate-drivers.js";
+import { claimAdmitted, earliestDue, gateFinishedRuns } from "../run-gate-work.js";
+import { claimedFrom } from "../claimed-deliveries.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
 /** Runs waiting with their row as their continuation (retrying, delayed), as an SQL list. */
@@ -46,6 +49,11 @@ export function createSqliteRuns(
      WHERE runs.status IN (${WAITING_IN_SQL}) AND runs.attempt < excluded.attempt`,
   );
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
+  const insertDelivery = database.prepare(
+    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms, claimed_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  );
+  const runGate = gateRunnerFor(database);
   const insertSend = database.prepare(
     `INSERT INTO send_outbox (id, owner_id, workflow_id, run_id, step_index, send_index, type, payload, context, status, attempts, available_at, claimed_by, last_error, created_at)
      VALUES (@id, @owner_id, @workflow_id, @run_id, @step_index, @send_index, @type, @payload, @context, @status, @attempts, @available_at, @claimed_by, @last_error, @created_at)
@@ -84,7 +92,18 @@ export function createSqliteRuns(
       const oldest = oldestKept.get(workflowId, RUN_RETENTION - 1) as string | undefined;
       if (oldest) trim.run(workflowId, oldest);
     }
-    return { appended: results, recorded };
+    // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
+    const now = input.now ?? Date.now();
+    const admittedRows = runGate(gateFinishedRuns(input.runs, now));
+    if (admittedRows.length === 0) return { appended: results, recorded };
+    const claimedRows = new Set(claimAdmitted(admittedRows, input.admitClaim, now));
+    const admitted: ClaimedDelivery[] = [];
+    for (const row of admittedRows) {
+      const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
+      if (inserted && claimedRows.has(row)) admitted.push(claimedFrom(row, undefined));
+    }
+    const laterAt = earliestDue(admittedRows.filter((row) => row.available_at > now));
+    return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
   });
 
   return {

@@ -12,6 +12,7 @@ import { RelativeTime } from "../../components/RelativeTime";
 import { JsonTree } from "../../components/JsonTree";
 import { deleteWorkflow, getWorkflow, listEmits, listLogs, listRuns, runWorkflow, updateWorkflow, workflowKeys, type LogView } from "./api";
 import { formatDuration } from "./format";
+import { GateSummary } from "./GateSummary";
 import { StatusBadge } from "./StatusBadge";
 import { TriggerSummary } from "./TriggerSummary";
 import type { RunView, WorkflowEmitSummaryView } from "./types";
@@ -50,7 +51,8 @@ export function WorkflowPage() {
   const { id } = workflowRoute.useParams();
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
-  const workflow = useQuery({ queryKey: workflowKeys.one(id), queryFn: ({ signal }) => getWorkflow(id, signal) });
+  // A gated workflow's waiting line changes as runs end: read again while it has one.
+  const workflow = useQuery({ queryKey: workflowKeys.one(id), queryFn: ({ signal }) => getWorkflow(id, signal), refetchInterval: (query) => (query.state.data?.gate ? 2_000 : false) });
   const toggle = useMutation({
     mutationFn: (active: boolean) => updateWorkflow(id, { active }),
     onSuccess: (written) => {
@@ -122,6 +124,14 @@ export function WorkflowPage() {
           <dt>State</dt>
           <dd>{data.active ? "Active" : "Paused: its trigger's events are not run"}</dd>
         </div>
+        {data.gate ? (
+          <div>
+            <dt>Waiting</dt>
+            <dd>
+              <GateSummary gate={data.gate} settings={data.settings} now={workflow.dataUpdatedAt} />
+            </dd>
+          </div>
+        ) : null}
         <div>
           <dt>Steps</dt>
           <dd>{data.steps.length === 0 ? "none" : data.steps.map((step) => step.name).join(" → ")}</dd>

@@ -1,0 +1,46 @@
+import type SqliteDatabase from "better-sqlite3";
+import { CompiledQuery, SqliteAdapter, type Kysely } from "kysely";
+import type { GateWork } from "./run-gate-work.js";
+
+/**
+ * Runs the gate's work (run-gate-work.ts) on a database: synchronously on
+ * better-sqlite3, inside a transaction its caller holds (the SQLite append
+ * and finishRuns), or through Kysely, inside `db` (a transaction) on
+ * SQLite or PostgreSQL. SQLite locks the whole file on write: `{lock}` is
+ * PostgreSQL's FOR UPDATE only.
+ */
+export function gateRunnerFor(database: SqliteDatabase.Database): <T>(work: GateWork<T>) => T {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  const prepared = (text: string) => {
+    let statement = statements.get(text);
+    if (!statement) statements.set(text, (statement = database.prepare(text)));
+    return statement;
+  };
+  return (work) => {
+    let step = work.next();
+    while (!step.done) {
+      const { sql, params, rows } = step.value;
+      const statement = prepared(sql.replace("{lock}", ""));
+      step = work.next(rows ? statement.all(...params) : statement.run(...params).changes);
+    }
+    return step.value;
+  };
+}
+
+export async function runGateWork<T>(db: Kysely<any>, work: GateWork<T>): Promise<T> {
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  let step = work.next();
+  while (!step.done) {
+    const { sql, params, rows } = step.value;
+    const text = sqlite ? sql.replace("{lock}", "") : numbered(sql.replace("{lock}", " FOR UPDATE"));
+    const result = await db.executeQuery(CompiledQuery.raw(text, params));
+    step = work.next(rows ? result.rows : Number(result.numAffectedRows ?? 0));
+  }
+  return step.value;
+}
+
+/** `?` placeholders as PostgreSQL's `$1, $2…` (the gate's SQL has no `?` inside literals). */
+function numbered(sql: string): string {
+  let index = 0;
+  return sql.replace(/\?/g, () => `$${++index}`);
+}

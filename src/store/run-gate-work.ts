@@ -1,0 +1,285 @@
+import { gateKeyOf, nextRateSlot } from "../domain/run-gate.js";
+import type { deliveriesFor } from "./append-plan.js";
+
+/**
+ * The gate of workflows' runs in the store (migration 0025), written once for
+ * both adapters: each operation is a generator that yields its statements
+ * (SQL with `?` placeholders, `{lock}` where PostgreSQL locks the row read)
+ * and gets their answers back; run-gate-drivers.ts runs it synchronously on
+ * better-sqlite3 (inside the append's and finishRuns' transactions) or
+ * through Kysely on either database.
+ *
+ * One lock per gated workflow (its `workflow_gates` row, taken first by
+ * every admission into or out of its lines): appends and recorded runs in
+ * several processes take turns over its slots, and never deadlock.
+ */
+export interface GateStatement {
+  sql: string;
+  params: unknown[];
+  /** True: answers the rows (SELECT, RETURNING); false: how many rows changed. */
+  rows: boolean;
+}
+
+export type GateWork<T> = Generator<GateStatement, T, unknown>;
+
+export type DeliveryRowPlan = ReturnType<typeof deliveriesFor>[number];
+
+interface GateRow {
+  workflow_id: string;
+  concurrency: number | string | null;
+  concurrency_key: string | null;
+  rate_runs: number | string | null;
+  rate_per_ms: number | string | null;
+  rate_recent: string | null;
+  next_position: number | string;
+}
+
+interface WaitingRow {
+  workflow_id: string;
+  emitter_id: string;
+  event_id: string;
+  owner_id: string;
+  subscription_id: string;
+  channel: string;
+  payload: string | null;
+  indexed_at_ms: number | string | null;
+  created_at: number | string;
+}
+
+/** What the gate made of an append's delivery rows. */
+export interface GatedRows {
+  /** Rows to write as the append would have: ungated, or admitted and due now. */
+  due: DeliveryRowPlan[];
+  /** Rows admitted under a rate limit with a later due time: written pending until then, never claimed at once. */
+  later: DeliveryRowPlan[];
+  /** How many went to wait in their line (no delivery row yet). */
+  waiting: number;
+}
+
+function* rowsOf<T>(sql: string, params: unknown[]): GateWork<T[]> {
+  return (yield { sql, params, rows: true }) as T[];
+}
+
+function* run(sql: string, params: unknown[]): GateWork<number> {
+  return (yield { sql, params, rows: false }) as number;
+}
+
+/** The gate rows of these workflows, locked in id order (one order for every transaction: no deadlock). */
+function* lockGates(workflowIds: string[]): GateWork<Map<string, GateRow>> {
+  const gates = new Map<string, GateRow>();
+  for (const id of [...new Set(workflowIds)].sort()) {
+    const [gate] = yield* rowsOf<GateRow>("SELECT * FROM workflow_gates WHERE workflow_id = ?{lock}", [id]);
+    if (gate) gates.set(id, gate);
+  }
+  return gates;
+}
+
+/** The due time of the next admission under the gate's rate limit (now without one), recorded in its row. */
+function* rateSlot(gate: GateRow, now: number): GateWork<number> {
+  if (gate.rate_runs === null || gate.rate_per_ms === null) return now;
+  const recent = gate.rate_recent ? (JSON.parse(gate.rate_recent) as number[]) : [];
+  const slot = nextRateSlot(recent, { runs: Number(gate.rate_runs), perMs: Number(gate.rate_per_ms) }, now);
+  gate.rate_recent = JSON.stringify(slot.recent);
+  yield* run("UPDATE workflow_gates SET rate_recent = ? WHERE workflow_id = ?", [gate.rate_recent, gate.workflow_id]);
+  return slot.at;
+}
+
+/**
+ * An append's delivery rows through the gates of their listeners
+ * (`gatedListeners`: the listeners with a gate, as the append's
+ * subscription query found them). With a concurrency, a row joins its
+ * key's line: admitted at once when a slot is free and nobody waits before
+ * it, else it waits (no delivery row). An admitted row of a rate-limited
+ * workflow is due at its slot's time.
+ */
+export function* gateAppendRows(rows: DeliveryRowPlan[], gatedListeners: Set<string>, now: number): GateWork<GatedRows> {
+  const gatedRows = rows.filter((row) => gatedListeners.has(row.listener_id));
+  if (gatedRows.length === 0) return { due: rows, later: [], waiting: 0 };
+  const gates = yield* lockGates(gatedRows.map((row) => row.listener_id));
+  const result: GatedRows = { due: [], later: [], waiting: 0 };
+  for (const row of rows) {
+    const gate = gates.get(row.listener_id);
+    if (!gate) {
+      result.due.push(row);
+      continue;
+    }
+    if (gate.concurrency !== null) {
+      const key = gateKeyOf(gate.concurrency_key, row.payload === null ? null : JSON.parse(row.payload));
+      const position = Number(gate.next_position);
+      gate.next_position = position + 1;
+      yield* run("UPDATE workflow_gates SET next_position = ? WHERE workflow_id = ?", [position + 1, gate.workflow_id]);
+      const free = yield* hasFreeSlot(gate, key);
+      const state = free ? "admitted" : "waiting";
+      const inserted = yield* run(
+        `INSERT INTO run_gate (workflow_id, emitter_id, event_id, owner_id, gate_key, position, state, subscription_id, channel, payload, indexed_at_ms, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        [row.listener_id, row.emitter_id, row.event_id, row.owner_id, key, position, state, row.subscription_id, row.channel, row.payload, row.indexed_at_ms, row.created_at],
+      );
+      // Recorded before (the same delivery again): it is in its line already, or ran.
+      if (inserted === 0) continue;
+      if (!free) {
+        result.waiting += 1;
+        continue;
+      }
+    }
+    const at = yield* rateSlot(gate, now);
+    row.available_at = Math.max(row.available_at, at);
+    (at > now ? result.later : result.due).push(row);
+  }
+  return result;
+}
+
+/** Whether the key's line of the gate has a free slot and nobody waiting in it. */
+function* hasFreeSlot(gate: GateRow, key: string): GateWork<boolean> {
+  const waiting = yield* rowsOf("SELECT 1 AS one FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'waiting' LIMIT 1", [gate.workflow_id, key]);
+  if (waiting.length > 0) return false;
+  return (yield* admittedIn(gate.workflow_id, key)) < Number(gate.concurrency);
+}
+
+function* admittedIn(workflowId: string, key: string): GateWork<number> {
+  const [count] = yield* rowsOf<{ n: number | string }>("SELECT COUNT(*) AS n FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'admitted'", [workflowId, key]);
+  return Number(count?.n ?? 0);
+}
+
+/** Run statuses that end a run: its slot is free again. A run waiting to retry (or delayed) still holds it. */
+const ENDED = new Set(["success", "error", "exited", "cancelled"]);
+
+/**
+ * Runs recorded: each ended run of an admitted delivery frees its slot, and
+ * its line admits the next waiting ones (in arrival order) into the free
+ * slots. Answers the delivery rows admitted, pending and due at their time
+ * (the caller writes them, claimed when it hands them over at once).
+ */
+export function* gateFinishedRuns(runs: Array<{ workflowId: string; emitterId: string; eventId: string; status: string }>, now: number): GateWork<DeliveryRowPlan[]> {
+  const ended = runs.filter((run) => ENDED.has(run.status));
+  if (ended.length === 0) return [];
+  // One look per batch (a batch is one workflow's): an ungated workflow's runs cost nothing more.
+  const workflowIds = [...new Set(ended.map((run) => run.workflowId))];
+  const gated = new Set((yield* rowsOf<{ workflow_id: string }>(`SELECT workflow_id FROM workflow_gates WHERE workflow_id IN (${workflowIds.map(() => "?").join(", ")})`, workflowIds)).map((row) => row.workflow_id));
+  if (gated.size === 0) return [];
+  const freed: Array<{ workflowId: string; key: string }> = [];
+  for (const run of ended) {
+    if (!gated.has(run.workflowId)) continue;
+    const rows = yield* rowsOf<{ gate_key: string }>(
+      "DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state = 'admitted' RETURNING gate_key",
+      [run.workflowId, run.emitterId, run.eventId],
+    );
+    if (rows[0]) freed.push({ workflowId: run.workflowId, key: rows[0].gate_key });
+  }
+  if (freed.length === 0) return [];
+  const gates = yield* lockGates(freed.map((slot) => slot.workflowId));
+  const admitted: DeliveryRowPlan[] = [];
+  const lines = new Set<string>();
+  for (const slot of freed) {
+    const line = JSON.stringify([slot.workflowId, slot.key]);
+    if (lines.has(line)) continue;
+    lines.add(line);
+    admitted.push(...(yield* admitWaiting(gates.get(slot.workflowId) ?? null, slot.workflowId, slot.key, now)));
+  }
+  return admitted;
+}
+
+/**
+ * Admits the key's waiting events, oldest first, into its free slots (all
+ * of them when the workflow has no concurrency any more). The gate row is
+ * locked by the caller.
+ */
+function* admitWaiting(gate: GateRow | null, workflowId: string, key: string, now: number): GateWork<DeliveryRowPlan[]> {
+  const limit = gate?.concurrency === null || gate?.concurrency === undefined ? Number.MAX_SAFE_INTEGER : Number(gate.concurrency);
+  const free = limit - (yield* admittedIn(workflowId, key));
+  if (free <= 0) return [];
+  const waiting = yield* rowsOf<WaitingRow>(
+    "SELECT * FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'waiting' ORDER BY position LIMIT ?",
+    // Without a concurrency (the gate removed): every waiting one, however many.
+    [workflowId, key, free],
+  );
+  const admitted: DeliveryRowPlan[] = [];
+  for (const waiter of waiting) {
+    // Without a concurrency any more, nothing holds a slot: the row goes.
+    if (limit === Number.MAX_SAFE_INTEGER) yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, waiter.event_id]);
+    else yield* run("UPDATE run_gate SET state = 'admitted' WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, waiter.event_id]);
+    const at = gate ? yield* rateSlot(gate, now) : now;
+    admitted.push(deliveryOf(waiter, at, now));
+  }
+  return admitted;
+}
+
+/** The delivery row of an admitted event (pending, due at `at`; its creation time stays its arrival, for the queue's order). */
+function deliveryOf(waiter: WaitingRow, at: number, now: number): DeliveryRowPlan {
+  return {
+    listener_id: waiter.workflow_id,
+    emitter_id: waiter.emitter_id,
+    event_id: waiter.event_id,
+    owner_id: waiter.owner_id,
+    subscription_id: waiter.subscription_id,
+    channel: waiter.channel,
+    status: "pending",
+    attempts: 0,
+    interruptions: 0,
+    claimed_by: null,
+    available_at: Math.max(at, now),
+    created_at: Number(waiter.created_at),
+    payload: waiter.payload ?? "null",
+    indexed_at_ms: Number(waiter.indexed_at_ms ?? waiter.created_at),
+  };
+}
+
+/**
+ * A workflow saved: its gate row follows its settings (`gate` null: it has
+ * none), and its lines admit what the new settings let through (a raised
+ * concurrency, or none: every waiting event). Answers the delivery rows
+ * admitted (the caller writes them pending).
+ */
+export function* syncWorkflowGate(
+  workflow: { id: string; ownerId: string },
+  gate: { concurrency: number | null; concurrencyKey: string | null; rateLimit: { runs: number; perSeconds: number } | null } | null,
+  now: number,
+): GateWork<DeliveryRowPlan[]> {
+  const [current] = yield* rowsOf<GateRow>("SELECT * FROM workflow_gates WHERE workflow_id = ?{lock}", [workflow.id]);
+  if (!current && !gate) return [];
+  if (gate) {
+    const values = [gate.concurrency, gate.concurrencyKey, gate.rateLimit?.runs ?? null, gate.rateLimit ? gate.rateLimit.perSeconds * 1000 : null];
+    if (current) yield* run("UPDATE workflow_gates SET concurrency = ?, concurrency_key = ?, rate_runs = ?, rate_per_ms = ? WHERE workflow_id = ?", [...values, workflow.id]);
+    else yield* run("INSERT INTO workflow_gates (workflow_id, owner_id, concurrency, concurrency_key, rate_runs, rate_per_ms, rate_recent, next_position) VALUES (?, ?, ?, ?, ?, ?, NULL, 0)", [workflow.id, workflow.ownerId, ...values]);
+  } else {
+    yield* run("DELETE FROM workflow_gates WHERE workflow_id = ?", [workflow.id]);
+    // No gate any more: the admitted hold no slot.
+    yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND state = 'admitted'", [workflow.id]);
+  }
+  const [locked] = gate ? yield* rowsOf<GateRow>("SELECT * FROM workflow_gates WHERE workflow_id = ?", [workflow.id]) : [];
+  const keys = yield* rowsOf<{ gate_key: string }>("SELECT DISTINCT gate_key FROM run_gate WHERE workflow_id = ? AND state = 'waiting'", [workflow.id]);
+  const admitted: DeliveryRowPlan[] = [];
+  for (const { gate_key: key } of keys) admitted.push(...(yield* admitWaiting(locked ?? null, workflow.id, key, now)));
+  if (locked && locked.concurrency === null) yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND state = 'admitted'", [workflow.id]);
+  return admitted;
+}
+
+/** A waiting (not yet admitted) event of a gated workflow, taken out of its line; null when it is not waiting (admitted, ran, or unknown). */
+export function* takeWaiting(workflowId: string, eventId: string): GateWork<WaitingRow | null> {
+  yield* lockGates([workflowId]);
+  const [waiter] = yield* rowsOf<WaitingRow>("SELECT * FROM run_gate WHERE workflow_id = ? AND event_id = ? AND state = 'waiting' LIMIT 1", [workflowId, eventId]);
+  if (!waiter) return null;
+  yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, eventId]);
+  return waiter;
+}
+
+/**
+ * The admitted delivery rows a caller writes: those due now recorded claimed
+ * by `claim` (the caller hands them over at once, as an append's), the
+ * others pending until their time. Answers the claimed ones as a claim would.
+ */
+export function claimAdmitted(rows: DeliveryRowPlan[], claim: { claimer: string | null; leaseMs: number } | undefined, now: number): DeliveryRowPlan[] {
+  if (!claim) return [];
+  const claimed: DeliveryRowPlan[] = [];
+  for (const row of rows) {
+    if (row.available_at > now) continue;
+    Object.assign(row, { status: "running", attempts: 1, available_at: now + claim.leaseMs, claimed_by: claim.claimer });
+    claimed.push(row);
+  }
+  return claimed;
+}
+
+/** The earliest due time of rows left pending for later; undefined when there are none. */
+export function earliestDue(rows: DeliveryRowPlan[]): number | undefined {
+  return rows.length === 0 ? undefined : Math.min(...rows.map((row) => row.available_at));
+}
