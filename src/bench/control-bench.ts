@@ -39,7 +39,7 @@ export async function benchRunControl(): Promise<BenchRow[]> {
   const namespace = `runnel_bench_${randomBytes(4).toString("hex")}`;
   const redis = await startBenchServer("postgres", { env: { RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: namespace } });
   try {
-    rows.push(...(await benchOn("PostgreSQL + BullMQ on Redis", redis, { fifo: false })));
+    rows.push(...(await benchOn("PostgreSQL + BullMQ on Redis", redis, { fifo: true })));
   } finally {
     const admin = new pg.Client({ connectionString: POSTGRES_URL });
     await admin.connect();
