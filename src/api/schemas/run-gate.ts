@@ -13,7 +13,9 @@ export const WaitingEventSchema = Type.Object(
   { title: "WaitingEvent" },
 );
 
-export function toWaitingEventView(waiting: WaitingEvent): Static<typeof WaitingEventSchema> {
+export type WaitingEventView = Static<typeof WaitingEventSchema>;
+
+export function toWaitingEventView(waiting: WaitingEvent): WaitingEventView {
   return { event_id: waiting.eventId, emitter_id: waiting.emitterId, key: waiting.key, position: waiting.position, waiting_since_ms: waiting.waitingSince };
 }
 
