@@ -29,7 +29,7 @@ describe("runnel runs waiting and runs cancel --waiting against a real server", 
     const workflow = await createWorkflow(server, key, {
       name: "Queue",
       trigger: { type: "http" },
-      steps: [{ name: "sleep", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, steps.trigger.event.body.n === 0 ? 3000 : 100)); return 1; } })` }],
+      steps: [{ name: "sleep", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, steps.trigger.event.body.n === 0 ? 5000 : 100)); return 1; } })` }],
       settings: { concurrency: 1 },
     });
     expect((await cli("runs", "waiting", "queue")).stderr).toContain("Nothing waits at the gate of queue.");

@@ -271,7 +271,7 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
       name: "Waiting list",
       trigger: { type: "http" },
       // The first run is long: the three behind it wait while the test looks.
-      steps: [{ name: "sleep", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, steps.trigger.event.body.n === 0 ? 2500 : 200)); return { n: steps.trigger.event.body.n }; } })` }],
+      steps: [{ name: "sleep", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, steps.trigger.event.body.n === 0 ? 4000 : 200)); return { n: steps.trigger.event.body.n }; } })` }],
       settings: { concurrency: 1 },
     });
     for (let n = 0; n < 4; n += 1) expect(await post(workflow.trigger.endpoint_url, { n })).toBe(200);
@@ -300,6 +300,11 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
     expect(again.body.error.message).toContain("/cancel");
     const running = await call(server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(0)}/cancel`, { key });
     expect(running.status).toBe(404);
+    // A cursor whose event left the gate is a 400 naming the parameter; an unknown workflow a 404.
+    const stale = await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting?after=${eventOf(2)}`, { key });
+    expect(stale.status).toBe(400);
+    expect(stale.body.error.details.field).toBe("after");
+    expect((await call(server.url, "GET", "/v1/workflows/p_nosuchworkflow/waiting", { key })).status).toBe(404);
     const after = await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting`, { key });
     expect(after.body.data.map((item: any) => [item.event_id, item.position])).toEqual([
       [eventOf(1), 1],
