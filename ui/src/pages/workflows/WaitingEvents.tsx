@@ -19,7 +19,13 @@ const SHOWN = 20;
 export function WaitingEvents({ workflowId, waiting }: { workflowId: string; waiting: number }) {
   const [confirming, setConfirming] = useState<WaitingEventView | null>(null);
   // The count in the key: the list follows the gate summary as the line moves.
-  const list = useQuery({ queryKey: [...workflowKeys.waiting(workflowId), waiting], queryFn: ({ signal }) => listWaiting(workflowId, { limit: SHOWN }, signal), enabled: waiting > 0 });
+  const list = useQuery({
+    queryKey: [...workflowKeys.waiting(workflowId), waiting],
+    queryFn: ({ signal }) => listWaiting(workflowId, { limit: SHOWN }, signal),
+    enabled: waiting > 0,
+    // The last list stays shown while the next loads: no flicker as the line moves.
+    placeholderData: (previous) => previous,
+  });
   const cancel = useMutation({
     mutationFn: (eventId: string) => cancelWaiting(workflowId, eventId),
     onSuccess: () => {
