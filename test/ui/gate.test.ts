@@ -21,7 +21,7 @@ describe("the console: a workflow's waiting line", () => {
         name: "One at a time",
         trigger: { type: "http" },
         settings: { concurrency: 1 },
-        steps: [{ name: "slow", code: "export default defineComponent({ async run() { await new Promise((resolve) => setTimeout(resolve, 1500)); return 1; } })" }],
+        steps: [{ name: "slow", code: "export default defineComponent({ async run() { await new Promise((resolve) => setTimeout(resolve, 3000)); return 1; } })" }],
       },
     });
     expect(created.status).toBe(200);
@@ -38,7 +38,7 @@ describe("the console: a workflow's waiting line", () => {
     expect(await summary.textContent()).toMatch(/^[23] waiting, 1 running; the oldest has waited \d+ seconds? \(1 at a time\)$/);
     await checkAccessibility(page, (twin) => twin.locator(".facts .gate-summary").waitFor());
     // The page follows the line as runs end.
-    await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length === 4, "the four runs", 20_000);
+    await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length === 4, "the four runs", 30_000);
     await page.getByText(/^0 waiting, 0 running \(1 at a time\)$/).waitFor({ timeout: 10_000 });
     expectNoBrowserErrors(page);
   }, 60_000);
