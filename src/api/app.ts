@@ -32,6 +32,7 @@ import { appsRoutes } from "./routes/apps.js";
 import { appAccountsRoutes } from "./routes/app-accounts.js";
 import { oauthPagesRoutes } from "./routes/oauth-pages.js";
 import { flowLinkRoutes, runCancelRoutes } from "./routes/run-control.js";
+import { runGateRoutes } from "./routes/run-gate.js";
 import { workflowsRoutes } from "./routes/workflows.js";
 import { workflowVersionsRoutes } from "./routes/workflow-versions.js";
 import { componentsRoutes } from "./routes/components.js";
@@ -236,6 +237,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(outboxRoutes, { store: options.store });
       await v1.register(workflowsRoutes, { engine: options.engine, store: options.store, streams });
       await v1.register(runCancelRoutes, { engine: options.engine });
+      await v1.register(runGateRoutes, { engine: options.engine });
       await v1.register(workflowVersionsRoutes, { engine: options.engine });
       await v1.register(subscriptionsRoutes, { subscriptions: options.engine.subscriptions });
       await v1.register(webhooksRoutes, { webhooks: options.engine.webhooks });

@@ -21,6 +21,7 @@ import type {
 } from "../api/schemas/sources.js";
 import type { CreatedWebhookView, WebhookDeliveryView, WebhookView } from "../api/schemas/webhooks.js";
 import type { Page } from "../domain/paging.js";
+import type { WaitingEventView } from "../api/schemas/run-gate.js";
 import { SseParser, type SseMessage } from "./sse-parser.js";
 
 export type { ComponentView, EventSummaryView, SourceView } from "../api/schemas/sources.js";
@@ -46,6 +47,7 @@ export interface AuthorizationView {
   expires_at: number;
 }
 export type { ErrorSummaryView, RunView, WorkflowView } from "../api/schemas/workflows.js";
+export type { WaitingEventView } from "../api/schemas/run-gate.js";
 export type { CreatedWebhookView, WebhookDeliveryView, WebhookView } from "../api/schemas/webhooks.js";
 export type WorkflowBody = Static<typeof WorkflowBodySchema>;
 export type SubscriptionView = Static<typeof SubscriptionSchema>;
@@ -388,6 +390,16 @@ export class ApiClient {
   /** Cancels a delayed or retrying run (the run, cancelled) or a running one (it stops before its next step: `cancelling`). */
   async cancelRun(runId: string): Promise<RunView | { run_id: string; status: "cancelling" }> {
     return this.data<RunView | { run_id: string; status: "cancelling" }>("POST", `/v1/runs/${encodeURIComponent(runId)}/cancel`);
+  }
+
+  /** The events waiting at the workflow's gate (settings.concurrency), in line order; cursors are event ids. */
+  listWaiting(idOrSlug: string, page: PageParams = {}): Promise<Page<WaitingEventView>> {
+    return this.request("GET", `${workflowPath(idOrSlug)}/waiting${queryString(page)}`);
+  }
+
+  /** Cancels an event waiting at the workflow's gate: it never runs; the answer is its run, recorded cancelled. */
+  async cancelWaiting(idOrSlug: string, eventId: string): Promise<RunView> {
+    return this.data<RunView>("POST", `${workflowPath(idOrSlug)}/waiting/${encodeURIComponent(eventId)}/cancel`);
   }
 
   /** The workflow's `$errors`, newest first; `expand` includes each error and its original event. */

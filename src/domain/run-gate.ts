@@ -138,3 +138,20 @@ export interface GateStats {
   /** When the next throttled run may start (epoch ms); null when none is throttled. */
   nextStartAt: number | null;
 }
+
+/** One event waiting in its line at a workflow's gate (see Store.listWaiting). */
+export interface WaitingEvent {
+  eventId: string;
+  emitterId: string;
+  /** The value of settings.concurrency_key the event's line is for; null for the shared line (no key, or the key missing). */
+  key: unknown;
+  /** Its place in its line: 1 is admitted next. */
+  position: number;
+  /** When it arrived (epoch ms). */
+  waitingSince: number;
+}
+
+/** The value of a line's stored key (JSON, or NO_KEY: null). */
+export function keyValueOf(gateKey: string): unknown {
+  return gateKey === NO_KEY ? null : JSON.parse(gateKey);
+}

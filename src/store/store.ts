@@ -16,7 +16,7 @@ import type { AppDefinition } from "../domain/apps.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../domain/workflows.js";
 import type { WorkflowVersion } from "../domain/workflow-versions.js";
 import type { DeliveryQueueStats, ProcessRecord } from "../domain/processes.js";
-import type { GateStats } from "../domain/run-gate.js";
+import type { GateStats, WaitingEvent } from "../domain/run-gate.js";
 
 /**
  * The Store port. It speaks the domain, never SQL: every method is one
@@ -347,6 +347,14 @@ export interface Store {
    * owner's workflow has no such event waiting (admitted, run, or unknown).
    */
   cancelWaiting(ownerId: string, workflowId: string, eventId: string, now: number): Promise<WorkflowRun | null>;
+  /**
+   * The events waiting at the workflow's gate, in line order (the shared
+   * line first, then each key's; arrival order within a line), one page:
+   * cursors are event ids (`after`: the ones behind it, `before`: ahead of
+   * it). Throws a ValidationError naming the cursor when its event has left
+   * the gate since.
+   */
+  listWaiting(ownerId: string, workflowId: string, page: PageRequest): Promise<PageSlice<WaitingEvent>>;
   /** One stored event (a `$errors` event to replay), or null. */
   findEvent(ownerId: string, emitterId: string, eventId: string): Promise<StoredEvent | null>;
 

@@ -116,6 +116,39 @@ export function describeGateContract(name: string, makeBackend: () => Promise<St
       expect(finished.admitted?.map((delivery) => delivery.event)).toEqual([{ n: 2 }]);
     });
 
+    it("lists the waiting events in line order (shared line first, then each key's, arrival order within), paged by event id", async () => {
+      const workflow = await gated({ concurrency: 1, concurrencyKey: "{{ steps.trigger.event.customer }}" });
+      const before = Date.now();
+      const appended = await append([{ customer: "b", n: 0 }, { n: 1 }, { customer: "b", n: 2 }, { n: 3 }, { customer: "a", n: 4 }, { customer: "b", n: 5 }, { n: 6 }]);
+      const id = (n: number) => appended.events[n]!.id;
+      // Admitted at once (running, not listed): n 0 (line "b"), 1 (shared), 4 (line "a").
+      const all = await store.listWaiting(ownerId, workflow.id, { limit: 100 });
+      expect(all.totalCount).toBe(4);
+      expect(all.items.map((item) => [item.eventId, item.key, item.position])).toEqual([
+        [id(3), null, 1],
+        [id(6), null, 2],
+        [id(2), "b", 1],
+        [id(5), "b", 2],
+      ]);
+      expect(all.items[0]).toMatchObject({ emitterId: emitter });
+      expect(all.items[0]!.waitingSince).toBeGreaterThanOrEqual(before);
+      const first = await store.listWaiting(ownerId, workflow.id, { limit: 3 });
+      expect(first.items.map((item) => item.eventId)).toEqual([id(3), id(6), id(2)]);
+      const next = await store.listWaiting(ownerId, workflow.id, { limit: 3, after: id(2) });
+      expect(next).toMatchObject({ totalCount: 4, items: [{ eventId: id(5), position: 2 }] });
+      const back = await store.listWaiting(ownerId, workflow.id, { limit: 2, before: id(5) });
+      expect(back.items.map((item) => item.eventId)).toEqual([id(6), id(2)]);
+      // A cancelled one leaves the list, and those behind it move up.
+      await store.cancelWaiting(ownerId, workflow.id, id(3), Date.now());
+      const after = await store.listWaiting(ownerId, workflow.id, { limit: 100 });
+      expect(after.items.map((item) => [item.eventId, item.position])).toEqual([[id(6), 1], [id(2), 1], [id(5), 2]]);
+      // A cursor whose event left the gate is refused, naming the parameter.
+      await expect(store.listWaiting(ownerId, workflow.id, { limit: 3, after: id(3) })).rejects.toMatchObject({ field: "after" });
+      // Another owner sees nothing.
+      const stranger = (await store.createUser(newUserInput())).id;
+      expect(await store.listWaiting(stranger, workflow.id, { limit: 100 })).toEqual({ items: [], totalCount: 0 });
+    });
+
     it("frees the slot of a delivery that ends without a run (a paused workflow's), admitting the next", async () => {
       const workflow = await gated({ concurrency: 1 });
       await append([{ n: 0 }, { n: 1 }]);

@@ -266,6 +266,64 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
     ]);
   }, 30_000);
 
+  it("lists the waiting events in line order and cancels one through the API: it never runs, the others run in order", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Waiting list",
+      trigger: { type: "http" },
+      // The first run is long: the three behind it wait while the test looks.
+      steps: [{ name: "sleep", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, steps.trigger.event.body.n === 0 ? 4000 : 200)); return { n: steps.trigger.event.body.n }; } })` }],
+      settings: { concurrency: 1 },
+    });
+    for (let n = 0; n < 4; n += 1) expect(await post(workflow.trigger.endpoint_url, { n })).toBe(200);
+    const events = (await call(server.url, "GET", `/v1/sources/${workflow.trigger.source_id}/event_summaries?expand=event`, { key })).body.data as any[];
+    const eventOf = (n: number): string => events.find((event) => event.event.body.n === n).id;
+    const listed = await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting`, { key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.page_info).toMatchObject({ total_count: 3, count: 3, start_cursor: eventOf(1), end_cursor: eventOf(3) });
+    expect(listed.body.data.map((item: any) => [item.event_id, item.key, item.position])).toEqual([
+      [eventOf(1), null, 1],
+      [eventOf(2), null, 2],
+      [eventOf(3), null, 3],
+    ]);
+    expect(listed.body.data[0].emitter_id).toBe(workflow.trigger.source_id);
+    // Paged in line order by event id.
+    const second = await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting?limit=1&after=${eventOf(1)}`, { key });
+    expect(second.body.data.map((item: any) => item.event_id)).toEqual([eventOf(2)]);
+
+    const cancelled = await call(server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(2)}/cancel`, { key });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data).toMatchObject({ status: "cancelled", trigger: { event_id: eventOf(2) } });
+    // Not waiting any more: 404 naming the event and saying how to cancel a running one.
+    const again = await call(server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(2)}/cancel`, { key });
+    expect(again.status).toBe(404);
+    expect(again.body.error.message).toContain(eventOf(2));
+    expect(again.body.error.message).toContain("/cancel");
+    const running = await call(server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(0)}/cancel`, { key });
+    expect(running.status).toBe(404);
+    // A cursor whose event left the gate is a 400 naming the parameter; an unknown workflow a 404.
+    const stale = await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting?after=${eventOf(2)}`, { key });
+    expect(stale.status).toBe(400);
+    expect(stale.body.error.details.field).toBe("after");
+    expect((await call(server.url, "GET", "/v1/workflows/p_nosuchworkflow/waiting", { key })).status).toBe(404);
+    const after = await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting`, { key });
+    expect(after.body.data.map((item: any) => [item.event_id, item.position])).toEqual([
+      [eventOf(1), 1],
+      [eventOf(3), 2],
+    ]);
+
+    const runs = await waitFor(() => allRuns(server, key, workflow.id), (runs) => runs.filter((run) => run.status === "success").length === 3, "three runs and the cancelled one", 20_000);
+    expect(runs.map((run) => [run.trigger.event.body.n, run.status])).toEqual([
+      [0, "success"],
+      [1, "success"],
+      [2, "cancelled"],
+      [3, "success"],
+    ]);
+    expectSerialInArrivalOrder(runs.filter((run) => run.status === "success"));
+    // The cancelled event never ran: no step of it recorded.
+    expect(runs[2].steps ?? []).toEqual([]);
+    expect((await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting`, { key })).body).toMatchObject({ page_info: { total_count: 0 }, data: [] });
+  }, 30_000);
+
   it("refuses gate settings out of range at save, naming the setting", async () => {
     const refused = async (settings: unknown) => {
       const answer = await call(server.url, "POST", "/v1/workflows", { key, json: { name: "Bad gate", steps: [{ name: "a", code: SLEEP(0) }], settings } });

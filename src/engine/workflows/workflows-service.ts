@@ -5,7 +5,7 @@ import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { slugify, uniqueSlug } from "../../domain/slug.js";
 import type { StoredEvent } from "../../domain/sources.js";
 import { retryPolicyView } from "../../domain/run-retries.js";
-import { gateSettingsView } from "../../domain/run-gate.js";
+import { gateSettingsView, type WaitingEvent } from "../../domain/run-gate.js";
 import { validateWorkflowInput, type StepInput, type WorkflowInput, type WorkflowSettings } from "../../domain/workflow-rules.js";
 import type { Workflow, WorkflowRun, WorkflowStep } from "../../domain/workflows.js";
 import type { Store } from "../../store/store.js";
@@ -182,6 +182,12 @@ export class WorkflowsService {
    * already, run, or unknown): the caller says so (a running run is
    * cancelled another way).
    */
+  /** The events waiting at the workflow's gate, in line order, one page (see Store.listWaiting). */
+  async waiting(ownerId: string, idOrSlug: string, page: PageRequest): Promise<PageSlice<WaitingEvent>> {
+    const workflow = await this.get(ownerId, idOrSlug);
+    return this.options.store.listWaiting(ownerId, workflow.id, page);
+  }
+
   async cancelWaiting(ownerId: string, idOrSlug: string, eventId: string): Promise<WorkflowRun | null> {
     const workflow = await this.get(ownerId, idOrSlug);
     return this.options.store.cancelWaiting(ownerId, workflow.id, eventId, this.now());

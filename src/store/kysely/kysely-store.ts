@@ -26,6 +26,7 @@ import { workflowQueries } from "./workflow-queries.js";
 import { runRetryQueries } from "./run-retry-queries.js";
 import { workflowVersionQueries } from "./workflow-version-queries.js";
 import { runGateQueries } from "./run-gate-queries.js";
+import { runGateWaitingQueries } from "./run-gate-waiting-queries.js";
 
 export interface KyselyStoreOptions extends QueryContext {
   kind: Store["kind"];
@@ -63,6 +64,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...runRetryQueries(options),
     ...workflowVersionQueries(options),
     ...runGateQueries(options),
+    ...runGateWaitingQueries(options),
     ...deliveryQueries(options),
     ...sendOutboxQueries(options),
     ...registryQueries(options),

@@ -13,6 +13,7 @@ import { JsonTree } from "../../components/JsonTree";
 import { deleteWorkflow, getWorkflow, listEmits, listLogs, listRuns, runWorkflow, updateWorkflow, workflowKeys, type LogView } from "./api";
 import { formatDuration } from "./format";
 import { GateSummary } from "./GateSummary";
+import { WaitingEvents } from "./WaitingEvents";
 import { StatusBadge } from "./StatusBadge";
 import { TriggerSummary } from "./TriggerSummary";
 import type { RunView, WorkflowEmitSummaryView } from "./types";
@@ -129,6 +130,7 @@ export function WorkflowPage() {
             <dt>Waiting</dt>
             <dd>
               <GateSummary gate={data.gate} settings={data.settings} now={workflow.dataUpdatedAt} />
+              <WaitingEvents workflowId={data.id} waiting={data.gate.waiting} />
             </dd>
           </div>
         ) : null}

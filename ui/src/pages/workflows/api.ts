@@ -3,7 +3,7 @@ import type { LogSchema } from "../../../../src/api/schemas/sources.js";
 import { api, apiData, segment } from "../../api/client";
 import type { Page, PageParams } from "../../api/types";
 import type { RegistryListingView } from "../../../../src/api/schemas/registry.js";
-import type { PublishedComponentView, RegistryEntryView, RunView, WorkflowEmitSummaryView, SourceView, ComponentView, WorkflowDetails, WorkflowListItem } from "./types";
+import type { PublishedComponentView, RegistryEntryView, RunView, WorkflowEmitSummaryView, SourceView, ComponentView, WorkflowDetails, WorkflowListItem, WaitingEventView } from "./types";
 
 /** The workflows pages' calls to /v1, and their query keys (so a save refreshes what shows the workflow). */
 export const workflowKeys = {
@@ -14,6 +14,7 @@ export const workflowKeys = {
   logs: (id: string) => ["workflows", "logs", id] as const,
   emits: (id: string) => ["workflows", "emits", id] as const,
   run: (id: string) => ["runs", id] as const,
+  waiting: (id: string) => ["workflows", "waiting", id] as const,
 };
 
 export function listWorkflows(params: PageParams, signal: AbortSignal): Promise<Page<WorkflowListItem>> {
@@ -62,6 +63,16 @@ export function getRun(id: string, signal?: AbortSignal): Promise<RunView> {
 }
 
 /** Cancels a waiting run (the run, cancelled) or a running one (it stops before its next step). */
+/** The events waiting at the workflow's gate, in line order. */
+export function listWaiting(id: string, params: PageParams, signal: AbortSignal): Promise<Page<WaitingEventView>> {
+  return api<Page<WaitingEventView>>("GET", `/v1/workflows/${segment(id)}/waiting`, { query: { ...params }, signal });
+}
+
+/** Cancels an event waiting at the workflow's gate: the answer is its run, recorded cancelled. */
+export function cancelWaiting(id: string, eventId: string): Promise<RunView> {
+  return apiData<RunView>("POST", `/v1/workflows/${segment(id)}/waiting/${segment(eventId)}/cancel`);
+}
+
 export function cancelRun(id: string): Promise<RunView | { run_id: string; status: "cancelling" }> {
   return apiData<RunView | { run_id: string; status: "cancelling" }>("POST", `/v1/runs/${segment(id)}/cancel`);
 }

@@ -6,6 +6,7 @@
 export type { WorkflowView, RunView, WorkflowEmitSummaryView } from "../../../../src/api/schemas/workflows.js";
 export type { RegistryEntryView, PublishedComponentView } from "../../../../src/api/schemas/registry.js";
 export type { SourceView, ComponentView } from "../../../../src/api/schemas/sources.js";
+export type { WaitingEventView } from "../../../../src/api/schemas/run-gate.js";
 
 import type { WorkflowView, RunView } from "../../../../src/api/schemas/workflows.js";
 
