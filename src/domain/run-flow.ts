@@ -27,8 +27,8 @@ export const WAITING_RUN_STATUSES = ["retrying", "delayed"] as const;
 
 /** Statuses a person may cancel: waiting ones (a running run is cancelled through the process running it). */
 export const CANCELLABLE_RUN_STATUSES: readonly string[] = ["retrying", "delayed"];
-// TODO(merge, gate helper): add "queued" here once the gate's waiting events are runs; cancelling one must also
-// release its place in the gate (the gate's engine function), see RunControl.cancel.
+// An event waiting at a workflow's gate (settings.concurrency) has no run yet: it is cancelled by its event id
+// (POST /v1/workflows/:id/waiting/:event_id/cancel, WorkflowsService.cancelWaiting), which also frees its place.
 
 /**
  * What a delayed run keeps (in its continuation) to resume: the step it

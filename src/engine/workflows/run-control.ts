@@ -78,7 +78,7 @@ export class RunControl {
       // Recorded again since it was read (it resumed and ended, or was cancelled): answered by what it is now.
       if (tries < 3) return this.cancel(ownerId, runId, by, tries + 1);
     }
-    // TODO(merge, gate helper): a `queued` run (waiting for its turn) is cancelled here with the gate's engine function.
+    // An event waiting at a gate has no run id yet: it is cancelled by its event id (routes/run-gate.ts).
     if (row) throw new ConflictError(`Run ${runId} has ended already (${row.status}), so there is nothing to cancel. Only a delayed, retrying or running run can be cancelled.`);
     if (this.options.executor.cancelInProgress(ownerId, runId, by) || (await this.askProcesses(ownerId, runId, by, RUNNING_CANCEL_WAIT_MS))) return { kind: "cancelling", runId };
     throw new NotFoundError("recorded or running run", runId);

@@ -9,7 +9,7 @@ import type { RunView } from "./types";
 
 /** Runs that wait in the queue, and so can be cancelled here (a running run is not listed: its record comes when it ends). */
 const CANCELLABLE = new Set(["delayed", "retrying"]);
-// TODO(merge, gate helper): a `queued` run can be cancelled too.
+// Events waiting at a gate have no run yet: WaitingEvents.tsx lists them with their own Cancel.
 
 /**
  * A delayed run ($.flow.delay / $.flow.rerun): when it resumes; a cancelled
