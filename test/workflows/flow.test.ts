@@ -1,9 +1,9 @@
 import { rm } from "node:fs/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
+import { modes } from "./modes.js";
 
 /**
  * $.flow.delay and $.flow.rerun (issue 19): the run is recorded `delayed`,
@@ -14,7 +14,6 @@ import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
  * PostgreSQL with the local queue, and PostgreSQL with BullMQ on Redis.
  */
 
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 /** Counts its runs in a data store (readable through the API): it must run once per event, whatever the waits after it. */
 const COUNT = (name: string) => `export default defineComponent({
@@ -59,34 +58,7 @@ const POLL = `export default defineComponent({
   },
 })`;
 
-interface Mode {
-  name: string;
-  env(): Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
-}
-
-const MODES: Mode[] = [
-  { name: "SQLite, local queue", env: async () => ({ env: {}, drop: async () => undefined }) },
-  {
-    name: "PostgreSQL, local queue",
-    env: async () => {
-      const schema = await createTestSchema("runnel_flow");
-      return { env: { DATABASE_URL: schema.databaseUrl }, drop: () => schema.drop() };
-    },
-  },
-  {
-    name: "PostgreSQL, BullMQ on Redis",
-    env: async () => {
-      const schema = await createTestSchema("runnel_flow_redis");
-      const dropKeys = async () => {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${schema.schema}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      };
-      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => Promise.all([schema.drop(), dropKeys()]).then(() => undefined) };
-    },
-  },
-];
+const MODES = modes("runnel_flow");
 
 describe.each(MODES)("$.flow and cancel ($name)", (mode) => {
   let server: TestServer;

@@ -1,10 +1,9 @@
 import { rm } from "node:fs/promises";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareEventIds } from "../../src/domain/event-ids.js";
-import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow, waitFor } from "./helpers.js";
+import { modes } from "./modes.js";
 
 /**
  * The gate of a workflow's runs (settings.concurrency, concurrency_key,
@@ -15,48 +14,8 @@ import { createWorkflow, waitFor } from "./helpers.js";
  * runs workers apart).
  */
 
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
-interface Mode {
-  name: string;
-  env(): Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
-}
-
-const MODES: Mode[] = [
-  { name: "SQLite, local queue", env: async () => ({ env: {}, drop: async () => undefined }) },
-  {
-    name: "PostgreSQL, local queue",
-    env: async () => {
-      const schema = await createTestSchema("runnel_gate");
-      return { env: { DATABASE_URL: schema.databaseUrl }, drop: () => schema.drop() };
-    },
-  },
-  {
-    name: "PostgreSQL, BullMQ on Redis",
-    env: async () => {
-      const schema = await createTestSchema("runnel_gate_redis");
-      const dropKeys = async () => {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${schema.schema}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      };
-      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => Promise.all([schema.drop(), dropKeys()]).then(() => undefined) };
-    },
-  },
-  {
-    name: "PostgreSQL, BullMQ on PostgreSQL",
-    env: async () => {
-      const schema = await createTestSchema("runnel_gate_pgq");
-      const namespace = `${schema.schema}_q`;
-      const drop = async () => {
-        await schema.admin.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
-        await schema.drop();
-      };
-      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "postgres", RUNNEL_QUEUE_NAMESPACE: namespace }, drop };
-    },
-  },
-];
+const MODES = modes("runnel_gate", { postgresQueue: true });
 
 /**
  * Appends its event's `n` to a list in a data store by read-modify-write:

@@ -1,9 +1,9 @@
 import { createServer, type Server } from "node:http";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
+import { modes } from "./modes.js";
 
 /**
  * Replay from the failed step (issue 19): a replay of an error may start at
@@ -14,36 +14,8 @@ import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
  * the local queue, and PostgreSQL with BullMQ on Redis.
  */
 
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
-interface Mode {
-  name: string;
-  env(): Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
-}
-
-const MODES: Mode[] = [
-  { name: "SQLite, local queue", env: async () => ({ env: {}, drop: async () => undefined }) },
-  {
-    name: "PostgreSQL, local queue",
-    env: async () => {
-      const schema = await createTestSchema("runnel_replay_step");
-      return { env: { DATABASE_URL: schema.databaseUrl }, drop: () => schema.drop() };
-    },
-  },
-  {
-    name: "PostgreSQL, BullMQ on Redis",
-    env: async () => {
-      const schema = await createTestSchema("runnel_replay_step_redis");
-      const dropKeys = async () => {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${schema.schema}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      };
-      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => Promise.all([schema.drop(), dropKeys()]).then(() => undefined) };
-    },
-  },
-];
+const MODES = modes("runnel_replay_step");
 
 /** An HTTP server on loopback counting what `$.send.http` sent it, by tag. */
 class Receiver {

@@ -1,10 +1,10 @@
 import { rm } from "node:fs/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestSchema } from "../helpers/postgres.js";
 import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { createWorkflow, errorsOf, runsOf, waitFor } from "./helpers.js";
 import { runLines, runRow } from "../../src/cli/workflow-output.js";
+import { modes } from "./modes.js";
 
 /**
  * Retries of a failed step (settings.retries, a step's own retries): the run
@@ -14,7 +14,6 @@ import { runLines, runRow } from "../../src/cli/workflow-output.js";
  * PostgreSQL with the local queue, and PostgreSQL with BullMQ on Redis.
  */
 
-const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 /** Counts its runs in a data store (readable through the API): it must run once per event, whatever the retries after it. */
 const FIRST = `export default defineComponent({
@@ -42,34 +41,7 @@ const FLAKY = `export default defineComponent({
 
 const ALWAYS_FAILS = `export default defineComponent({ async run() { throw new Error("down for good"); } })`;
 
-interface Mode {
-  name: string;
-  env(): Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
-}
-
-const MODES: Mode[] = [
-  { name: "SQLite, local queue", env: async () => ({ env: {}, drop: async () => undefined }) },
-  {
-    name: "PostgreSQL, local queue",
-    env: async () => {
-      const schema = await createTestSchema("runnel_retry");
-      return { env: { DATABASE_URL: schema.databaseUrl }, drop: () => schema.drop() };
-    },
-  },
-  {
-    name: "PostgreSQL, BullMQ on Redis",
-    env: async () => {
-      const schema = await createTestSchema("runnel_retry_redis");
-      const dropKeys = async () => {
-        const redis = new Redis(REDIS_URL);
-        const keys = await redis.keys(`${schema.schema}:*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      };
-      return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => Promise.all([schema.drop(), dropKeys()]).then(() => undefined) };
-    },
-  },
-];
+const MODES = modes("runnel_retry");
 
 async function post(url: string, body: unknown): Promise<number> {
   const answer = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

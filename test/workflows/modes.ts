@@ -1,0 +1,57 @@
+import { Redis } from "ioredis";
+import { createTestSchema } from "../helpers/postgres.js";
+
+/**
+ * The set-ups a run-control test runs on, each one server process: SQLite
+ * and PostgreSQL with the local queue, and PostgreSQL with BullMQ on Redis or
+ * on PostgreSQL alone (test/scale/ runs api and workers apart). `env` makes
+ * a fresh schema (and queue namespace) for the server; `drop` removes them.
+ */
+export interface Mode {
+  name: string;
+  env(): Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
+}
+
+export const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** The modes, their schemas named after `prefix` (a test file's own, so that concurrent files never share one). */
+export function modes(prefix: string, options: { postgresQueue?: boolean } = {}): Mode[] {
+  const list: Mode[] = [
+    { name: "SQLite, local queue", env: async () => ({ env: {}, drop: async () => undefined }) },
+    {
+      name: "PostgreSQL, local queue",
+      env: async () => {
+        const schema = await createTestSchema(prefix);
+        return { env: { DATABASE_URL: schema.databaseUrl }, drop: () => schema.drop() };
+      },
+    },
+    {
+      name: "PostgreSQL, BullMQ on Redis",
+      env: async () => {
+        const schema = await createTestSchema(`${prefix}_redis`);
+        const dropKeys = async () => {
+          const redis = new Redis(REDIS_URL);
+          const keys = await redis.keys(`${schema.schema}:*`);
+          if (keys.length > 0) await redis.del(...keys);
+          await redis.quit();
+        };
+        return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: schema.schema }, drop: () => Promise.all([schema.drop(), dropKeys()]).then(() => undefined) };
+      },
+    },
+  ];
+  if (options.postgresQueue) {
+    list.push({
+      name: "PostgreSQL, BullMQ on PostgreSQL",
+      env: async () => {
+        const schema = await createTestSchema(`${prefix}_pgq`);
+        const namespace = `${schema.schema}_q`;
+        const drop = async () => {
+          await schema.admin.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
+          await schema.drop();
+        };
+        return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "postgres", RUNNEL_QUEUE_NAMESPACE: namespace }, drop };
+      },
+    });
+  }
+  return list;
+}
