@@ -25,8 +25,13 @@ export const MAX_RERUNS_LIMIT = 10_000;
 /** The statuses of a run waiting in the queue with its row as its continuation (a later attempt replaces the row). */
 export const WAITING_RUN_STATUSES = ["retrying", "delayed"] as const;
 
+/** Whether a run of this status waits in the queue (retrying, delayed): it keeps its delivery, and has not ended. */
+export function isWaitingStatus(status: string): boolean {
+  return (WAITING_RUN_STATUSES as readonly string[]).includes(status);
+}
+
 /** Statuses a person may cancel: waiting ones (a running run is cancelled through the process running it). */
-export const CANCELLABLE_RUN_STATUSES: readonly string[] = ["retrying", "delayed"];
+export const CANCELLABLE_RUN_STATUSES: readonly string[] = WAITING_RUN_STATUSES;
 // An event waiting at a workflow's gate (settings.concurrency) has no run yet: it is cancelled by its event id
 // (POST /v1/workflows/:id/waiting/:event_id/cancel, WorkflowsService.cancelWaiting), which also frees its place.
 

@@ -31,7 +31,7 @@ import { workflowBundle } from "./workflow-bundle.js";
 import type { WorkflowResponses } from "./workflow-responses.js";
 import { NO_METRICS, type Metrics, type RunTriggerKind } from "../metrics.js";
 import { MANUAL_RUN_CHANNEL } from "./manual-run.js";
-import { flowUrls } from "../../domain/run-flow.js";
+import { flowUrls, isWaitingStatus } from "../../domain/run-flow.js";
 import { applyFlowRequest, contextRunOf } from "./run-flow.js";
 import { settleCancelledWait, stopIfCancelled } from "./run-cancel.js";
 
@@ -233,7 +233,7 @@ export class RunExecutor {
     for (const run of runs) stopIfCancelled(run);
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
     const made = await this.commit(workflow, runs, triggerKind);
-    const retries = runs.flatMap((run) => (run.status === "retrying" || run.status === "delayed" ? [{ delivery: run.delivery, at: run.nextAttemptAt ?? now }] : []));
+    const retries = runs.flatMap((run) => (isWaitingStatus(run.status) ? [{ delivery: run.delivery, at: run.nextAttemptAt ?? now }] : []));
     return { made, retries };
   }
 
@@ -570,7 +570,7 @@ export class RunExecutor {
    * a second one (which is what makes that claim look for the continuation).
    */
   private async recordWaitingDeliveries(runs: RunState[]): Promise<void> {
-    const held = runs.filter((run) => (run.status === "retrying" || run.status === "delayed") && run.delivery.unrecorded).map((run) => run.delivery);
+    const held = runs.filter((run) => isWaitingStatus(run.status) && run.delivery.unrecorded).map((run) => run.delivery);
     if (held.length === 0) return;
     await this.options.store.enqueueDeliveries(held, { claimer: this.options.claimer ?? null, until: Math.max(...held.map((delivery) => delivery.availableAt)) });
     for (const delivery of held) delete delivery.unrecorded;
@@ -633,7 +633,7 @@ export class RunExecutor {
     const now = this.now();
     for (const run of runs) {
       // A run waiting to retry has not ended: it is counted when it does.
-      if (!recorded.has(run.id) || run.status === "retrying" || run.status === "delayed" || run.status === "cancelled") continue;
+      if (!recorded.has(run.id) || isWaitingStatus(run.status) || run.status === "cancelled") continue;
       this.metrics.runEnded({
         kind: "workflow",
         trigger: runTriggerOf(run, triggerKind),
@@ -656,7 +656,7 @@ function runTriggerOf(run: RunState, triggerKind: "http" | "timer" | "other"): R
 /** The runs' deliveries that have a row to remove (those handed over unrecorded have none; those of runs waiting to retry stay). */
 function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
   const recorded: ClaimedDelivery[] = [];
-  for (const run of runs) if (!run.delivery.unrecorded && run.status !== "retrying" && run.status !== "delayed") recorded.push(run.delivery);
+  for (const run of runs) if (!run.delivery.unrecorded && !isWaitingStatus(run.status)) recorded.push(run.delivery);
   return recorded;
 }
 
@@ -667,7 +667,7 @@ function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
  */
 function outboxSendsOf(workflow: Workflow, run: RunState, now: number): NewOutboxSend[] {
   // A run waiting to retry keeps its sends in its continuation: they go out once it ends well.
-  if (run.status === "error" || run.status === "retrying" || run.status === "delayed" || run.status === "cancelled") return [];
+  if (run.status === "error" || run.status === "cancelled" || isWaitingStatus(run.status)) return [];
   const sends: NewOutboxSend[] = [];
   run.sends.forEach((send, index) => {
     const place = run.sendPlaces[index];

@@ -11,7 +11,7 @@ import type { StepSend } from "../../sandbox/protocol.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
 import type { EventBatch, ClaimedDelivery } from "../../store/store.js";
 import { RUNNEL_VERSION } from "../../version.js";
-import type { FlowContinuation } from "../../domain/run-flow.js";
+import { isWaitingStatus, type FlowContinuation } from "../../domain/run-flow.js";
 import { flowOf, newFlowToken, resumeDelayedRun } from "./run-flow.js";
 
 /** A run in progress: what its steps see (`steps`) and what it records. */
@@ -189,7 +189,7 @@ export function fromSandboxError(error: SandboxError): { name: string; message: 
 
 /** The steps that never ran, after the run ended early (`pending`: a run retrying a step reaches them later). */
 export function skipRest(run: RunState, steps: WorkflowStep[]): void {
-  const status = run.status === "retrying" || run.status === "delayed" ? "pending" : "skipped";
+  const status = isWaitingStatus(run.status) ? "pending" : "skipped";
   for (const step of steps.slice(run.records.length)) {
     run.records.push({ id: step.id, name: step.name, status, returnValue: null, exports: {}, summary: null, logs: [], startedAt: null, durationMs: 0, sends: [] });
   }
@@ -213,11 +213,11 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     durationMs: Math.max(0, now - run.startedAt),
     attempt: run.attempt,
     attempts: run.attempts,
-    nextAttemptAt: run.status === "retrying" || run.status === "delayed" ? run.nextAttemptAt : null,
+    nextAttemptAt: isWaitingStatus(run.status) ? run.nextAttemptAt : null,
     // What the next attempt resumes with; gone once the run ends, but for a failed run whose steps sent something:
     // a replay from its failed step reuses those sends (replay-from-step.ts). A delayed run's says where it resumes.
     continuation:
-      run.status === "retrying" || run.status === "delayed" || (run.status === "error" && run.sends.length > 0)
+      isWaitingStatus(run.status) || (run.status === "error" && run.sends.length > 0)
         ? { sends: run.sends, sendPlaces: run.sendPlaces, tries: run.tries, ...(flowOf(run) ? { flow: flowOf(run) } : {}) }
         : null,
     workflowVersion: workflow.version ?? 1,
@@ -231,7 +231,7 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
  * the others are carried out after, and stay pending until then.
  */
 function settledSend(run: RunState, send: SendRecord): SendRecord {
-  if (run.status === "retrying" || run.status === "delayed") return send;
+  if (isWaitingStatus(run.status)) return send;
   if (run.status === "cancelled") return { ...send, status: "not_sent", detail: "the run was cancelled, so its sends were dropped" };
   if (run.status === "error") return { ...send, status: "not_sent", detail: "the run failed, so its sends were dropped" };
   if (send.destination === "emit") return { ...send, status: "delivered" };

@@ -4,7 +4,7 @@ import { formatEventId, nextEventIdParts } from "../../domain/event-ids.js";
 import { LOG_RETENTION, type LogEntry } from "../../domain/sources.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, gatedListenersOf, logsWanted, planAppend, type SubscriptionMatch } from "../append-plan.js";
 import { gateRunnerFor } from "../run-gate-drivers.js";
-import { earliestDue, gateAppendRows } from "../run-gate-work.js";
+import { earliestDue, gateAppendRows, type DeliveryRowPlan } from "../run-gate-work.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
 import type { StoredEvent } from "../../domain/sources.js";
@@ -48,10 +48,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
      LEFT JOIN workflow_gates g ON g.workflow_id = s.listener_id WHERE s.owner_id = ? AND s.emitter_id IN (?, ?)`,
   );
   const runGate = gateRunnerFor(database);
-  const insertDelivery = database.prepare(
-    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms, claimed_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-  );
+  const insertDelivery = deliveryInserter(database);
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
   const logs = createSqliteLogWriter(database);
 
@@ -100,7 +97,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
       claimed?.push(...unrecorded);
       const appendedById = claimed && rows.length > 0 ? new Map(appended.map((event) => [event.id, event])) : undefined;
       for (const row of rows) {
-        const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
+        const inserted = insertDelivery(row);
         // A delivery recorded before (ON CONFLICT DO NOTHING) is not this caller's to run.
         // A row left pending (admitted by a rate limit for later) is claimed when due, like any other.
         if (inserted && claimed && row.status === "running") claimed.push(claimedFrom(row, appendedById!.get(row.event_id)));
@@ -122,6 +119,20 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
  * its newest line, then the oldest beyond LOG_RETENTION deleted (by count, as
  * events are). Returns the lines as stored and how many the emitter holds.
  */
+/**
+ * Records a planned delivery row (an append's, or one a gate admitted when a
+ * run was recorded); false when its key was recorded before (ON CONFLICT DO
+ * NOTHING: not this caller's to run).
+ */
+export function deliveryInserter(database: SqliteDatabase.Database): (row: DeliveryRowPlan) => boolean {
+  const insert = database.prepare(
+    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms, claimed_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  );
+  return (row) =>
+    insert.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
+}
+
 export function createSqliteLogWriter(database: SqliteDatabase.Database) {
   const newest = database.prepare("SELECT ms, seq FROM logs WHERE emitter_id = ? ORDER BY ms DESC, seq DESC LIMIT 1");
   const insert = database.prepare("INSERT INTO logs (emitter_id, ms, seq, owner_id, stream, text) VALUES (?, ?, ?, ?, ?, ?)");

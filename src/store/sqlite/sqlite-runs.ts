@@ -9,7 +9,7 @@ import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
 import type { GroupCommit } from "./group-commit.js";
-import { outsideKyselyTransaction } from "./sqlite-append.js";
+import { deliveryInserter, outsideKyselyTransaction } from "./sqlite-append.js";
 import { gateRunnerFor } from "../run-gate-drivers.js";
 import { claimAdmitted, earliestDue, gateFinishedRuns } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
@@ -49,10 +49,7 @@ export function createSqliteRuns(
      WHERE runs.status IN (${WAITING_IN_SQL}) AND runs.attempt < excluded.attempt`,
   );
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
-  const insertDelivery = database.prepare(
-    `INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, available_at, created_at, payload, indexed_at_ms, claimed_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-  );
+  const insertDelivery = deliveryInserter(database);
   const runGate = gateRunnerFor(database);
   const insertSend = database.prepare(
     `INSERT INTO send_outbox (id, owner_id, workflow_id, run_id, step_index, send_index, type, payload, context, status, attempts, available_at, claimed_by, last_error, created_at)
@@ -99,7 +96,7 @@ export function createSqliteRuns(
     const claimedRows = new Set(claimAdmitted(admittedRows, input.admitClaim, now));
     const admitted: ClaimedDelivery[] = [];
     for (const row of admittedRows) {
-      const inserted = insertDelivery.run(row.listener_id, row.emitter_id, row.event_id, row.owner_id, row.subscription_id, row.channel, row.status, row.attempts, row.available_at, row.created_at, row.payload, row.indexed_at_ms, row.claimed_by).changes > 0;
+      const inserted = insertDelivery(row);
       if (inserted && claimedRows.has(row)) admitted.push(claimedFrom(row, undefined));
     }
     const laterAt = earliestDue(admittedRows.filter((row) => row.available_at > now));
