@@ -142,6 +142,8 @@ export const RUN_ERROR_CODES = {
   UserError: "A step threw an error.",
   /** The step threw something that is not an Error (a string, an object). */
   NonErrorThrown: "A step threw a value that is not an Error.",
+  /** The run was cancelled while the step ran, and the step never yielded: its runner was stopped (the step's error only; the run is `cancelled`). */
+  Cancelled: "A cancelled run's step did not stop, so its runner was stopped.",
   /** The step ran past the workflow's time limit. */
   Timeout: "A step ran past its time limit.",
   /** The step's runner ran out of memory. */

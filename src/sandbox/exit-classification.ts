@@ -3,7 +3,7 @@ import { JOIN_FAILED_EXIT } from "./resources/resource-limiter.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 /** Why the host itself stopped a runner, when it did. */
-export type StopReason = "timeout" | "flood" | "protocol" | "retire" | "evict" | "idle" | "close";
+export type StopReason = "timeout" | "flood" | "protocol" | "retire" | "evict" | "idle" | "close" | "cancel";
 
 export interface RunnerExit {
   code: number | null;
@@ -37,6 +37,9 @@ function lastLines(text: string): string {
 export function classifyExit(exit: RunnerExit): SandboxError {
   if (exit.stoppedBy === "timeout") {
     return { code: "Timeout", name: "Timeout", message: `The call did not finish within its time limit of ${exit.timeoutMs} ms; the runner was stopped.` };
+  }
+  if (exit.stoppedBy === "cancel") {
+    return { code: "Cancelled", name: "Cancelled", message: "The run was cancelled while this step ran, and the step did not stop where it awaits; the runner was stopped." };
   }
   if (exit.stoppedBy === "protocol") {
     return {

@@ -93,6 +93,8 @@ const STDERR_TAIL_CHARS = 8192;
 const CLOSE_GRACE_MS = 1000;
 /** How long a wrapper gets to exit after its child was killed, before it is killed too. */
 const WRAPPER_GRACE_MS = 500;
+/** How long a cancelled call's step gets to stop where it awaits before its runner is stopped (it never yields). */
+const CANCEL_GRACE_MS = 2000;
 /** How long a runner that exits on its own gets to write its CPU profile (a large one takes a while). */
 const PROFILE_EXIT_GRACE_MS = 10_000;
 /** Stops that take no call down: a runner may exit on its own for them. */
@@ -228,7 +230,7 @@ export class RunnerProcess {
     for (let index = 0; index < requests.length; index++) {
       const request = requests[index]!;
       const collector = new CallCollector(this.nextId++, request.limits, request.onRespond, this.options.logger, request.onStore, request.onAuth);
-      if (request.stopHandle) request.stopHandle.stop = () => void (this.alive && this.calls.has(collector.id) && this.post({ type: "stop-chain", id: collector.id }));
+      if (request.stopHandle) request.stopHandle.stop = () => this.stopChain(collector);
       const lane: HostLane = concurrent ? { calls: [], concurrent: true, holding: false, timer: undefined } : shared;
       this.lanes.add(lane);
       if (concurrent) sentLanes.push(lane);
@@ -269,6 +271,28 @@ export class RunnerProcess {
     });
     for (const lane of sentLanes) this.startClock(lane);
     return answers;
+  }
+
+  /**
+   * Tells the runner to start no further step of a cancelled `steps` call; a
+   * step that awaits stops there. One that never yields (a busy loop) cannot
+   * hear it: once the call is the one running and has had CANCEL_GRACE_MS,
+   * the runner is stopped, as at its time limit, rather than keeping the
+   * cancelled run (and the runner) busy until then. Other calls the runner
+   * had are cut short and run again elsewhere.
+   */
+  private stopChain(collector: CallCollector): void {
+    if (!this.alive || !this.calls.has(collector.id)) return;
+    this.post({ type: "stop-chain", id: collector.id });
+    const check = (): void => {
+      const pending = this.calls.get(collector.id);
+      if (!this.alive || !pending) return;
+      // Waiting behind another call of its lane, it has not started: the runner skips it when its turn comes.
+      if (pending.lane.calls[0] !== pending) return void setTimeout(check, CANCEL_GRACE_MS).unref();
+      this.culprit ??= collector;
+      void this.stop("cancel");
+    };
+    setTimeout(check, CANCEL_GRACE_MS).unref();
   }
 
   /** SIGKILL: user code gets no chance to delay it (except quiet stops in the profiling mode, see exitsOnItsOwn). Resolves once the process is gone. */

@@ -9,6 +9,8 @@ export type SandboxErrorCode =
   /** The component threw something that is not an Error (a string, an object). */
   | "NonErrorThrown"
   | "Timeout"
+  /** The call's run was cancelled and its step did not stop, so its runner was stopped. */
+  | "Cancelled"
   | "OutOfMemory"
   /** User code called process.exit(). */
   | "ProcessExit"

@@ -57,9 +57,15 @@ describe("helper_functions-delay", () => {
     expect(run.steps[1].$return_value).toBe("continued");
   });
 
-  it("refuses a wait longer than 7 days, saying so", async () => {
-    const id = await workflowOf("Long delay", "delay", { duration: 8, unit: "days" });
-    const run = await endedRun(id, {});
+  it("refuses a wait longer than 7 days when saved, and when an expression gives one, in the run, saying so", async () => {
+    const refused = await saveRefused("delay", { duration: 8, unit: "days" });
+    expect(refused.details.field).toBe("steps[0].props.duration");
+    expect(refused.message).toBe('Step "delay": a delay of 8 days is longer than the 7 days a run may wait. Give 7 days or less (7 days).');
+    expect((await saveRefused("delay", { duration: 604_801 })).message).toContain("Give 7 days or less (604800 seconds)");
+    // Exactly 7 days is allowed.
+    await workflowOf("Week delay", "delay", { duration: 168, unit: "hours" });
+    const id = await workflowOf("Long delay", "delay", { duration: "{{steps.trigger.event.days}}", unit: "days" });
+    const run = await endedRun(id, { days: 8 });
     expect(run.status).toBe("error");
     expect(run.error.msg).toBe("A delay of 8 days is longer than the 7 days a run may wait. Wait 7 days or less.");
   });

@@ -284,6 +284,38 @@ describe.each(MODES)("$.flow and cancel ($name)", (mode) => {
     expect((await errorsOf(server, key, workflow.id)).data).toEqual([]);
   });
 
+  // The runner is the same in every mode: once is enough (a cancel reaches it the same way in all, tested above).
+  it.runIf(mode.name === "SQLite, local queue")("cancels a running run whose step never yields: its runner is stopped, the run recorded cancelled long before the time limit, the next run served", async () => {
+    const workflow = await createWorkflow(server, key, {
+      name: "Cancel busy",
+      steps: [
+        {
+          name: "spin",
+          code: `export default defineComponent({ props: { store: { type: "data_store" } }, async run({ steps }) { if (steps.trigger.event.spin) { await this.store.set("spinning", true); while (true) {} } return "quick"; } })`,
+          props: { store },
+        },
+        { name: "last", code: COUNT("last"), props: { store } },
+      ],
+    });
+    const runId = await runNow(workflow.id, { tag: "busy", spin: true });
+    await waitFor(() => storeValue(store, "spinning"), (value) => value === true, "the step to spin");
+    const answer = await waitFor(() => call(server.url, "POST", `/v1/runs/${runId}/cancel`, { key }), (answer) => answer.status !== 404, "the run to be running");
+    expect(answer.status).toBe(202);
+    // Manual runs have 60 s: the step never stops on its own, so only the runner's stop records the run.
+    const run = await waitFor(() => getRun(runId), (run) => run !== null, "the cancelled run's record", 20_000);
+    expect(run.status).toBe("cancelled");
+    // The step that was stopped shows why, as the run's error (no $errors event for it).
+    expect(run.error).toMatchObject({ code: "Cancelled", cellId: workflow.steps[0].id });
+    expect(run.steps[0].status).toBe("error");
+    expect(run.steps[1].status).toBe("skipped");
+    expect(await storeValue(store, "last-busy")).toBeUndefined();
+    expect((await errorsOf(server, key, workflow.id)).data).toEqual([]);
+    // The same workflow runs again, in a new runner.
+    const next = await runNow(workflow.id, { tag: "after-busy" });
+    expect(await waitFor(() => getRun(next), (run) => run?.status === "success", "the next run")).toMatchObject({ status: "success" });
+    expect(await storeValue(store, "last-after-busy")).toBe(1);
+  });
+
   it("answers 404 for an unknown run", async () => {
     const answer = await call(server.url, "POST", "/v1/runs/run_nope/cancel", { key });
     expect(answer.status).toBe(404);

@@ -5,12 +5,14 @@ import type { RunState } from "./run-state.js";
  * A run a person cancelled while it ran (RunExecutor.cancelInProgress): at
  * the next step boundary it ends `cancelled`, whatever its steps did so far:
  * no `$errors` event, no emits, no sends, no store writes (its record keeps
- * the steps that ran, for the record).
+ * the steps that ran, for the record, and no error but that of a step whose
+ * runner was stopped because it never yielded: `Cancelled`).
  */
 export function stopIfCancelled(run: RunState): void {
   if (!run.cancel || run.status === "cancelled") return;
   run.status = "cancelled";
-  run.error = null;
+  // A step stopped with its runner (it never yielded) stays the run's error: which step, and why it shows failed.
+  if (run.error?.code !== "Cancelled") run.error = null;
   run.nextAttemptAt = null;
 }
 

@@ -435,8 +435,8 @@ export class RunExecutor {
     let at = startedAt;
     for (const [position, step] of steps.entries()) {
       const done = result.chain?.[position];
-      // A cancelled run's call stopped before this step: it never ran.
-      if (!done && run.cancel) return;
+      // A cancelled run's call stopped before this step: it never ran (unless its runner was stopped in it: recorded so).
+      if (!done && run.cancel && result.error?.code !== "Cancelled") return;
       if (!done) {
         const error = result.error ?? { code: "RunnerCrashed" as const, name: "RunnerCrashed", message: "The runner stopped without reporting the step." };
         recordStep(run, step, { status: "error", returnValue: null, exports: {}, summary: null, logs: logsOf(logStart, result.logs.length), startedAt: Math.round(at), durationMs: Math.max(0, Math.round(this.now() - at)), sends: [] });

@@ -1,4 +1,5 @@
 import { validateConfiguredProps } from "../../domain/configured-props.js";
+import { checkDelayStep } from "../../domain/delay-action-limit.js";
 import { ConflictError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import { newId } from "../../domain/ids.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
@@ -333,7 +334,8 @@ export class WorkflowsService {
     // Secrets sealed (kept ones included), then every value checked against its prop, as a source's are on deploy.
     const sealed = async (loaded: LoadedComponent, input: StepInput, index: number) => {
       const props = sealStepSecrets(loaded.validated, input.props, storedByName.get(input.name) ?? {}, this.options.secrets);
-      validateConfiguredProps(loaded.validated, openSecrets(props, this.options.secrets), { field: `steps[${index}].props`, step: input.name });
+      const values = validateConfiguredProps(loaded.validated, openSecrets(props, this.options.secrets), { field: `steps[${index}].props`, step: input.name });
+      checkDelayStep(loaded.validated.key, values, { field: `steps[${index}].props`, step: input.name });
       await this.options.accountAuth?.checkConfigured(ownerId, loaded.validated, props, `steps[${index}].props`);
       return props;
     };
