@@ -12,6 +12,7 @@ import type { Store } from "../store/store.js";
 import { RUNNEL_VERSION } from "../version.js";
 import { addBearerAuth } from "./auth.js";
 import { toHttpError } from "./error-mapping.js";
+import { lazySerializers, lazyValidators } from "./lazy-compilers.js";
 import { applyFieldSelection, fieldSelectionOf } from "./field-selection.js";
 import { activityRoutes } from "./routes/activity.js";
 import { apiKeysRoutes } from "./routes/api-keys.js";
@@ -123,7 +124,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(lazyValidators(createValidatorCompiler()));
+  app.setSerializerCompiler(lazySerializers());
 
   const routeNotFound = (request: FastifyRequest) => {
     const { status, body } = toHttpError(new NotFoundError("route", `${request.method} ${request.url.split("?")[0]}`));

@@ -60,7 +60,7 @@ const POLL = `export default defineComponent({
 
 const MODES = modes("runnel_flow");
 
-describe.each(MODES)("$.flow and cancel ($name)", (mode) => {
+describe.each(MODES)("flow control (delay, rerun) and cancel ($name)", (mode) => {
   let server: TestServer;
   let key: string;
   let drop: () => Promise<void>;
