@@ -33,8 +33,15 @@ const FAILS_ONCE = `export default defineComponent({
 const DELAYS = `export default defineComponent({ async run({ $ }) { return $.flow.delay(${WAIT_MS}); } })`;
 const AFTER = "export default defineComponent({ async run() { return Date.now(); } })";
 
+/**
+ * RUNNEL_BENCH_SETUPS (embedded, bullmq) and RUNNEL_BENCH_FIGURES (retry,
+ * delay, fifo), comma-separated, narrow a run to what is being worked on.
+ */
+const wanted = (variable: string, name: string) => !process.env[variable] || process.env[variable]!.split(",").includes(name);
+
 export async function benchRunControl(): Promise<BenchRow[]> {
-  const rows = await benchOn("embedded SQLite", await startBenchServer("sqlite"), { fifo: true });
+  const rows = wanted("RUNNEL_BENCH_SETUPS", "embedded") ? await benchOn("embedded SQLite", await startBenchServer("sqlite"), { fifo: true }) : [];
+  if (!wanted("RUNNEL_BENCH_SETUPS", "bullmq")) return rows;
   // The scale-out queue in one process: BullMQ's delayed jobs instead of the store's due rows.
   const namespace = `runnel_bench_${randomBytes(4).toString("hex")}`;
   const redis = await startBenchServer("postgres", { env: { RUNNEL_QUEUE: "redis", REDIS_URL, RUNNEL_QUEUE_NAMESPACE: namespace } });
@@ -55,6 +62,7 @@ async function benchOn(setup: string, bench: BenchServer, options: { fifo: boole
     // Each figure on its own: one that fails says so in its row, and the others are still measured.
     const rows: BenchRow[] = [];
     const measure = async (what: string, figures: () => Promise<BenchRow[]>) => {
+      if (!wanted("RUNNEL_BENCH_FIGURES", what.split(/[ :]/)[0]!)) return;
       try {
         rows.push(...(await figures()));
       } catch (error) {
@@ -86,7 +94,7 @@ async function benchOn(setup: string, bench: BenchServer, options: { fifo: boole
         return started - (wait.started_at_ms + Math.ceil(wait.duration_ms) + WAIT_MS);
       }),
     ]);
-    if (options.fifo) await measure("concurrency 1 throughput", () => fifoThroughput(bench));
+    if (options.fifo) await measure("fifo (concurrency 1 throughput)", () => fifoThroughput(bench));
     for (const row of rows) row.benchmark = `${row.benchmark}, ${setup}`;
     return rows;
   } finally {

@@ -10,12 +10,10 @@ import { modes } from "./modes.js";
  * rate_limit), end to end through a real server: events sent at once wait
  * their turn, in arrival order, and none is dropped. The same cases on each
  * mode: SQLite and PostgreSQL with the local queue, and PostgreSQL with
- * BullMQ on Redis or on PostgreSQL alone (one process; test/scale/gate.test.ts
- * runs workers apart).
+ * BullMQ on Redis (one process; test/scale/gate.test.ts runs workers apart).
  */
 
-
-const MODES = modes("runnel_gate", { postgresQueue: true });
+const MODES = modes("runnel_gate");
 
 /**
  * Appends its event's `n` to a list in a data store by read-modify-write:
@@ -103,7 +101,7 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
     return answer.body.data.gate;
   }
 
-  it("concurrency 1 runs 200 events sent at once one at a time, in the order they arrived, none lost", async () => {
+  it("concurrency 1 runs 100 events sent at once one at a time, in the order they arrived, none lost", async () => {
     const store = `fifo-${mode.name.length}`;
     const workflow = await createWorkflow(server, key, {
       name: "Fifo",
@@ -112,9 +110,9 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
       settings: { concurrency: 1 },
     });
     expect(workflow.settings.concurrency).toBe(1);
-    const statuses = await Promise.all(Array.from({ length: 200 }, (_, n) => post(workflow.trigger.endpoint_url, { n })));
+    const statuses = await Promise.all(Array.from({ length: 100 }, (_, n) => post(workflow.trigger.endpoint_url, { n })));
     expect(statuses.every((status) => status === 200)).toBe(true);
-    const runs = await waitFor(() => allRuns(server, key, workflow.id), (runs) => runs.length === 200, "200 runs", 60_000);
+    const runs = await waitFor(() => allRuns(server, key, workflow.id), (runs) => runs.length === 100, "100 runs", 60_000);
     expect(runs.every((run) => run.status === "success")).toBe(true);
     expectSerialInArrivalOrder(runs);
     // The list written by read-modify-write is whole, and in arrival order.
@@ -230,7 +228,7 @@ describe.each(MODES)("the run gate ($name)", (mode) => {
       name: "Waiting list",
       trigger: { type: "http" },
       // The first run is long: the three behind it wait while the test looks.
-      steps: [{ name: "sleep", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, steps.trigger.event.body.n === 0 ? 4000 : 200)); return { n: steps.trigger.event.body.n }; } })` }],
+      steps: [{ name: "sleep", code: `export default defineComponent({ async run({ steps }) { await new Promise((resolve) => setTimeout(resolve, steps.trigger.event.body.n === 0 ? 2500 : 200)); return { n: steps.trigger.event.body.n }; } })` }],
       settings: { concurrency: 1 },
     });
     for (let n = 0; n < 4; n += 1) expect(await post(workflow.trigger.endpoint_url, { n })).toBe(200);

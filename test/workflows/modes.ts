@@ -3,8 +3,10 @@ import { createTestSchema } from "../helpers/postgres.js";
 
 /**
  * The set-ups a run-control test runs on, each one server process: SQLite
- * and PostgreSQL with the local queue, and PostgreSQL with BullMQ on Redis or
- * on PostgreSQL alone (test/scale/ runs api and workers apart). `env` makes
+ * and PostgreSQL with the local queue, and PostgreSQL with BullMQ on Redis
+ * (test/scale/ runs api and workers apart; BullMQ on PostgreSQL alone is the
+ * queue conformance suite's and the cluster tests': the gate, retries and
+ * delays use the queue port only, which that suite holds to one contract). `env` makes
  * a fresh schema (and queue namespace) for the server; `drop` removes them.
  */
 export interface Mode {
@@ -15,8 +17,8 @@ export interface Mode {
 export const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 /** The modes, their schemas named after `prefix` (a test file's own, so that concurrent files never share one). */
-export function modes(prefix: string, options: { postgresQueue?: boolean } = {}): Mode[] {
-  const list: Mode[] = [
+export function modes(prefix: string): Mode[] {
+  return [
     { name: "SQLite, local queue", env: async () => ({ env: {}, drop: async () => undefined }) },
     {
       name: "PostgreSQL, local queue",
@@ -39,19 +41,4 @@ export function modes(prefix: string, options: { postgresQueue?: boolean } = {})
       },
     },
   ];
-  if (options.postgresQueue) {
-    list.push({
-      name: "PostgreSQL, BullMQ on PostgreSQL",
-      env: async () => {
-        const schema = await createTestSchema(`${prefix}_pgq`);
-        const namespace = `${schema.schema}_q`;
-        const drop = async () => {
-          await schema.admin.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
-          await schema.drop();
-        };
-        return { env: { DATABASE_URL: schema.databaseUrl, RUNNEL_QUEUE: "postgres", RUNNEL_QUEUE_NAMESPACE: namespace }, drop };
-      },
-    });
-  }
-  return list;
 }
