@@ -34,6 +34,7 @@ import { DeliveryWorker, type DeliveryQueue } from "./workflows/delivery-worker.
 import { DeliveryRelay } from "./workflows/delivery-relay.js";
 import { QueueHandOff } from "./workflows/queue-hand-off.js";
 import { LocalJobQueue } from "../queue/local/local-job-queue.js";
+import type { DeliveryHandOff } from "./sources/result-writer.js";
 import { nextTickAfter } from "./sources/timer-schedule.js";
 import { ManualRunsOnWorkers, type SourceRunOutcome } from "./sources/manual-runs-on-workers.js";
 import { limitsByTrigger } from "./sources/run-limits.js";
@@ -230,6 +231,15 @@ export function createEngine(options: EngineOptions): Engine {
       });
   // Otherwise deliveries an append records go straight to the worker, claimed for this process: no claim to go through.
   const handOff = queueHandOff ?? { claimFor: () => worker?.claimFor() ?? null, take: (claimed: ClaimedDelivery[]) => worker?.take(claimed), dueAt: (at: number) => worker?.dueAt(at) };
+  // With a shared queue, the deliveries a gate admits when a run here ends are run here too, as the store's rows
+  // (DeliveryWorker.takeAdmitted; leased like the hand-off's, renewed while held): a one-at-a-time line skips the
+  // shared queue's round trips. Appends' deliveries still go onto the shared queue, for any worker.
+  const admittedRows = queueHandOff
+    ? new LocalJobQueue({ store, hub, nextTickAfter, logger, leaseMs: relayLeaseMs(options.deliveryLeaseMs), ...(options.instanceId ? { claimer: options.instanceId } : {}) })
+    : null;
+  const admissions: DeliveryHandOff = queueHandOff
+    ? { claimFor: () => queueHandOff.claimFor(), take: (rows) => void (worker?.takeAdmitted(rows) || queueHandOff.take(rows)), dueAt: (at) => queueHandOff.dueAt(at) }
+    : handOff;
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));
   const dataStores = new DataStoresService({ store, logger });
@@ -284,7 +294,7 @@ export function createEngine(options: EngineOptions): Engine {
   const destinations = createDestinations({ hub, mailer, objectsDir: join(options.dataDir, "objects"), egressPolicy });
   const sender = new SendOutboxWorker({ store, destinations, hub, logger, retry: options.sendRetry ?? DEFAULT_SEND_RETRY, claimer: options.instanceId, onAppended });
   const envVars = new EnvVarsService({ store, secrets });
-  const executor = new RunExecutor({ handOff, onAdmittedPending: onAppended, deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, baseUrl: () => baseUrl, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const executor = new RunExecutor({ handOff: admissions, onAdmittedPending: onAppended, deliveriesInStore: deliveryQueue.settlesInStore, store, sandbox, loader, bundleFiles, hub, responses, builtins, onSendsEnqueued: () => sender.wake(), logger, limits, secrets, envVars, lateFaults, dataStores, accountAuth, maxInterruptions: options.maxRunInterruptions ?? DEFAULT_MAX_RUN_INTERRUPTIONS, claimer: options.instanceId, baseUrl: () => baseUrl, ...(options.metrics ? { metrics: options.metrics } : {}) });
   const runControl = new RunControl({
     store,
     queue: deliveryQueue,
@@ -314,7 +324,7 @@ export function createEngine(options: EngineOptions): Engine {
       },
     });
   }
-  worker = new DeliveryWorker({ onGateAdmitted: onAppended, queue: deliveryQueue, store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
+  worker = new DeliveryWorker({ onGateAdmitted: onAppended, queue: deliveryQueue, ...(admittedRows ? { rowQueue: admittedRows } : {}), store, executor, logger, listeners, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const forgetWorkflow = (workflowId: string) => {
     worker?.forget(workflowId);
     executor.forget(workflowId);
@@ -424,6 +434,7 @@ export function createEngine(options: EngineOptions): Engine {
       await sender.stop();
       // The queue made here stops renewing its claims.
       await ownQueue?.close();
+      await admittedRows?.close();
     },
   };
 }

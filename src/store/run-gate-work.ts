@@ -153,13 +153,13 @@ const ENDED = new Set(["success", "error", "exited", "cancelled"]);
 export function* gateFinishedRuns(runs: Array<{ workflowId: string; emitterId: string; eventId: string; status: string }>, now: number): GateWork<DeliveryRowPlan[]> {
   const ended = runs.filter((run) => ENDED.has(run.status));
   if (ended.length === 0) return [];
-  // One look per batch (a batch is one workflow's): an ungated workflow's runs cost nothing more.
-  const workflowIds = [...new Set(ended.map((run) => run.workflowId))];
-  const gated = new Set((yield* rowsOf<{ workflow_id: string }>(`SELECT workflow_id FROM workflow_gates WHERE workflow_id IN (${workflowIds.map(() => "?").join(", ")})`, workflowIds)).map((row) => row.workflow_id));
-  if (gated.size === 0) return [];
+  // One look per batch (a batch is one workflow's), which locks the gate rows it finds (taken first, as by every
+  // admission): an ungated workflow's runs cost that one statement, a gated one's no second look to lock it.
+  const gates = yield* lockGates(ended.map((run) => run.workflowId));
+  if (gates.size === 0) return [];
   const freed: Array<{ workflowId: string; key: string }> = [];
   for (const run of ended) {
-    if (!gated.has(run.workflowId)) continue;
+    if (!gates.has(run.workflowId)) continue;
     const rows = yield* rowsOf<{ gate_key: string }>(
       "DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state = 'admitted' RETURNING gate_key",
       [run.workflowId, run.emitterId, run.eventId],
@@ -167,7 +167,6 @@ export function* gateFinishedRuns(runs: Array<{ workflowId: string; emitterId: s
     if (rows[0]) freed.push({ workflowId: run.workflowId, key: rows[0].gate_key });
   }
   if (freed.length === 0) return [];
-  const gates = yield* lockGates(freed.map((slot) => slot.workflowId));
   const admitted: DeliveryRowPlan[] = [];
   const lines = new Set<string>();
   for (const slot of freed) {
