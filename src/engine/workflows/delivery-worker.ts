@@ -179,8 +179,8 @@ export class DeliveryWorker implements DeliveryHandOff {
 
   /**
    * Deliveries a gate admitted in this process (the run that freed their
-   * slot was recorded here), recorded claimed for it (EngineHandOff's
-   * claimFor): with a shared queue, run here as the store's rows, without
+   * slot was recorded here), recorded claimed for it (the executor's
+   * hand-off, create-engine's `admissions`): with a shared queue, run here as the store's rows, without
    * the trip through it (its addBulk, the wake, the claim: about 4 ms of a
    * one-at-a-time line's 11 on BullMQ). False when this worker does not
    * take them (no rowQueue, not running): the caller queues them.
