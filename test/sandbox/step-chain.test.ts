@@ -63,8 +63,10 @@ describe("a steps call (one workflow run's sandboxed steps in one call)", () => 
     expect(result.chain![0]!.error!.message).toContain("steps[0].props.x");
   });
 
+  // The time limit covers the whole call: long enough that the first step is done well within it on a loaded machine
+  // (at 500 ms, a CI run with three test files at once had the runner stopped before the first step reported).
   it("keeps what the earlier steps reported when the runner dies in a later one", async () => {
-    const result = await runChain(["module.exports = { run() { return 'kept'; } };", "module.exports = { run() { return new Promise(() => {}); } };"], [], { timeoutMs: 500 });
+    const result = await runChain(["module.exports = { run() { return 'kept'; } };", "module.exports = { run() { return new Promise(() => {}); } };"], [], { timeoutMs: 2_500 });
     expect(result.chain).toHaveLength(1);
     expect(result.chain![0]!.value).toBe("kept");
     expect(result.error).toMatchObject({ code: "Timeout" });
@@ -72,7 +74,7 @@ describe("a steps call (one workflow run's sandboxed steps in one call)", () => 
 
   it("keeps what the earlier steps reported when a later one never returns, looping without yielding", async () => {
     // The reports leave in a write shared with other runs (runner/channel.ts); a step's code runs only after the report before it left.
-    const result = await runChain(["module.exports = { run() { console.log('before'); return 'kept'; } };", "module.exports = { run() { while (true) {} } };"], [], { timeoutMs: 500 });
+    const result = await runChain(["module.exports = { run() { console.log('before'); return 'kept'; } };", "module.exports = { run() { while (true) {} } };"], [], { timeoutMs: 2_500 });
     expect(result.chain).toHaveLength(1);
     expect(result.chain![0]!.value).toBe("kept");
     expect(result.logs.map((log) => log.text)).toEqual(["before"]);
