@@ -12,8 +12,8 @@ export default defineConfig({
     // one worker leaves a core idle. Vitest's own default is one fewer than the cores, which is one here.
     // Measured on test/workflows + test/api (35 files, loaded machine): one worker 449 s, two 253 s. Three are
     // faster still (the whole suite 969 s -> 663 s; CI 23 min), but under that load four tests failed once each
-    // in three fresh-clone runs (a migration test beside another file's schema churn, a cluster's timer, time
-    // limits of 500 ms): two, until those hold under it (docs/architecture.md, "Test suite time").
+    // in three fresh-clone runs (three fixed since; a cluster's timer left): two, until that holds under it
+    // (docs/architecture.md, "Test suite time").
     maxWorkers: 2,
     // One process per worker for all its files, not one per file: each file's fresh process re-imported the server
     // (vite's transform, Fastify, Kysely, the engine), about a second per file, 177 files. The tests share no

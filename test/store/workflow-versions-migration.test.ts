@@ -1,7 +1,8 @@
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import { Kysely, Migrator, SqliteDialect } from "kysely";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { migrationProvider } from "../../src/store/migrations/index.js";
+import { CurrentSchemaPostgresDialect } from "../../src/store/postgres/current-schema-dialect.js";
 import { SqliteDatabaseClass } from "../../src/store/sqlite/sqlite-binding.js";
 import { createTestSchema } from "../helpers/postgres.js";
 
@@ -25,7 +26,9 @@ const BACKENDS: Array<[string, () => Promise<Backend>]> = [
     async () => {
       const schema = await createTestSchema("runnel_versions_migration");
       const pool = new pg.Pool({ connectionString: schema.databaseUrl, max: 2 });
-      const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+      // The store's own dialect: the stock one's introspection reads every schema, and fails when another test file
+      // drops one meanwhile (test/store/postgres-store.test.ts churns them; a CI run failed on it).
+      const db = new Kysely<any>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
       return { db, schema: schema.schema, close: async () => (await db.destroy(), await schema.drop()) };
     },
   ],
