@@ -202,6 +202,9 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
         }
       });
 
+      // The timer ticks before the kills (on a loaded machine its first tick may come late, and one held by the
+      // worker killed below would hold the whole schedule until that tick's lease ran out).
+      await waitFor(() => listAll(api0.url, adminKey, `/v1/sources/${ticker.id}/event_summaries`), (events) => events.length > 0, "the timer's first tick", 20_000);
       // A worker SIGKILLed while it holds runs: their leases stay behind it, for another worker to take over.
       const status = await call(api0.url, "GET", "/v1/status", { key: adminKey });
       const victim = workers[0]!;
