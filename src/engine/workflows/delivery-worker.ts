@@ -432,9 +432,9 @@ export class DeliveryWorker implements DeliveryHandOff {
    * recorded now, so that they are run later all the same.
    */
   private async giveBack(deliveries: ClaimedJob[], availableAt: number): Promise<void> {
-    const rows = deliveries.filter((delivery) => this.rowClaims.has(delivery));
-    const unrecorded = deliveries.filter((delivery) => delivery.unrecorded).map((delivery) => ({ ...delivery, availableAt }));
-    const recorded = deliveries.filter((delivery) => !delivery.unrecorded && !this.rowClaims.has(delivery));
+    const { rows, others } = this.byClaim(deliveries);
+    const unrecorded = others.filter((delivery) => delivery.unrecorded).map((delivery) => ({ ...delivery, availableAt }));
+    const recorded = others.filter((delivery) => !delivery.unrecorded);
     if (availableAt > this.now()) this.dueTimes.add(availableAt);
     await Promise.all([
       recorded.length > 0 ? this.options.queue.retry(recorded, availableAt) : undefined,
@@ -454,10 +454,17 @@ export class DeliveryWorker implements DeliveryHandOff {
     await this.options.rowQueue!.complete(rows);
   }
 
+  /** Claims of rowQueue's (takeAdmitted) apart from the shared queue's. */
+  private byClaim(jobs: ClaimedJob[]): { rows: ClaimedJob[]; others: ClaimedJob[] } {
+    const rows: ClaimedJob[] = [];
+    const others: ClaimedJob[] = [];
+    for (const job of jobs) (this.rowClaims.has(job) ? rows : others).push(job);
+    return { rows, others };
+  }
+
   /** Finished deliveries settled with the queue that holds their claim. */
   private async complete(jobs: ClaimedJob[]): Promise<void> {
-    const rows = jobs.filter((job) => this.rowClaims.has(job));
-    const others = rows.length === 0 ? jobs : jobs.filter((job) => !this.rowClaims.has(job));
+    const { rows, others } = this.byClaim(jobs);
     await Promise.all([others.length > 0 ? this.options.queue.complete(others) : undefined, rows.length > 0 ? this.options.rowQueue!.complete(rows) : undefined]);
   }
 
