@@ -8,13 +8,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Integration tests start real servers and child processes, each in a process of its own.
     pool: "forks",
-    // Two files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
+    // Three files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
     // one worker leaves a core idle. Vitest's own default is one fewer than the cores, which is one here.
-    // Measured on test/workflows + test/api (35 files, loaded machine): one worker 449 s, two 253 s. Three are
-    // faster still (the whole suite 969 s -> 663 s; CI 23 min), but under that load four tests failed once each
-    // in three fresh-clone runs (three fixed since; a cluster's timer left): two, until that holds under it
-    // (docs/architecture.md, "Test suite time").
-    maxWorkers: 2,
+    // Measured on the whole suite (229 files): two workers 969 s, three 663 s, four 648 s (the multi-process
+    // files then slow down: test/scale/lease 69 s -> 147 s). docs/architecture.md, "Test suite time".
+    maxWorkers: 3,
     // One process per worker for all its files, not one per file: each file's fresh process re-imported the server
     // (vite's transform, Fastify, Kysely, the engine), about a second per file, 177 files. The tests share no
     // module state that matters (no module mocks; each starts its own server, store and folders). Measured on the
