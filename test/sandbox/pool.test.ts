@@ -258,10 +258,13 @@ describe("the runner pool: lifecycle", () => {
   it("answers calls queued at close with an error, and refuses calls after it", async () => {
     const closing = new SandboxFixture({ maxRunners: 1, spares: 0 });
     const bundle = closing.bundle(TOKENED("closing"));
+    // Its runner started and its module loaded first: under load a cold start took longer than the pause below,
+    // and the call was refused as one made after the close ("The sandbox is closed.") rather than cut short.
+    await answer(closing, bundle);
     const running = closing.invoke(bundle, { call: { kind: "run", event: { sleepMs: 5_000 } } });
     // Another owner's call waits: the only runner is the first owner's.
     const queued = closing.invoke(closing.bundle(TOKENED("queued"), { ownerId: "user_2" }));
-    await pause(200);
+    await pause(300);
     await closing.close();
     expect((await running).error).toMatchObject({ code: "RunnerCrashed", message: "The sandbox was closed during the call." });
     expect((await queued).error).toMatchObject({ code: "RunnerCrashed", message: "The sandbox was closed before the call could start." });
