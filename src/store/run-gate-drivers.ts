@@ -1,6 +1,6 @@
 import type SqliteDatabase from "better-sqlite3";
 import { CompiledQuery, SqliteAdapter, type Kysely } from "kysely";
-import type { GateWork } from "./run-gate-work.js";
+import type { GateDialect, GateWork } from "./run-gate-work.js";
 
 /**
  * Runs the gate's work (run-gate-work.ts) on a database: synchronously on
@@ -25,6 +25,11 @@ export function gateRunnerFor(database: SqliteDatabase.Database): <T>(work: Gate
     }
     return step.value;
   };
+}
+
+/** The dialect of the gate's statements on `db` (run-gate-work.ts writes a few steps as one statement on PostgreSQL). */
+export function gateDialectOf(db: Kysely<any>): GateDialect {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? "sqlite" : "postgres";
 }
 
 export async function runGateWork<T>(db: Kysely<any>, work: GateWork<T>): Promise<T> {

@@ -506,6 +506,13 @@ export interface ClaimedDelivery extends Delivery {
    * (enqueueDeliveries) before anything tells its caller it was taken.
    */
   unrecorded?: true;
+  /**
+   * A store row claimed beside a shared queue that holds the rest (BullMQ:
+   * DeliveryWorker.takeAdmitted): "held" while it runs, so that the
+   * transaction recording its run removes the row, as the embedded queue's
+   * are; "removed" once that transaction committed (nothing left to settle).
+   */
+  storeRow?: "held" | "removed";
 }
 
 /** What updateWaitingRun writes over a waiting run's row (see RunControl). */

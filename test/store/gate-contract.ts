@@ -61,6 +61,8 @@ export function describeGateContract(name: string, makeBackend: () => Promise<St
         const retrying = await store.finishRuns({ runs: [{ ...ended(workflow, running!), status: "retrying" }], deliveries: [], appends: [] });
         expect(retrying.admitted ?? []).toEqual([]);
         const finished = await store.finishRuns({ runs: [{ ...ended(workflow, running!), attempt: 2 }], deliveries: [running!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } });
+        // Claimed for the caller: nothing is due later (its lease's end is no due time to wake a claimer at).
+        expect(finished.admittedLaterAt).toBeUndefined();
         [running] = finished.admitted ?? [];
         if (n < 2) expect(running?.event).toEqual({ n: n + 1 });
       }

@@ -189,7 +189,11 @@ export class DeliveryWorker implements DeliveryHandOff {
     const rowQueue = this.options.rowQueue;
     if (!rowQueue || !this.loop || this.stopped) return false;
     const claimed = rowQueue.adopt(rows);
-    for (const job of claimed) this.rowClaims.add(job);
+    for (const job of claimed) {
+      this.rowClaims.add(job);
+      // Removed by the transaction that records its run (one statement there, not a transaction of its own after).
+      job.storeRow = "held";
+    }
     for (const group of groupBy(claimed, (delivery) => delivery.listenerId).values()) this.handedOff.push(group);
     this.signal.interrupt();
     return true;
@@ -462,9 +466,10 @@ export class DeliveryWorker implements DeliveryHandOff {
     return { rows, others };
   }
 
-  /** Finished deliveries settled with the queue that holds their claim. */
+  /** Finished deliveries settled with the queue that holds their claim (a row its run's record removed: nothing). */
   private async complete(jobs: ClaimedJob[]): Promise<void> {
-    const { rows, others } = this.byClaim(jobs);
+    const { rows: claimedRows, others } = this.byClaim(jobs);
+    const rows = claimedRows.filter((row) => row.storeRow !== "removed");
     await Promise.all([others.length > 0 ? this.options.queue.complete(others) : undefined, rows.length > 0 ? this.options.rowQueue!.complete(rows) : undefined]);
   }
 

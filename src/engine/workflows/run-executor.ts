@@ -604,7 +604,9 @@ export class RunExecutor {
     // The sends go in the outbox in the transaction that records their run: recorded means they will be carried out.
     // A gated workflow's ended runs admit the next waiting events: handed over at once, as an append's deliveries are.
     const admitClaim = this.options.handOff?.claimFor() ?? undefined;
-    const { appended, recorded, admitted, admittedPending, admittedLaterAt } = await store.finishRuns({ runs: finished, deliveries: this.options.deliveriesInStore === false ? [] : recordedDeliveries(runs), appends, sends, now, ...(stepStores.length > 0 ? { stepStores } : {}), ...(admitClaim ? { admitClaim } : {}) });
+    const rows = recordedDeliveries(runs, this.options.deliveriesInStore !== false);
+    const { appended, recorded, admitted, admittedPending, admittedLaterAt } = await store.finishRuns({ runs: finished, deliveries: rows, appends, sends, now, ...(stepStores.length > 0 ? { stepStores } : {}), ...(admitClaim ? { admitClaim } : {}) });
+    for (const delivery of rows) if (delivery.storeRow === "held") delivery.storeRow = "removed";
     if (admitted && admitted.length > 0) this.options.handOff?.take(admitted);
     if (admittedPending) this.options.onAdmittedPending?.();
     // Due later (rate limits): told when, so that an idle claimer wakes then rather than at its next poll.
@@ -653,10 +655,19 @@ function runTriggerOf(run: RunState, triggerKind: "http" | "timer" | "other"): R
   return triggerKind === "other" ? "emit" : triggerKind;
 }
 
-/** The runs' deliveries that have a row to remove (those handed over unrecorded have none; those of runs waiting to retry stay). */
-function recordedDeliveries(runs: RunState[]): ClaimedDelivery[] {
+/**
+ * The runs' deliveries that have a row to remove (those handed over
+ * unrecorded have none; those of runs waiting to retry stay). With a shared
+ * queue (`inStore` false) only the store rows held beside it: its jobs are
+ * completed after the commit.
+ */
+function recordedDeliveries(runs: RunState[], inStore: boolean): ClaimedDelivery[] {
   const recorded: ClaimedDelivery[] = [];
-  for (const run of runs) if (!run.delivery.unrecorded && !isWaitingStatus(run.status)) recorded.push(run.delivery);
+  for (const run of runs) {
+    const { delivery } = run;
+    if (delivery.unrecorded || isWaitingStatus(run.status) || !(inStore || delivery.storeRow === "held")) continue;
+    recorded.push(delivery);
+  }
   return recorded;
 }
 

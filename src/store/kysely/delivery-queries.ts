@@ -7,7 +7,7 @@ import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { runGateWork } from "../run-gate-drivers.js";
-import { claimAdmitted, earliestDue, gateFinishedRuns } from "../run-gate-work.js";
+import { admittedLaterAt, claimAdmitted, gateFinishedRuns } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
@@ -114,7 +114,11 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
             .execute();
           for (const row of inserted) recorded.add(row.id);
         }
-        for (const key of deliveries) await trx.deleteFrom("deliveries").where(...keyFilter(key)).execute();
+        // One statement for the batch's rows, not one each (a round trip per run, on PostgreSQL).
+        for (let at = 0; at < deliveries.length; at += 100) {
+          const keys = deliveries.slice(at, at + 100);
+          await trx.deleteFrom("deliveries").where((eb) => eb.or(keys.map((key) => keyFilter(key)[0](eb)))).execute();
+        }
         // A run recorded before (a redelivery after a crash) appends nothing again.
         const results: AppendResult[] = [];
         for (const batch of appends) results.push(staleAppend(batch, runs, recorded) ? noAppend() : await appendWithin(trx, batch));
@@ -123,13 +127,13 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         if (sends?.length) await enqueueSendsWithin(trx, sends, recorded);
         for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
         // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
-        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now));
+        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, sqlite ? "sqlite" : "postgres"));
         if (admittedRows.length === 0) return { appended: results, recorded };
         const claimedRows = new Set(claimAdmitted(admittedRows, admitClaim, now));
         const inserted = await trx.insertInto("deliveries").values(admittedRows).onConflict((oc) => oc.doNothing()).returning(["emitter_id", "event_id"]).execute();
         const insertedKeys = new Set(inserted.map((row) => `${row.emitter_id}/${row.event_id}`));
         const admitted = admittedRows.filter((row) => claimedRows.has(row) && insertedKeys.has(`${row.emitter_id}/${row.event_id}`)).map((row) => claimedFrom(row, undefined));
-        const laterAt = earliestDue(admittedRows.filter((row) => row.available_at > now));
+        const laterAt = admittedLaterAt(admittedRows, now);
         return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
       });
     },

@@ -1,7 +1,7 @@
 import { sql, SqliteAdapter, type Kysely, type Selectable, type Transaction } from "kysely";
 import { nextEventIds, parseEventId } from "../../domain/event-ids.js";
 import { deliveriesFor, emitterKeys, emitterStateOf, gatedListenersOf, logsWanted, planAppend } from "../append-plan.js";
-import { runGateWork } from "../run-gate-drivers.js";
+import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
 import { earliestDue, gateAppendRows } from "../run-gate-work.js";
 import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-plan.js";
 import type { PageRequest, PageSlice } from "../../domain/paging.js";
@@ -243,7 +243,7 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
     const planned = deliveriesFor(batch, appended, subscriptions);
     const gated = gatedListenersOf(subscriptions);
     // Deliveries to gated workflows wait in their line, or are admitted (due now, or later under a rate limit).
-    const { due, later } = gated.size > 0 ? await runGateWork(trx, gateAppendRows(planned, gated, batch.now)) : { due: planned, later: [] };
+    const { due, later } = gated.size > 0 ? await runGateWork(trx, gateAppendRows(planned, gated, batch.now, gateDialectOf(trx))) : { due: planned, later: [] };
     recorded = due.length + later.length;
     const { rows, unrecorded } = claimRows(batch, plan, appended, due);
     rows.push(...later);

@@ -11,7 +11,7 @@ import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-pl
 import type { GroupCommit } from "./group-commit.js";
 import { deliveryInserter, outsideKyselyTransaction } from "./sqlite-append.js";
 import { gateRunnerFor } from "../run-gate-drivers.js";
-import { claimAdmitted, earliestDue, gateFinishedRuns } from "../run-gate-work.js";
+import { admittedLaterAt, claimAdmitted, gateFinishedRuns } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
@@ -99,7 +99,7 @@ export function createSqliteRuns(
       const inserted = insertDelivery(row);
       if (inserted && claimedRows.has(row)) admitted.push(claimedFrom(row, undefined));
     }
-    const laterAt = earliestDue(admittedRows.filter((row) => row.available_at > now));
+    const laterAt = admittedLaterAt(admittedRows, now);
     return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
   });
 

@@ -1,0 +1,116 @@
+import fc from "fast-check";
+import { Kysely } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../src/domain/ids.js";
+import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { CurrentSchemaPostgresDialect } from "../../src/store/postgres/current-schema-dialect.js";
+import { runGateWork } from "../../src/store/run-gate-drivers.js";
+import { gateAppendRows, gateFinishedRuns, syncWorkflowGate, type DeliveryRowPlan, type GateDialect } from "../../src/store/run-gate-work.js";
+import type { Store } from "../../src/store/store.js";
+import { createTestSchema } from "../helpers/postgres.js";
+import { newUserInput } from "./store-contract.js";
+
+/**
+ * On PostgreSQL the gate joins a line and frees a slot in one statement each
+ * (data-modifying CTEs, run-gate-work.ts: joinLine, freeAndAdmitNext), where
+ * SQLite takes them step by step. The stepwise SQL runs on PostgreSQL too: the
+ * same random histories of arrivals and ended runs, on two workflows with the
+ * same gate, one each way, must admit the same events in the same order and
+ * leave the same lines.
+ */
+describe("the run gate's one-statement steps on PostgreSQL, against the stepwise ones", () => {
+  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let store: Store;
+  let db: Kysely<any>;
+  let ownerId: string;
+  const emitter = "dc_emitter0000000000000000000";
+
+  beforeAll(async () => {
+    schema = await createTestSchema("runnel_gate_statements");
+    store = createPostgresStore({ connectionString: schema.databaseUrl, schema: schema.schema, maxConnections: 2 });
+    await store.migrate();
+    ownerId = (await store.createUser(newUserInput())).id;
+    db = new Kysely<any>({ dialect: new CurrentSchemaPostgresDialect({ pool: new pg.Pool({ connectionString: schema.databaseUrl, max: 2 }) }) });
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await store?.close();
+    await schema?.drop();
+  });
+
+  type Step = { kind: "arrive"; customer: "a" | "b" | null } | { kind: "end"; pick: number };
+  const steps = fc.array(
+    fc.oneof(
+      fc.record({ kind: fc.constant("arrive" as const), customer: fc.constantFrom("a" as const, "b" as const, null) }),
+      fc.record({ kind: fc.constant("end" as const), pick: fc.nat(5) }),
+    ),
+    { minLength: 1, maxLength: 30 },
+  );
+
+  it("admits the same events, in the same order, and leaves the same lines", async () => {
+    let histories = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.boolean(), steps, async (concurrency, keyed, history) => {
+        histories += 1;
+        const gate = { concurrency, concurrencyKey: keyed ? "{{ steps.trigger.event.customer }}" : null, rateLimit: null };
+        const lines = { postgres: `p_cte${histories}`, sqlite: `p_step${histories}` } satisfies Record<GateDialect, string>;
+        for (const id of Object.values(lines)) await db.transaction().execute((trx) => runGateWork(trx, syncWorkflowGate({ id, ownerId }, gate, Date.now())));
+        let arrivals = 0;
+        for (const step of history) {
+          const outcomes: Record<string, unknown> = {};
+          if (step.kind === "arrive") {
+            arrivals += 1;
+            const eventId = `${1_000 + arrivals}-0`;
+            for (const [dialect, workflowId] of Object.entries(lines) as Array<[GateDialect, string]>) {
+              const row = rowOf(workflowId, eventId, { customer: step.customer ?? undefined, n: arrivals });
+              const gated = await db.transaction().execute((trx) => runGateWork(trx, gateAppendRows([row], new Set([workflowId]), Date.now(), dialect)));
+              outcomes[dialect] = { due: gated.due.map((due) => due.event_id), waiting: gated.waiting };
+            }
+          } else {
+            const admitted = await lineOf(lines.postgres, "admitted");
+            if (admitted.length === 0) continue;
+            const ending = admitted[step.pick % admitted.length]!;
+            for (const [dialect, workflowId] of Object.entries(lines) as Array<[GateDialect, string]>) {
+              const run = { workflowId, emitterId: emitter, eventId: ending.event_id, status: "success" };
+              const next = await db.transaction().execute((trx) => runGateWork(trx, gateFinishedRuns([run], Date.now(), dialect)));
+              outcomes[dialect] = next.map((row) => ({ event: row.event_id, payload: row.payload, status: row.status }));
+            }
+          }
+          expect(outcomes.postgres).toEqual(outcomes.sqlite);
+          expect(await lineOf(lines.postgres)).toEqual(await lineOf(lines.sqlite));
+        }
+        // Never more admitted in a line than the concurrency.
+        const held = await lineOf(lines.postgres, "admitted");
+        for (const key of new Set(held.map((row) => row.gate_key))) expect(held.filter((row) => row.gate_key === key).length).toBeLessThanOrEqual(concurrency);
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+
+  async function lineOf(workflowId: string, state?: "admitted" | "waiting"): Promise<Array<{ event_id: string; gate_key: string; state: string; position: string }>> {
+    let query = db.selectFrom("run_gate").select(["event_id", "gate_key", "state", "position"]).where("workflow_id", "=", workflowId);
+    if (state) query = query.where("state", "=", state);
+    return query.orderBy("position").execute();
+  }
+
+  function rowOf(workflowId: string, eventId: string, event: unknown): DeliveryRowPlan {
+    const now = Date.now();
+    return {
+      listener_id: workflowId,
+      emitter_id: emitter,
+      event_id: eventId,
+      owner_id: ownerId,
+      subscription_id: newId("subscription"),
+      channel: "",
+      status: "pending",
+      attempts: 0,
+      interruptions: 0,
+      claimed_by: null,
+      available_at: now,
+      created_at: now,
+      payload: JSON.stringify(event),
+      indexed_at_ms: now,
+    } as DeliveryRowPlan;
+  }
+});
