@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import InstallationsFirst from "./test/setup/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -8,10 +9,12 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Integration tests start real servers and child processes, each in a process of its own.
     pool: "forks",
+    // The multi-process installations' lane (test/scale/installations.test.ts) starts first.
+    sequence: { sequencer: InstallationsFirst },
     // Three files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
     // one worker leaves a core idle. Vitest's own default is one fewer than the cores, which is one here.
     // Measured on the whole suite (229 files): two workers 969 s, three 663 s, four 648 s (the multi-process
-    // files then slow down: test/scale/lease 69 s -> 147 s). docs/architecture.md, "Test suite time".
+    // files then slow down). docs/architecture.md, "Test suite time".
     maxWorkers: 3,
     // One process per worker for all its files, not one per file: each file's fresh process re-imported the server
     // (vite's transform, Fastify, Kysely, the engine), about a second per file, 177 files. The tests share no

@@ -11,7 +11,7 @@ import { modes, REDIS_URL } from "./modes.js";
  * rate_limit), end to end through a real server: events sent at once wait
  * their turn, in arrival order, and none is dropped. The same cases on each
  * mode: SQLite and PostgreSQL with the local queue, and PostgreSQL with
- * BullMQ on Redis (one process; test/scale/gate.test.ts runs workers apart).
+ * BullMQ on Redis (one process; test/scale/gate.suite.ts runs workers apart).
  */
 
 const MODES = modes("runnel_gate");

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerProcess } from "../../src/chaos/server-process.js";
+import { DEFAULT_EVENT_RETENTION } from "../../src/domain/sources.js";
 import { clusterDeliveries, type ClusterDeliveries } from "../helpers/cluster-deliveries.js";
 import { createTestSchema } from "../helpers/postgres.js";
 import { createClusterFixture, waitFor } from "../helpers/test-cluster.js";
@@ -190,13 +191,20 @@ function describeCluster(queue: "redis" | "postgres", noWorkerCheck: boolean) {
       let sending = true;
       let sequence = 0;
       const inFlight: Array<Promise<void>> = [];
-      // A steady rate on each api process, whatever the answers take: a slow-run event and a $.respond call every 150 ms.
+      // A steady rate on each api process, whatever the answers take: a $.respond call every 150 ms, a slow-run event every 300.
+      let slowSent = 0;
       const loops = apis.map(async (api, index) => {
-        while (sending && liveApis.has(index)) {
+        for (let round = 0; sending && liveApis.has(index); round += 1) {
           const n = (sequence += 1);
           const slowTag = `s-${n}-e`;
           const respondTag = `r-${n}-e`;
-          inFlight.push(send(on(api, slow.trigger.endpoint_url), { tag: slowTag }, index).then((outcome) => void slowCalls.push({ tag: slowTag, outcome })));
+          // Fewer slow events than the trigger keeps (DEFAULT_EVENT_RETENTION): the checks below find each one's run
+          // among the stored events, and past it the oldest are trimmed (under load, the waits below lasted long enough
+          // for 101 at one a round). One every other round, and never past it.
+          if (round % 2 === 0 && slowSent < DEFAULT_EVENT_RETENTION - 10) {
+            slowSent += 1;
+            inFlight.push(send(on(api, slow.trigger.endpoint_url), { tag: slowTag }, index).then((outcome) => void slowCalls.push({ tag: slowTag, outcome })));
+          }
           inFlight.push(send(on(api, responder.trigger.endpoint_url), { tag: respondTag }, index).then((outcome) => void respondCalls.push({ tag: respondTag, outcome })));
           await sleep(150);
         }
