@@ -6,7 +6,16 @@ import { runCliInProcess, runCliOnTerminal, startCli, type CliResult } from "../
 import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 import { errorsOf, runsOf, waitFor } from "../workflows/helpers.js";
 
-const withoutEscapes = (text: string): string => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
+/**
+ * What the terminal shows: on each line, what was written after its last return to the first column (a carriage
+ * return, or the spinner's cursor move before it redraws or clears its line), escape codes removed. Under load the
+ * spinner drew a frame just before the answer, on the same line, which only the terminal's redraw hides.
+ */
+const withoutEscapes = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => line.split(/\r|\x1b\[1?G/).at(-1)!.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ""))
+    .join("\n");
 
 /** An HTTP workflow: an inline step, then a TypeScript file that imports a helper by relative path. */
 const GREETER_YAML = `name: Greeter
