@@ -11,11 +11,12 @@ export default defineConfig({
     pool: "forks",
     // The multi-process installations' lane (test/scale/installations.test.ts) starts first.
     sequence: { sequencer: InstallationsFirst },
-    // Three files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
-    // one worker leaves a core idle. Vitest's own default is one fewer than the cores, which is one here.
-    // Measured on the whole suite (229 files): two workers 969 s, three 663 s, four 648 s (the multi-process
-    // files then slow down). docs/architecture.md, "Test suite time".
-    maxWorkers: 3,
+    // Two files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
+    // one worker leaves a core idle. Vitest's own default is one fewer than the cores, which is one here. Three
+    // made the whole suite faster on a quiet machine (969 s -> 663 s) but not CI's runs (Node 20's share 852-989 s
+    // in three fresh-clone runs, against about 700 s with two), and each run of them failed two or three other
+    // timing-bound tests under that load. docs/architecture.md, "Test suite time".
+    maxWorkers: 2,
     // One process per worker for all its files, not one per file: each file's fresh process re-imported the server
     // (vite's transform, Fastify, Kysely, the engine), about a second per file, 177 files. The tests share no
     // module state that matters (no module mocks; each starts its own server, store and folders). Measured on the

@@ -272,10 +272,11 @@ describe.each(MODES)("flow control (delay, rerun) and cancel ($name)", (mode) =>
     const answer = await waitFor(() => call(server.url, "POST", `/v1/runs/${runId}/cancel`, { key }), (answer) => answer.status !== 404, "the run to be running");
     expect(answer.status).toBe(202);
     expect(answer.body.data).toEqual({ run_id: runId, status: "cancelling" });
-    // The step in progress is given up where it waits (20 s): the run is recorded at once.
-    const run = await waitFor(() => getRun(runId), (run) => run !== null, "the cancelled run's record", 5_000);
+    // The step in progress is given up where it waits (20 s): the run is recorded at once. Under a heavy load the
+    // runner may not act on the cancel within its grace (2 s), and is stopped instead: the run's error then says so.
+    const run = await waitFor(() => getRun(runId), (run) => run !== null, "the cancelled run's record", 8_000);
     expect(run.status).toBe("cancelled");
-    expect(run.error).toBeNull();
+    if (run.error !== null) expect(run.error.code).toBe("Cancelled");
     // The step given up is recorded as it was reported (an error saying so) or not at all (skipped); the next never ran.
     expect(["error", "skipped"]).toContain(run.steps[0].status);
     expect(run.steps[1].status).toBe("skipped");
