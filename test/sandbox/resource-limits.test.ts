@@ -38,13 +38,17 @@ describe("a runner's memory, counted as a whole", () => {
   });
 
   it("writes the limits into the runner's cgroups while it runs, and removes them when it is gone", async () => {
-    const bundle = fixture.bundle(`module.exports = { name: "probe", run() { return 1; } };`);
-    await fixture.invoke(bundle, { limits: LIMITS });
-    const live = runnerCgroups();
+    // A sandbox of its own, and its runners' cgroups only: the test files run before this one in the same Vitest
+    // worker (one process for all its files) may have left runners of theirs, which are not this sandbox's to remove.
+    const before = new Set(runnerCgroups());
+    const own = new SandboxFixture();
+    const bundle = own.bundle(`module.exports = { name: "probe", run() { return 1; } };`);
+    await own.invoke(bundle, { limits: LIMITS });
+    const live = runnerCgroups().filter((dir) => !before.has(dir));
     expect(live.length).toBeGreaterThan(0);
     const limits = live.map((dir) => Number(readFileSync(join(dir, "memory.limit_in_bytes"), "utf8")));
     expect(limits).toContain((128 + MEMORY_HEADROOM_MB) * 1024 * 1024);
-    await fixture.sandbox.close();
+    await own.close();
     for (const dir of live) expect(existsSync(dir)).toBe(false);
   });
 });
