@@ -33,7 +33,7 @@ export function gateDialectOf(db: Kysely<any>): GateDialect {
 }
 
 export async function runGateWork<T>(db: Kysely<any>, work: GateWork<T>): Promise<T> {
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const sqlite = gateDialectOf(db) === "sqlite";
   let step = work.next();
   while (!step.done) {
     const { sql, params, rows } = step.value;

@@ -6,7 +6,7 @@ import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-pl
 import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
-import { runGateWork } from "../run-gate-drivers.js";
+import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
 import { admittedLaterAt, claimAdmitted, gateFinishedRuns } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
@@ -120,10 +120,12 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
             .execute();
           for (const row of inserted) recorded.add(row.id);
         }
-        // One statement for the batch's rows, not one each (a round trip per run, on PostgreSQL).
-        for (let at = 0; !removedWithRuns && at < deliveries.length; at += 100) {
-          const keys = deliveries.slice(at, at + 100);
-          await trx.deleteFrom("deliveries").where((eb) => removed(eb, keys)).execute();
+        // Otherwise one statement per 100 rows, not one each (a round trip per run, on PostgreSQL).
+        if (!removedWithRuns) {
+          for (let at = 0; at < deliveries.length; at += 100) {
+            const keys = deliveries.slice(at, at + 100);
+            await trx.deleteFrom("deliveries").where((eb) => removed(eb, keys)).execute();
+          }
         }
         // A run recorded before (a redelivery after a crash) appends nothing again.
         const results: AppendResult[] = [];
@@ -133,7 +135,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         if (sends?.length) await enqueueSendsWithin(trx, sends, recorded);
         for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
         // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
-        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, sqlite ? "sqlite" : "postgres"));
+        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx)));
         if (admittedRows.length === 0) return { appended: results, recorded };
         const claimedRows = new Set(claimAdmitted(admittedRows, admitClaim, now));
         const inserted = await trx.insertInto("deliveries").values(admittedRows).onConflict((oc) => oc.doNothing()).returning(["emitter_id", "event_id"]).execute();
