@@ -3,6 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describeJobQueueConformance } from "./conformance.js";
+import { describeTickCatchUp } from "./tick-catch-up.js";
 import { bullmqFixture, obliterateQueues, uniqueNamespace } from "./bullmq-fixture.js";
 
 // PostgreSQL alone (RUNNEL_QUEUE=postgres): BullMQ 6's PostgreSQL backend, live messages over LISTEN/NOTIFY.
@@ -24,14 +25,16 @@ afterAll(async () => {
   await admin.end();
 });
 
-describeJobQueueConformance("BullMQ on PostgreSQL alone", async () => {
+const makeFixture = async () => {
   const schema = uniqueNamespace("runnel_queue_test");
   schemas.push(schema);
   return bullmqFixture({ kind: "postgres", url: TEST_DATABASE_URL, namespace: schema }, async () => {
     await obliterateQueues((name) => new Queue(name, { connection: { connectionString: TEST_DATABASE_URL, schema } }) as never);
     await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
   });
-});
+};
+describeJobQueueConformance("BullMQ on PostgreSQL alone", makeFixture);
+describeTickCatchUp("BullMQ on PostgreSQL alone", makeFixture);
 
 it("names DATABASE_URL when PostgreSQL cannot be reached", async () => {
   const { BullmqJobQueue } = await import("../../src/queue/bullmq/bullmq-job-queue.js");

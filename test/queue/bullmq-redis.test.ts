@@ -2,6 +2,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeJobQueueConformance } from "./conformance.js";
+import { describeTickCatchUp } from "./tick-catch-up.js";
 import { bullmqFixture, obliterateQueues, uniqueNamespace } from "./bullmq-fixture.js";
 
 const REDIS_URL = process.env.RUNNEL_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -22,13 +23,15 @@ afterAll(async () => {
   await redis.quit();
 });
 
-describeJobQueueConformance("BullMQ on Redis", async () => {
+const makeFixture = async () => {
   const prefix = uniqueNamespace("runnel-test");
   namespaces.push(prefix);
   return bullmqFixture({ kind: "redis", url: REDIS_URL, namespace: prefix }, () =>
     obliterateQueues((name) => new Queue(name, { connection: { url: REDIS_URL }, prefix })),
   );
-});
+};
+describeJobQueueConformance("BullMQ on Redis", makeFixture);
+describeTickCatchUp("BullMQ on Redis", makeFixture);
 
 it("names REDIS_URL when Redis cannot be reached", async () => {
   const { BullmqJobQueue } = await import("../../src/queue/bullmq/bullmq-job-queue.js");

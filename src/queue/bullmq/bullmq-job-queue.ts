@@ -1,4 +1,4 @@
-import type { Job, JobSchedulerJson, Queue, Worker } from "bullmq";
+import { defaultRepeatStrategy, type Job, type JobSchedulerJson, type Queue, type Worker } from "bullmq";
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
@@ -7,6 +7,7 @@ import { ClaimRenewal } from "../claim-renewal.js";
 import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type QueueStats, type ScheduledTimer, type TimerJob, type TimerTick } from "../job-queue.js";
 import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
 import { throttledWarning } from "../throttled-warning.js";
+import { skippedDueTimes } from "./tick-catch-up.js";
 
 export interface BullmqJobQueueOptions {
   target: BullmqTarget;
@@ -53,11 +54,14 @@ const CLAIM_WAVE_MAX = 8;
 const KEEP_COMPLETED = { age: 120 };
 const KEEP_FAILED = { age: 7 * 86_400 };
 
-/** What a timer tick job carries (its scheduler's template). */
+/** What a timer tick job carries (its scheduler's template; a catch-up tick also its due time). */
 interface TickData {
   sourceId: string;
   ownerId: string;
+  dueAt?: number;
 }
+/** Ticks kept once run: enough for a catch-up made again (a tick taken over after its holder died) to find its own. */
+const KEEP_TICKS = { count: 100 };
 
 /** What a delivery job carries: the delivery as the store would record it. */
 type DeliveryData = NewDelivery;
@@ -253,7 +257,7 @@ export class BullmqJobQueue implements JobQueue {
     await this.timers.upsertJobScheduler(timer.sourceId, repeat, {
       name: "tick",
       data: { sourceId: timer.sourceId, ownerId: timer.ownerId },
-      opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+      opts: { removeOnComplete: KEEP_TICKS, removeOnFail: KEEP_TICKS },
     });
   }
 
@@ -283,8 +287,10 @@ export class BullmqJobQueue implements JobQueue {
     if (this.tickWorker) throw new Error("This queue runs timer ticks already: one handler per instance.");
     const tickWorker = this.backend.worker(
       TIMER_TICKS,
-      async (job: Job<{ sourceId: string; ownerId: string }>) => {
+      async (job: Job<TickData>) => {
         const dueAt = dueTimeOf(job);
+        // Before the handler: what it passed over is queued even if this process dies running it.
+        if (job.repeatJobKey) await this.catchUp(job, dueAt).catch((error: unknown) => this.options.logger.warn({ err: error, sourceId: job.data.sourceId }, "timer ticks: the due times a late tick passed over could not be queued"));
         await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt });
       },
       1,
@@ -298,6 +304,48 @@ export class BullmqJobQueue implements JobQueue {
     await tickWorker.waitUntilReady();
     // BullMQ's close waits for the ticks running; a second close (the queue's own) does nothing more.
     return () => tickWorker.close();
+  }
+
+  /**
+   * A scheduler's tick taken more than an interval late: BullMQ made its
+   * next job at the first due time after now, and the ones between are
+   * queued here as ticks of their own (see tick-catch-up.ts). Their job ids
+   * are their due times, so a catch-up made twice adds nothing; a due time
+   * that has a scheduler's job of its own (its next had moved on by the
+   * time this ran) is not one passed over. Only the tick's first run does
+   * it: one taken over after its holder died would see the scheduler far
+   * ahead, and its holder queued them before running.
+   */
+  private async catchUp(job: Job<TickData>, dueAt: number): Promise<void> {
+    if (job.attemptsStarted > 1 || !job.repeatJobKey) return;
+    // Not an interval late yet: BullMQ's next is the due time after this one (the common case costs no read).
+    const interval = (job.opts as { repeat?: { every?: number } }).repeat?.every;
+    if (interval && Date.now() < dueAt + interval) return;
+    const schedulerId = job.repeatJobKey;
+    const scheduler = await this.timers.getJobScheduler(schedulerId);
+    if (!scheduler?.next) return;
+    const every = scheduler.every ? Number(scheduler.every) : null;
+    const pattern = scheduler.pattern ?? null;
+    const after = every ? (dueTime: number) => dueTime + every : pattern ? (dueTime: number) => defaultRepeatStrategy(dueTime, { pattern, ...(scheduler.tz ? { tz: scheduler.tz } : {}) }) : null;
+    if (!after) return;
+    const skipped = skippedDueTimes(dueAt, scheduler.next, after);
+    if (skipped.kind === "none") return;
+    const { sourceId, ownerId } = job.data;
+    if (skipped.kind === "collapsed") {
+      this.options.logger.warn({ sourceId, dueAt, missed: `${skipped.atLeast}+` }, "timer ticks: more due times passed than are run late; no worker ran meanwhile, so they run once, as this tick");
+      return;
+    }
+    const scheduled = await Promise.all(skipped.dueTimes.map((dueTime) => this.timers.getJob(`repeat:${schedulerId}:${dueTime}`)));
+    const missed = skipped.dueTimes.filter((_, index) => !scheduled[index]);
+    if (missed.length === 0) return;
+    this.options.logger.info({ sourceId, dueAt, missed: missed.length }, "timer ticks: a tick ran more than an interval late; the due times it passed run now");
+    await this.timers.addBulk(
+      missed.map((dueTime) => ({
+        name: "tick",
+        data: { sourceId, ownerId, dueAt: dueTime },
+        opts: { jobId: catchUpJobId(schedulerId, dueTime), removeOnComplete: KEEP_TICKS, removeOnFail: KEEP_TICKS },
+      })),
+    );
   }
 
   publish(channel: string, message: LiveMessage): Promise<void> {
@@ -405,8 +453,14 @@ async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
  * `prevMillis`, and its `timestamp` is when it was made (the previous
  * tick's run, late on a loaded machine): that made two ticks of one second.
  */
-export function dueTimeOf(job: Pick<Job, "id" | "timestamp" | "delay" | "opts">): number {
+export function dueTimeOf(job: Pick<Job, "id" | "timestamp" | "delay" | "opts"> & { data?: { dueAt?: unknown } }): number {
+  if (typeof job.data?.dueAt === "number") return job.data.dueAt;
   const named = /:(\d+)$/.exec(job.id ?? "");
   if (named) return Number(named[1]);
   return job.opts.prevMillis ?? job.timestamp + (job.delay ?? 0);
+}
+
+/** A catch-up tick's job id: its scheduler and due time (BullMQ takes a custom id with a colon only in three parts). */
+function catchUpJobId(schedulerId: string, dueTime: number): string {
+  return `catch-up:${encodeURIComponent(schedulerId)}:${dueTime}`;
 }
