@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import InstallationsFirst from "./test/setup/sequencer.js";
+import LongestFirst from "./test/setup/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -9,8 +9,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Integration tests start real servers and child processes, each in a process of its own.
     pool: "forks",
-    // The multi-process installations' lane (test/scale/installations.test.ts) starts first.
-    sequence: { sequencer: InstallationsFirst },
+    // The longest files first, by test/setup/durations.json (a fresh clone has no cache of durations).
+    sequence: { sequencer: LongestFirst },
     // Two files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
     // one worker leaves a core idle. Vitest's own default is one fewer than the cores, which is one here. Three
     // made the whole suite faster on a quiet machine (969 s -> 663 s) but not CI's runs (Node 20's share 852-989 s
