@@ -295,8 +295,10 @@ export class BullmqJobQueue implements JobQueue {
       },
       1,
       // drainDelay 1 s, not 5: a worker that stops may take with it the wake-up of the next due tick, and the others
-      // would then see it only at their next look: a timer a second late at worst, not five.
-      { concurrency: this.options.tickConcurrency ?? 8, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1, drainDelay: 1 },
+      // would then see it only at their next look: a timer a second late at worst, not five. A tick held by a worker
+      // that died is run again once its lock runs out: the deliveries' lease, not BullMQ's 30 s, so that a timer
+      // the installation shortened its lease for (RUNNEL_DELIVERY_LEASE_SECONDS) gets its tick back as soon.
+      { concurrency: this.options.tickConcurrency ?? 8, lockDuration: this.leaseMs, stalledInterval: this.options.stallCheckMs ?? 30_000, maxStalledCount: 1, drainDelay: 1 },
     );
     this.tickWorker = tickWorker;
     tickWorker.on("error", throttledWarning(this.options.logger, "queue: the timer tick worker reported an error"));
