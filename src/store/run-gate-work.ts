@@ -198,6 +198,19 @@ function* admittedIn(workflowId: string, key: string): GateWork<number> {
   return Number(count?.n ?? 0);
 }
 
+/**
+ * PostgreSQL, a concurrency without a rate limit: the delivery rows of the
+ * events a run's end admits are written by the statement that admits them
+ * (a round trip less between two runs of a one-at-a-time line), claimed for
+ * `claim` when given (they are due at once: no rate limit on this path).
+ * `written` gets each such row, with whether its insert took (a row there
+ * already is not the claimer's to run); the caller writes the others.
+ */
+export interface AdmittedWrites {
+  claim: { claimer: string | null; leaseMs: number } | undefined;
+  written: Map<DeliveryRowPlan, { inserted: boolean }>;
+}
+
 /** Run statuses that end a run: its slot is free again. A run waiting to retry (or delayed) still holds it. */
 const ENDED = new Set(["success", "error", "exited", "cancelled"]);
 
@@ -211,6 +224,7 @@ export function* gateFinishedRuns(
   runs: Array<{ workflowId: string; emitterId: string; eventId: string; status: string }>,
   now: number,
   dialect: GateDialect = "sqlite",
+  writes?: AdmittedWrites,
 ): GateWork<DeliveryRowPlan[]> {
   const ended = runs.filter((run) => ENDED.has(run.status));
   if (ended.length === 0) return [];
@@ -224,7 +238,7 @@ export function* gateFinishedRuns(
     const gate = gates.get(run.workflowId);
     if (!gate) continue;
     if (dialect === "postgres" && gate.concurrency !== null && gate.rate_runs === null) {
-      admitted.push(...(yield* freeAndAdmitNext(run, Number(gate.concurrency), now)));
+      admitted.push(...(yield* freeAndAdmitNext(run, Number(gate.concurrency), now, writes)));
       continue;
     }
     const rows = yield* rowsOf<{ gate_key: string }>(
@@ -253,9 +267,8 @@ export function* gateFinishedRuns(
  * holds the freed row (hence the - 1). A concurrency without a rate limit
  * only: a rate limit's due times are computed here, one admission at a time.
  */
-function* freeAndAdmitNext(run: { workflowId: string; emitterId: string; eventId: string }, concurrency: number, now: number): GateWork<DeliveryRowPlan[]> {
-  const promoted = yield* rowsOf<WaitingRow & { position: number | string }>(
-    `WITH freed AS (
+function* freeAndAdmitNext(run: { workflowId: string; emitterId: string; eventId: string }, concurrency: number, now: number, writes?: AdmittedWrites): GateWork<DeliveryRowPlan[]> {
+  const lineSteps = `freed AS (
        DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state = 'admitted' RETURNING gate_key
      ), line AS (
        SELECT f.gate_key, ? - ((SELECT COUNT(*) FROM run_gate a WHERE a.workflow_id = ? AND a.gate_key = f.gate_key AND a.state = 'admitted') - 1) AS free
@@ -263,12 +276,33 @@ function* freeAndAdmitNext(run: { workflowId: string; emitterId: string; eventId
      ), next AS (
        SELECT w.emitter_id, w.event_id FROM run_gate w JOIN line ON w.gate_key = line.gate_key
        WHERE w.workflow_id = ? AND w.state = 'waiting' ORDER BY w.position LIMIT GREATEST((SELECT free FROM line), 0)
+     )`;
+  const promote = `UPDATE run_gate u SET state = 'admitted' FROM next
+     WHERE u.workflow_id = ? AND u.emitter_id = next.emitter_id AND u.event_id = next.event_id RETURNING u.*`;
+  const lineParams = [run.workflowId, run.emitterId, run.eventId, concurrency, run.workflowId, run.workflowId, run.workflowId];
+  if (!writes) {
+    const promoted = yield* rowsOf<WaitingRow & { position: number | string }>(`WITH ${lineSteps} ${promote}`, lineParams);
+    return promoted.sort((a, b) => Number(a.position) - Number(b.position)).map((waiter) => deliveryOf(waiter, now, now));
+  }
+  // The admitted rows as deliveryOf and claimAdmitted make them: pending and due now, or running, leased to the claimer.
+  const { claim } = writes;
+  const status = claim ? { status: "running", attempts: 1, claimedBy: claim.claimer, availableAt: now + claim.leaseMs } : { status: "pending", attempts: 0, claimedBy: null, availableAt: now };
+  const promoted = yield* rowsOf<WaitingRow & { position: number | string; inserted: boolean }>(
+    `WITH ${lineSteps}, promoted AS (${promote}), queued AS (
+       INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, interruptions, claimed_by, available_at, created_at, payload, indexed_at_ms)
+       SELECT workflow_id, emitter_id, event_id, owner_id, subscription_id, channel, ?::text, ?::integer, 0, ?::text, ?::bigint, created_at, COALESCE(payload, 'null'), COALESCE(indexed_at_ms, created_at)
+       FROM promoted ON CONFLICT DO NOTHING RETURNING emitter_id, event_id
      )
-     UPDATE run_gate u SET state = 'admitted' FROM next
-     WHERE u.workflow_id = ? AND u.emitter_id = next.emitter_id AND u.event_id = next.event_id RETURNING u.*`,
-    [run.workflowId, run.emitterId, run.eventId, concurrency, run.workflowId, run.workflowId, run.workflowId],
+     SELECT p.*, EXISTS (SELECT 1 FROM queued q WHERE q.emitter_id = p.emitter_id AND q.event_id = p.event_id) AS inserted FROM promoted p`,
+    [...lineParams, status.status, status.attempts, status.claimedBy, status.availableAt],
   );
-  return promoted.sort((a, b) => Number(a.position) - Number(b.position)).map((waiter) => deliveryOf(waiter, now, now));
+  return promoted
+    .sort((a, b) => Number(a.position) - Number(b.position))
+    .map((waiter) => {
+      const row = Object.assign(deliveryOf(waiter, now, now), { status: status.status, attempts: status.attempts, claimed_by: status.claimedBy, available_at: status.availableAt });
+      writes.written.set(row, { inserted: waiter.inserted });
+      return row;
+    });
 }
 
 /**

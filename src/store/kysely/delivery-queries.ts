@@ -7,7 +7,7 @@ import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
-import { admittedLaterAt, claimAdmitted, gateFinishedRuns } from "../run-gate-work.js";
+import { admittedLaterAt, claimAdmitted, gateFinishedRuns, type AdmittedWrites, type DeliveryRowPlan } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
@@ -135,12 +135,16 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         if (sends?.length) await enqueueSendsWithin(trx, sends, recorded);
         for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
         // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
-        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx)));
+        // On PostgreSQL a one-at-a-time line's admitted rows are written by the statement that admits them (AdmittedWrites).
+        const writes: AdmittedWrites = { claim: admitClaim, written: new Map() };
+        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx), writes));
         if (admittedRows.length === 0) return { appended: results, recorded };
-        const claimedRows = new Set(claimAdmitted(admittedRows, admitClaim, now));
-        const inserted = await trx.insertInto("deliveries").values(admittedRows).onConflict((oc) => oc.doNothing()).returning(["emitter_id", "event_id"]).execute();
+        const toWrite = admittedRows.filter((row) => !writes.written.has(row));
+        const claimedRows = new Set([...claimAdmitted(toWrite, admitClaim, now), ...(admitClaim ? writes.written.keys() : [])]);
+        const inserted = toWrite.length > 0 ? await trx.insertInto("deliveries").values(toWrite).onConflict((oc) => oc.doNothing()).returning(["emitter_id", "event_id"]).execute() : [];
         const insertedKeys = new Set(inserted.map((row) => `${row.emitter_id}/${row.event_id}`));
-        const admitted = admittedRows.filter((row) => claimedRows.has(row) && insertedKeys.has(`${row.emitter_id}/${row.event_id}`)).map((row) => claimedFrom(row, undefined));
+        const tookRow = (row: DeliveryRowPlan) => writes.written.get(row)?.inserted ?? insertedKeys.has(`${row.emitter_id}/${row.event_id}`);
+        const admitted = admittedRows.filter((row) => claimedRows.has(row) && tookRow(row)).map((row) => claimedFrom(row, undefined));
         const laterAt = admittedLaterAt(admittedRows, now);
         return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
       });
