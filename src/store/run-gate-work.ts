@@ -31,7 +31,7 @@ export type GateDialect = "sqlite" | "postgres";
 
 export type DeliveryRowPlan = ReturnType<typeof deliveriesFor>[number];
 
-interface GateRow {
+export interface GateRow {
   workflow_id: string;
   concurrency: number | string | null;
   concurrency_key: string | null;
@@ -214,6 +214,11 @@ export interface AdmittedWrites {
 /** Run statuses that end a run: its slot is free again. A run waiting to retry (or delayed) still holds it. */
 const ENDED = new Set(["success", "error", "exited", "cancelled"]);
 
+/** The workflows whose gate rows a batch of recorded runs may free slots of (those with an ended run), in lock order. */
+export function gatedWorkflowsOf(runs: Array<{ workflowId: string; status: string }>): string[] {
+  return [...new Set(runs.filter((run) => ENDED.has(run.status)).map((run) => run.workflowId))].sort();
+}
+
 /**
  * Runs recorded: each ended run of an admitted delivery frees its slot, and
  * its line admits the next waiting ones (in arrival order) into the free
@@ -225,12 +230,14 @@ export function* gateFinishedRuns(
   now: number,
   dialect: GateDialect = "sqlite",
   writes?: AdmittedWrites,
+  /** The gate rows of gatedWorkflowsOf(runs), locked already by an earlier statement of the transaction (PostgreSQL's run insert). */
+  locked?: Map<string, GateRow>,
 ): GateWork<DeliveryRowPlan[]> {
   const ended = runs.filter((run) => ENDED.has(run.status));
   if (ended.length === 0) return [];
   // One look per batch (a batch is one workflow's), which locks the gate rows it finds (taken first, as by every
   // admission): an ungated workflow's runs cost that one statement, a gated one's no second look to lock it.
-  const gates = yield* lockGates(ended.map((run) => run.workflowId));
+  const gates = locked ?? (yield* lockGates(ended.map((run) => run.workflowId)));
   if (gates.size === 0) return [];
   const freed: Array<{ workflowId: string; key: string }> = [];
   const admitted: DeliveryRowPlan[] = [];

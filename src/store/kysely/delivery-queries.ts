@@ -7,7 +7,7 @@ import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
-import { admittedLaterAt, claimAdmitted, gateFinishedRuns, type AdmittedWrites, type DeliveryRowPlan } from "../run-gate-work.js";
+import { admittedLaterAt, claimAdmitted, gatedWorkflowsOf, gateFinishedRuns, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
@@ -103,9 +103,17 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         // PostgreSQL: the runs' delivery rows go in the statement that records the runs (a round trip less per batch;
         // a one-at-a-time line pays each between two runs). SQLite has no data-modifying WITH; its own store does this.
         const removedWithRuns = !sqlite && runs.length > 0 && deliveries.length > 0 && deliveries.length <= 100;
+        // PostgreSQL: the gate rows the ended runs may free slots of are locked by the statement that records the runs
+        // (a round trip less between two runs of a one-at-a-time line). The gate's statements after it read the line
+        // with snapshots taken once the lock is held. Not when no run row was written (a redelivery): then the gate's
+        // work locks them itself.
+        const gateIds = sqlite ? [] : gatedWorkflowsOf(runs);
+        let lockedGates: Map<string, GateRow> | undefined;
         if (runs.length > 0) {
-          // The WITH adds a table of its own to the builder's type, which the insert does not read.
-          const writer = removedWithRuns ? (trx.with("removed", (qc) => qc.deleteFrom("deliveries").where((eb) => removed(eb, deliveries))) as unknown as QueryCreator<Database>) : trx;
+          // The WITHs add tables of their own to the builder's type, which the insert does not read.
+          let writer = trx as unknown as QueryCreator<Database>;
+          if (removedWithRuns) writer = writer.with("removed", (qc) => qc.deleteFrom("deliveries").where((eb) => removed(eb, deliveries))) as unknown as QueryCreator<Database>;
+          if (gateIds.length > 0) writer = writer.with("gates", (qc) => qc.selectFrom("workflow_gates").selectAll().where("workflow_id", "in", gateIds).orderBy("workflow_id").forUpdate()) as unknown as QueryCreator<Database>;
           const inserted = await writer
             .insertInto("runs")
             .values(runs.map(toRunRow))
@@ -116,9 +124,11 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
                 .where("runs.status", "in", [...WAITING_RUN_STATUSES])
                 .whereRef("runs.attempt", "<", "excluded.attempt"),
             )
-            .returning("id")
+            .returning(gateIds.length > 0 ? ["id", sql<GateRow[] | null>`(SELECT json_agg(g) FROM gates g)`.as("locked_gates")] : ["id"])
             .execute();
           for (const row of inserted) recorded.add(row.id);
+          const first = inserted[0] as { locked_gates?: GateRow[] | null } | undefined;
+          if (first && gateIds.length > 0) lockedGates = new Map((first.locked_gates ?? []).map((gate) => [gate.workflow_id, gate]));
         }
         // Otherwise one statement per 100 rows, not one each (a round trip per run, on PostgreSQL).
         if (!removedWithRuns) {
@@ -137,7 +147,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
         // On PostgreSQL a one-at-a-time line's admitted rows are written by the statement that admits them (AdmittedWrites).
         const writes: AdmittedWrites = { claim: admitClaim, written: new Map() };
-        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx), writes));
+        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx), writes, lockedGates));
         if (admittedRows.length === 0) return { appended: results, recorded };
         const toWrite = admittedRows.filter((row) => !writes.written.has(row));
         const claimedRows = new Set([...claimAdmitted(toWrite, admitClaim, now), ...(admitClaim ? writes.written.keys() : [])]);
