@@ -23,31 +23,54 @@ export interface QueueFixture {
 }
 
 const LONG_LEASE = 60_000;
+
+/**
+ * Registers, in the describe block it is called in, a fixture made afresh
+ * for each test and disposed of after it, with the instances the test opened
+ * (closed first).
+ */
+export function fixturePerTest(makeFixture: () => Promise<QueueFixture>): {
+  readonly fixture: QueueFixture;
+  open(leaseMs: number, options?: { claimer?: string; renewClaims?: boolean }): Promise<JobQueue>;
+} {
+  let current: QueueFixture | null = null;
+  const opened: JobQueue[] = [];
+  beforeEach(async () => {
+    current = await makeFixture();
+  });
+  afterEach(async () => {
+    for (const queue of opened.splice(0)) await queue.close().catch(() => undefined);
+    await current?.dispose();
+    current = null;
+  });
+  const fixture = () => {
+    if (!current) throw new Error("The queue fixture exists only while a test runs.");
+    return current;
+  };
+  return {
+    get fixture() {
+      return fixture();
+    },
+    // Not a method of `this`: the tests take it out of the object.
+    open: async (leaseMs, options = {}) => {
+      const queue = await fixture().open({ leaseMs, ...options });
+      opened.push(queue);
+      return queue;
+    },
+  };
+}
 /** Leases short enough for a test to outlive; the adapters' stall checks run several times within one. */
 const SHORT_LEASE = 1_000;
 
 /** The JobQueue contract: every adapter must pass all of it. */
 export function describeJobQueueConformance(name: string, makeFixture: () => Promise<QueueFixture>): void {
   describe(`JobQueue conformance: ${name}`, () => {
-    let fixture: QueueFixture;
-    const opened: JobQueue[] = [];
-    const open = async (leaseMs: number, options: { claimer?: string; renewClaims?: boolean } = {}) => {
-      const queue = await fixture.open({ leaseMs, ...options });
-      opened.push(queue);
-      return queue;
-    };
-
-    beforeEach(async () => {
-      fixture = await makeFixture();
-    });
-    afterEach(async () => {
-      for (const queue of opened.splice(0)) await queue.close().catch(() => undefined);
-      await fixture.dispose();
-    });
+    const setup = fixturePerTest(makeFixture);
+    const { open } = setup;
 
     it("runs an enqueued delivery once: a second enqueue of its key, waiting or running, adds nothing", async () => {
       const queue = await open(LONG_LEASE);
-      const delivery = fixture.delivery("1000-0");
+      const delivery = setup.fixture.delivery("1000-0");
       await queue.enqueue([delivery]);
       await queue.enqueue([delivery]);
       const claimed = await queue.claim(10);
@@ -62,7 +85,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
 
     it("hands out due deliveries only: one enqueued for later waits until its time", async () => {
       const queue = await open(LONG_LEASE);
-      await queue.enqueue([fixture.delivery("1000-1", Date.now() + 800)]);
+      await queue.enqueue([setup.fixture.delivery("1000-1", Date.now() + 800)]);
       expect(await queue.claim(10)).toEqual([]);
       const [job] = await claimWithin(queue, 5_000);
       expect(job!.eventId).toBe("1000-1");
@@ -70,7 +93,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
 
     it("retries a failed job after its delay, as a new attempt, and completes it once", async () => {
       const queue = await open(LONG_LEASE);
-      const delivery = fixture.delivery("1000-2");
+      const delivery = setup.fixture.delivery("1000-2");
       await queue.enqueue([delivery]);
       const [first] = await queue.claim(10);
       const failedAt = Date.now();
@@ -86,14 +109,14 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
 
     it("hurries a job put back for later: due at once, a held or unknown one left alone", async () => {
       const queue = await open(LONG_LEASE);
-      const delivery = fixture.delivery("1000-h");
+      const delivery = setup.fixture.delivery("1000-h");
       await queue.enqueue([delivery]);
       const [first] = await queue.claim(10);
       // Held by its claim: nothing to hurry yet.
       expect(await queue.hurry([keyOf(delivery)])).toBe(0);
       await queue.retry([first!], Date.now() + LONG_LEASE);
       expect(await queue.claim(10)).toEqual([]);
-      expect(await queue.hurry([keyOf(delivery), keyOf(fixture.delivery("1000-unknown"))])).toBe(1);
+      expect(await queue.hurry([keyOf(delivery), keyOf(setup.fixture.delivery("1000-unknown"))])).toBe(1);
       const [again] = await claimWithin(queue, 5_000);
       expect(again!.eventId).toBe("1000-h");
       expect(again!.attempts).toBeGreaterThan(first!.attempts);
@@ -103,7 +126,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     it("takes over the claim of a dead worker once its lease runs out, and completes it once", async () => {
       const dying = await open(SHORT_LEASE);
       const survivor = await open(SHORT_LEASE);
-      const delivery = fixture.delivery("1000-3");
+      const delivery = setup.fixture.delivery("1000-3");
       await dying.enqueue([delivery]);
       const [held] = await dying.claim(10);
       expect(held!.eventId).toBe("1000-3");
@@ -119,7 +142,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     it("never lets two claimers both have or complete one job", async () => {
       const one = await open(LONG_LEASE);
       const two = await open(LONG_LEASE);
-      const deliveries = Array.from({ length: 20 }, (_, i) => fixture.delivery(`2000-${i}`));
+      const deliveries = Array.from({ length: 20 }, (_, i) => setup.fixture.delivery(`2000-${i}`));
       await one.enqueue(deliveries);
       const [a, b] = await Promise.all([one.claim(20), two.claim(20)]);
       const ids = [...a, ...b].map((job) => job.eventId);
@@ -134,7 +157,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     it("keeps a claim its holder renews past its lease from others, and gives it to another soon after the holder stops renewing", async () => {
       const holder = await open(SHORT_LEASE);
       const other = await open(SHORT_LEASE);
-      const delivery = fixture.delivery("1000-6");
+      const delivery = setup.fixture.delivery("1000-6");
       await holder.enqueue([delivery]);
       const [held] = await holder.claim(10);
       expect(held!.eventId).toBe("1000-6");
@@ -156,7 +179,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     it("lets a holder that renewed past its lease settle its claim", async () => {
       const holder = await open(SHORT_LEASE);
       const other = await open(SHORT_LEASE);
-      const deliveries = [fixture.delivery("1000-7"), fixture.delivery("1000-8")];
+      const deliveries = [setup.fixture.delivery("1000-7"), setup.fixture.delivery("1000-8")];
       await holder.enqueue(deliveries);
       const held = await holder.claim(10);
       expect(held).toHaveLength(2);
@@ -173,7 +196,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     it("takes back at once what an instance held before it was dropped, when it opens again with the same id", async () => {
       const claimer = `instance-restarted-${Math.random().toString(36).slice(2)}`;
       const first = await open(LONG_LEASE, { claimer });
-      const deliveries = [fixture.delivery("1000-9"), fixture.delivery("1000-10")];
+      const deliveries = [setup.fixture.delivery("1000-9"), setup.fixture.delivery("1000-10")];
       await first.enqueue(deliveries);
       const held = await first.claim(10);
       expect(held).toHaveLength(2);
@@ -197,9 +220,9 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       const queue = await open(LONG_LEASE);
       expect(await queue.stats(Date.now())).toEqual({ waiting: 0, running: 0, oldestWaitMs: 0 });
       const recordedAt = Date.now() - 5_000;
-      const old = { ...fixture.delivery("3000-0"), createdAt: recordedAt, indexedAtMs: recordedAt };
-      const later = fixture.delivery("3000-2", Date.now() + 3_600_000);
-      await queue.enqueue([old, fixture.delivery("3000-1"), later]);
+      const old = { ...setup.fixture.delivery("3000-0"), createdAt: recordedAt, indexedAtMs: recordedAt };
+      const later = setup.fixture.delivery("3000-2", Date.now() + 3_600_000);
+      await queue.enqueue([old, setup.fixture.delivery("3000-1"), later]);
       const waiting = await queue.stats(Date.now());
       expect(waiting).toMatchObject({ waiting: 3, running: 0 });
       expect(waiting.oldestWaitMs).toBeGreaterThanOrEqual(5_000);
@@ -217,7 +240,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       // Frozen past its leases (a long pause): its renewals do not come.
       const slow = await open(SHORT_LEASE, { renewClaims: false });
       const other = await open(SHORT_LEASE);
-      const deliveries = [fixture.delivery("1000-4"), fixture.delivery("1000-5")];
+      const deliveries = [setup.fixture.delivery("1000-4"), setup.fixture.delivery("1000-5")];
       await slow.enqueue(deliveries);
       const stale = await slow.claim(10);
       expect(stale).toHaveLength(2);
@@ -231,7 +254,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     });
 
     it("ticks a timer once per interval with two instances attached, and stops when unscheduled", async () => {
-      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
+      const timer = await setup.fixture.timer({ intervalSeconds: 1, cron: null });
       const ticks: Array<TimerTick & { by: string }> = [];
       const one = await open(LONG_LEASE);
       const two = await open(LONG_LEASE);
@@ -240,7 +263,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       await one.scheduleTimer(timer);
       await two.scheduleTimer(timer); // both processes saw the deploy: still one schedule
       await sleep(4_600);
-      await fixture.removeTimer(timer);
+      await setup.fixture.removeTimer(timer);
       await one.unscheduleTimer(timer.sourceId);
       const seen = ticks.length;
       const dueTimes = ticks.map((tick) => tick.dueAt).sort((x, y) => x - y);
@@ -254,7 +277,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     });
 
     it("ticks a cron timer on its pattern (every second, six fields), once per due time", async () => {
-      const timer = await fixture.timer({ intervalSeconds: null, cron: "* * * * * *", timezone: "UTC" });
+      const timer = await setup.fixture.timer({ intervalSeconds: null, cron: "* * * * * *", timezone: "UTC" });
       const ticks: TimerTick[] = [];
       const one = await open(LONG_LEASE);
       const two = await open(LONG_LEASE);
@@ -262,7 +285,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       await two.onTimerTick(async (tick) => void ticks.push(tick));
       await one.scheduleTimer(timer);
       await sleep(3_600);
-      await fixture.removeTimer(timer);
+      await setup.fixture.removeTimer(timer);
       await one.unscheduleTimer(timer.sourceId);
       const dueTimes = ticks.map((tick) => tick.dueAt);
       expect(new Set(dueTimes).size).toBe(dueTimes.length);
@@ -272,7 +295,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     });
 
     it("hands the ticks to the other instances once one stops taking them (a process stopping)", async () => {
-      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
+      const timer = await setup.fixture.timer({ intervalSeconds: 1, cron: null });
       const ticks: Array<TimerTick & { by: string }> = [];
       const one = await open(LONG_LEASE);
       const two = await open(LONG_LEASE);
@@ -282,7 +305,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       await stopOne();
       const before = ticks.length;
       await sleep(3_600);
-      await fixture.removeTimer(timer);
+      await setup.fixture.removeTimer(timer);
       await one.unscheduleTimer(timer.sourceId);
       const after = ticks.slice(before);
       expect(after.length).toBeGreaterThanOrEqual(2);
@@ -293,12 +316,12 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       const queue = await open(LONG_LEASE);
       // One at a time: a fixture's timer sources share a name.
       for (const schedule of [{ intervalSeconds: 3600, cron: null }, { intervalSeconds: null, cron: "0 9 * * 1", timezone: "Europe/Paris" }]) {
-        const timer = await fixture.timer(schedule);
+        const timer = await setup.fixture.timer(schedule);
         await queue.scheduleTimer(timer);
         const kept = queue.kind === "local" ? [] : [{ sourceId: timer.sourceId, ownerId: timer.ownerId, schedule }];
         expect(await queue.scheduledTimers()).toEqual(kept);
         expect(await queue.scheduledTimer(timer.sourceId)).toEqual(kept[0] ?? null);
-        await fixture.removeTimer(timer);
+        await setup.fixture.removeTimer(timer);
         await queue.unscheduleTimer(timer.sourceId);
         expect(await queue.scheduledTimer(timer.sourceId)).toBeNull();
         expect(await queue.scheduledTimers()).toEqual([]);
@@ -306,7 +329,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
     });
 
     it("loses only the tick whose handler failed: the next one comes as planned", async () => {
-      const timer = await fixture.timer({ intervalSeconds: 1, cron: null });
+      const timer = await setup.fixture.timer({ intervalSeconds: 1, cron: null });
       const handled: number[] = [];
       let failures = 0;
       const queue = await open(LONG_LEASE);
@@ -316,7 +339,7 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       });
       await queue.scheduleTimer(timer);
       await waitFor(() => handled.length >= 1, 6_000);
-      await fixture.removeTimer(timer);
+      await setup.fixture.removeTimer(timer);
       await queue.unscheduleTimer(timer.sourceId);
       expect(failures).toBeGreaterThanOrEqual(2);
     });

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { JobQueue, TimerTick } from "../../src/queue/job-queue.js";
+import { describe, expect, it } from "vitest";
+import type { TimerTick } from "../../src/queue/job-queue.js";
 import { CATCH_UP_LIMIT } from "../../src/queue/bullmq/tick-catch-up.js";
-import type { QueueFixture } from "./conformance.js";
+import { fixturePerTest, type QueueFixture } from "./conformance.js";
 
 const LONG_LEASE = 60_000;
 
@@ -13,23 +13,11 @@ const LONG_LEASE = 60_000;
  */
 export function describeTickCatchUp(name: string, makeFixture: () => Promise<QueueFixture>): void {
   describe(`timer ticks taken late: ${name}`, () => {
-    let fixture: QueueFixture;
-    const opened: JobQueue[] = [];
-    const open = async () => {
-      const queue = await fixture.open({ leaseMs: LONG_LEASE });
-      opened.push(queue);
-      return queue;
-    };
-    beforeEach(async () => {
-      fixture = await makeFixture();
-    });
-    afterEach(async () => {
-      for (const queue of opened.splice(0)) await queue.close().catch(() => undefined);
-      await fixture.dispose();
-    });
+    const setup = fixturePerTest(makeFixture);
+    const open = () => setup.open(LONG_LEASE);
 
     it("runs every due time a late tick passed over, once each, then ticks on as planned", async () => {
-      const timer = await fixture.timer({ intervalSeconds: 0.5, cron: null });
+      const timer = await setup.fixture.timer({ intervalSeconds: 0.5, cron: null });
       const ticks: Array<TimerTick & { by: string }> = [];
       const one = await open();
       const two = await open();
@@ -50,7 +38,7 @@ export function describeTickCatchUp(name: string, makeFixture: () => Promise<Que
     });
 
     it("runs a cron tick's passed-over due times too, on the pattern", async () => {
-      const timer = await fixture.timer({ intervalSeconds: null, cron: "* * * * * *", timezone: "UTC" });
+      const timer = await setup.fixture.timer({ intervalSeconds: null, cron: "* * * * * *", timezone: "UTC" });
       const ticks: TimerTick[] = [];
       const one = await open();
       await one.scheduleTimer(timer);
@@ -65,7 +53,7 @@ export function describeTickCatchUp(name: string, makeFixture: () => Promise<Que
     });
 
     it("runs once, as the tick, what passed while no instance ran at all (more than the bound)", async () => {
-      const timer = await fixture.timer({ intervalSeconds: 0.1, cron: null });
+      const timer = await setup.fixture.timer({ intervalSeconds: 0.1, cron: null });
       const ticks: TimerTick[] = [];
       const one = await open();
       await one.scheduleTimer(timer);
