@@ -60,7 +60,7 @@ interface TickData {
   ownerId: string;
   dueAt?: number;
 }
-/** Ticks kept once run: enough for a catch-up made again (a tick taken over after its holder died) to find its own. */
+/** Ticks kept once run, by count: a catch-up queued again while its first is kept (same job id) adds nothing. */
 const KEEP_TICKS = { count: 100 };
 
 /** What a delivery job carries: the delivery as the store would record it. */
