@@ -207,8 +207,16 @@ function* admittedIn(workflowId: string, key: string): GateWork<number> {
  * already is not the claimer's to run); the caller writes the others.
  */
 export interface AdmittedWrites {
-  claim: { claimer: string | null; leaseMs: number } | undefined;
-  written: Map<DeliveryRowPlan, { inserted: boolean }>;
+  claim: AdmissionClaim | undefined;
+  /** Each row written, and whether its insert took. */
+  written: Map<DeliveryRowPlan, boolean>;
+}
+
+type AdmissionClaim = { claimer: string | null; leaseMs: number };
+
+/** What an admitted delivery's row records once claimed for `claim` (running, leased to its claimer). */
+function claimedState(claim: AdmissionClaim, now: number): Pick<DeliveryRowPlan, "status" | "attempts" | "available_at" | "claimed_by"> {
+  return { status: "running", attempts: 1, available_at: now + claim.leaseMs, claimed_by: claim.claimer };
 }
 
 /** Run statuses that end a run: its slot is free again. A run waiting to retry (or delayed) still holds it. */
@@ -293,7 +301,7 @@ function* freeAndAdmitNext(run: { workflowId: string; emitterId: string; eventId
   }
   // The admitted rows as deliveryOf and claimAdmitted make them: pending and due now, or running, leased to the claimer.
   const { claim } = writes;
-  const status = claim ? { status: "running", attempts: 1, claimedBy: claim.claimer, availableAt: now + claim.leaseMs } : { status: "pending", attempts: 0, claimedBy: null, availableAt: now };
+  const state = claim ? claimedState(claim, now) : { status: "pending", attempts: 0, available_at: now, claimed_by: null };
   const promoted = yield* rowsOf<WaitingRow & { position: number | string; inserted: boolean }>(
     `WITH ${lineSteps}, promoted AS (${promote}), queued AS (
        INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, interruptions, claimed_by, available_at, created_at, payload, indexed_at_ms)
@@ -301,13 +309,13 @@ function* freeAndAdmitNext(run: { workflowId: string; emitterId: string; eventId
        FROM promoted ON CONFLICT DO NOTHING RETURNING emitter_id, event_id
      )
      SELECT p.*, EXISTS (SELECT 1 FROM queued q WHERE q.emitter_id = p.emitter_id AND q.event_id = p.event_id) AS inserted FROM promoted p`,
-    [...lineParams, status.status, status.attempts, status.claimedBy, status.availableAt],
+    [...lineParams, state.status, state.attempts, state.claimed_by, state.available_at],
   );
   return promoted
     .sort((a, b) => Number(a.position) - Number(b.position))
     .map((waiter) => {
-      const row = Object.assign(deliveryOf(waiter, now, now), { status: status.status, attempts: status.attempts, claimed_by: status.claimedBy, available_at: status.availableAt });
-      writes.written.set(row, { inserted: waiter.inserted });
+      const row = Object.assign(deliveryOf(waiter, now, now), state);
+      writes.written.set(row, waiter.inserted);
       return row;
     });
 }
@@ -401,12 +409,12 @@ export function* takeWaiting(workflowId: string, eventId: string): GateWork<Wait
  * by `claim` (the caller hands them over at once, as an append's), the
  * others pending until their time. Answers the claimed ones as a claim would.
  */
-export function claimAdmitted(rows: DeliveryRowPlan[], claim: { claimer: string | null; leaseMs: number } | undefined, now: number): DeliveryRowPlan[] {
+export function claimAdmitted(rows: DeliveryRowPlan[], claim: AdmissionClaim | undefined, now: number): DeliveryRowPlan[] {
   if (!claim) return [];
   const claimed: DeliveryRowPlan[] = [];
   for (const row of rows) {
     if (row.available_at > now) continue;
-    Object.assign(row, { status: "running", attempts: 1, available_at: now + claim.leaseMs, claimed_by: claim.claimer });
+    Object.assign(row, claimedState(claim, now));
     claimed.push(row);
   }
   return claimed;

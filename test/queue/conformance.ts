@@ -24,6 +24,9 @@ export interface QueueFixture {
 
 const LONG_LEASE = 60_000;
 
+/** Leases short enough for a test to outlive; the adapters' stall checks run several times within one. */
+const SHORT_LEASE = 1_000;
+
 /**
  * Registers, in the describe block it is called in, a fixture made afresh
  * for each test and disposed of after it, with the instances the test opened
@@ -59,8 +62,6 @@ export function fixturePerTest(makeFixture: () => Promise<QueueFixture>): {
     },
   };
 }
-/** Leases short enough for a test to outlive; the adapters' stall checks run several times within one. */
-const SHORT_LEASE = 1_000;
 
 /** The JobQueue contract: every adapter must pass all of it. */
 export function describeJobQueueConformance(name: string, makeFixture: () => Promise<QueueFixture>): void {

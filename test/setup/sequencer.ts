@@ -22,4 +22,3 @@ export default class LongestFirst extends BaseSequencer {
     return [...sorted].sort((a, b) => seconds(b) - seconds(a));
   }
 }
-

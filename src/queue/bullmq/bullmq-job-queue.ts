@@ -54,11 +54,10 @@ const CLAIM_WAVE_MAX = 8;
 const KEEP_COMPLETED = { age: 120 };
 const KEEP_FAILED = { age: 7 * 86_400 };
 
-/** What a timer tick job carries (its scheduler's template; a catch-up tick also its due time). */
+/** What a timer tick job carries (its scheduler's template; a catch-up tick the same, its due time in its id). */
 interface TickData {
   sourceId: string;
   ownerId: string;
-  dueAt?: number;
 }
 /** Ticks kept once run, by count: a catch-up queued again while its first is kept (same job id) adds nothing. */
 const KEEP_TICKS = { count: 100 };
@@ -290,7 +289,7 @@ export class BullmqJobQueue implements JobQueue {
       async (job: Job<TickData>) => {
         const dueAt = dueTimeOf(job);
         // Before the handler: what it passed over is queued even if this process dies running it.
-        if (job.repeatJobKey) await this.catchUp(job, dueAt).catch((error: unknown) => this.options.logger.warn({ err: error, sourceId: job.data.sourceId }, "timer ticks: the due times a late tick passed over could not be queued"));
+        await this.catchUp(job, dueAt).catch((error: unknown) => this.options.logger.warn({ err: error, sourceId: job.data.sourceId }, "timer ticks: the due times a late tick passed over could not be queued"));
         await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt });
       },
       1,
@@ -320,16 +319,14 @@ export class BullmqJobQueue implements JobQueue {
    */
   private async catchUp(job: Job<TickData>, dueAt: number): Promise<void> {
     if (job.attemptsStarted > 1 || !job.repeatJobKey) return;
-    // Not an interval late yet: BullMQ's next is the due time after this one (the common case costs no read).
-    const interval = (job.opts as { repeat?: { every?: number } }).repeat?.every;
-    if (interval && Date.now() < dueAt + interval) return;
+    // Not late by a step yet (its schedule as the job carries it): BullMQ's next is the due time after this one,
+    // and the common case costs no read.
+    const jobStep = stepOf((job.opts as { repeat?: RepeatShape }).repeat);
+    if (jobStep && Date.now() < (jobStep(dueAt) ?? Infinity)) return;
     const schedulerId = job.repeatJobKey;
     const scheduler = await this.timers.getJobScheduler(schedulerId);
-    if (!scheduler?.next) return;
-    const every = scheduler.every ? Number(scheduler.every) : null;
-    const pattern = scheduler.pattern ?? null;
-    const after = every ? (dueTime: number) => dueTime + every : pattern ? (dueTime: number) => defaultRepeatStrategy(dueTime, { pattern, ...(scheduler.tz ? { tz: scheduler.tz } : {}) }) : null;
-    if (!after) return;
+    const after = scheduler ? stepOf(scheduler) : null;
+    if (!scheduler?.next || !after) return;
     const skipped = skippedDueTimes(dueAt, scheduler.next, after);
     if (skipped.kind === "none") return;
     const { sourceId, ownerId } = job.data;
@@ -344,7 +341,7 @@ export class BullmqJobQueue implements JobQueue {
     await this.timers.addBulk(
       missed.map((dueTime) => ({
         name: "tick",
-        data: { sourceId, ownerId, dueAt: dueTime },
+        data: { sourceId, ownerId },
         opts: { jobId: catchUpJobId(schedulerId, dueTime), removeOnComplete: KEEP_TICKS, removeOnFail: KEEP_TICKS },
       })),
     );
@@ -455,14 +452,30 @@ async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
  * `prevMillis`, and its `timestamp` is when it was made (the previous
  * tick's run, late on a loaded machine): that made two ticks of one second.
  */
-export function dueTimeOf(job: Pick<Job, "id" | "timestamp" | "delay" | "opts"> & { data?: { dueAt?: unknown } }): number {
-  if (typeof job.data?.dueAt === "number") return job.data.dueAt;
+export function dueTimeOf(job: Pick<Job, "id" | "timestamp" | "delay" | "opts">): number {
   const named = /:(\d+)$/.exec(job.id ?? "");
   if (named) return Number(named[1]);
   return job.opts.prevMillis ?? job.timestamp + (job.delay ?? 0);
 }
 
-/** A catch-up tick's job id: its scheduler and due time (BullMQ takes a custom id with a colon only in three parts). */
+/** What of a schedule a scheduler, or a job it made, carries: `every` in ms, or a cron pattern and its zone. */
+type RepeatShape = { every?: number | string | null; pattern?: string | null; tz?: string | null };
+
+/** The due time after a given one on that schedule (BullMQ's own strategy for a pattern); null for neither. */
+function stepOf(repeat: RepeatShape | undefined): ((dueTime: number) => number | undefined) | null {
+  const every = repeat?.every ? Number(repeat.every) : null;
+  if (every) return (dueTime) => dueTime + every;
+  const pattern = repeat?.pattern;
+  if (!pattern) return null;
+  return (dueTime) => defaultRepeatStrategy(dueTime, { pattern, ...(repeat.tz ? { tz: repeat.tz } : {}) });
+}
+
+/**
+ * A catch-up tick's job id: its scheduler and its due time, last, as a
+ * scheduler's own ticks are named, so dueTimeOf reads it the same way (the
+ * scheduler id escaped: BullMQ takes a custom id with a colon only in three
+ * parts).
+ */
 function catchUpJobId(schedulerId: string, dueTime: number): string {
   return `catch-up:${encodeURIComponent(schedulerId)}:${dueTime}`;
 }

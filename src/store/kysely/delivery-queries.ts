@@ -150,11 +150,12 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx), writes, lockedGates));
         if (admittedRows.length === 0) return { appended: results, recorded };
         const toWrite = admittedRows.filter((row) => !writes.written.has(row));
-        const claimedRows = new Set([...claimAdmitted(toWrite, admitClaim, now), ...(admitClaim ? writes.written.keys() : [])]);
+        claimAdmitted(toWrite, admitClaim, now);
         const inserted = toWrite.length > 0 ? await trx.insertInto("deliveries").values(toWrite).onConflict((oc) => oc.doNothing()).returning(["emitter_id", "event_id"]).execute() : [];
         const insertedKeys = new Set(inserted.map((row) => `${row.emitter_id}/${row.event_id}`));
-        const tookRow = (row: DeliveryRowPlan) => writes.written.get(row)?.inserted ?? insertedKeys.has(`${row.emitter_id}/${row.event_id}`);
-        const admitted = admittedRows.filter((row) => claimedRows.has(row) && tookRow(row)).map((row) => claimedFrom(row, undefined));
+        const tookRow = (row: DeliveryRowPlan) => writes.written.get(row) ?? insertedKeys.has(`${row.emitter_id}/${row.event_id}`);
+        // Claimed (by claimAdmitted, or by the statement that wrote it) and written here: the worker in hand's to run.
+        const admitted = admittedRows.filter((row) => row.status === "running" && tookRow(row)).map((row) => claimedFrom(row, undefined));
         const laterAt = admittedLaterAt(admittedRows, now);
         return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
       });
