@@ -37,7 +37,7 @@ export async function runGateWork<T>(db: Kysely<any>, work: GateWork<T>): Promis
   let step = work.next();
   while (!step.done) {
     const { sql, params, rows } = step.value;
-    const text = sqlite ? sql.replace("{lock}", "") : numbered(sql.replace("{lock}", " FOR UPDATE"));
+    const text = sqlite ? sql.replace("{lock}", "") : numberedPlaceholders(sql.replace("{lock}", " FOR UPDATE"));
     const result = await db.executeQuery(CompiledQuery.raw(text, params));
     step = work.next(rows ? result.rows : Number(result.numAffectedRows ?? 0));
   }
@@ -45,7 +45,7 @@ export async function runGateWork<T>(db: Kysely<any>, work: GateWork<T>): Promis
 }
 
 /** `?` placeholders as PostgreSQL's `$1, $2…` (the gate's SQL has no `?` inside literals). */
-function numbered(sql: string): string {
+export function numberedPlaceholders(sql: string): string {
   let index = 0;
   return sql.replace(/\?/g, () => `$${++index}`);
 }

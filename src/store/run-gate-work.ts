@@ -220,11 +220,11 @@ function claimedState(claim: AdmissionClaim, now: number): Pick<DeliveryRowPlan,
 }
 
 /** Run statuses that end a run: its slot is free again. A run waiting to retry (or delayed) still holds it. */
-const ENDED = new Set(["success", "error", "exited", "cancelled"]);
+export const ENDED_RUN_STATUSES: ReadonlySet<string> = new Set(["success", "error", "exited", "cancelled"]);
 
 /** The workflows whose gate rows a batch of recorded runs may free slots of (those with an ended run), in lock order. */
 export function gatedWorkflowsOf(runs: Array<{ workflowId: string; status: string }>): string[] {
-  return [...new Set(runs.filter((run) => ENDED.has(run.status)).map((run) => run.workflowId))].sort();
+  return [...new Set(runs.filter((run) => ENDED_RUN_STATUSES.has(run.status)).map((run) => run.workflowId))].sort();
 }
 
 /**
@@ -241,7 +241,7 @@ export function* gateFinishedRuns(
   /** The gate rows of gatedWorkflowsOf(runs), locked already by an earlier statement of the transaction (PostgreSQL's run insert). */
   locked?: Map<string, GateRow>,
 ): GateWork<DeliveryRowPlan[]> {
-  const ended = runs.filter((run) => ENDED.has(run.status));
+  const ended = runs.filter((run) => ENDED_RUN_STATUSES.has(run.status));
   if (ended.length === 0) return [];
   // One look per batch (a batch is one workflow's), which locks the gate rows it finds (taken first, as by every
   // admission): an ungated workflow's runs cost that one statement, a gated one's no second look to lock it.
@@ -253,7 +253,7 @@ export function* gateFinishedRuns(
     const gate = gates.get(run.workflowId);
     if (!gate) continue;
     if (dialect === "postgres" && gate.concurrency !== null && gate.rate_runs === null) {
-      admitted.push(...(yield* freeAndAdmitNext(run, Number(gate.concurrency), now, writes)));
+      admitted.push(...(yield* freeAndAdmitNext(run, now, writes)));
       continue;
     }
     const rows = yield* rowsOf<{ gate_key: string }>(
@@ -277,16 +277,31 @@ export function* gateFinishedRuns(
  * PostgreSQL: one ended run's slot freed and its line's next waiting events
  * admitted into the free slots, in one statement where the steps below take
  * four round trips (a one-at-a-time line pays them between every two runs:
- * about 1.5 ms of its cycle on loopback, under load). Its sub-statements see
- * one snapshot, taken before the DELETE: the line's admitted count still
- * holds the freed row (hence the - 1). A concurrency without a rate limit
- * only: a rate limit's due times are computed here, one admission at a time.
+ * about 1.5 ms of its cycle on loopback, under load). A concurrency without
+ * a rate limit only: a rate limit's due times are computed here, one
+ * admission at a time.
  */
-function* freeAndAdmitNext(run: { workflowId: string; emitterId: string; eventId: string }, concurrency: number, now: number, writes?: AdmittedWrites): GateWork<DeliveryRowPlan[]> {
+function* freeAndAdmitNext(run: EndedRun, now: number, writes?: AdmittedWrites): GateWork<DeliveryRowPlan[]> {
+  const { sql, params } = freeAndAdmitStatement(run, now, writes);
+  return admittedByStatement(yield* rowsOf<PromotedRow>(sql, params), now, writes);
+}
+
+type EndedRun = { workflowId: string; emitterId: string; eventId: string };
+type PromotedRow = WaitingRow & { position: number | string; inserted?: boolean };
+
+/**
+ * The statement of freeAndAdmitNext, for a caller that sends it along with
+ * others (finishRuns in one round trip). Its sub-statements see one
+ * snapshot, taken before the DELETE: the line's admitted count still holds
+ * the freed row (hence the - 1). The concurrency is read from the gate row,
+ * which the caller's transaction has locked. With `writes`, the admitted
+ * deliveries' rows are inserted by it too (claimed for `writes.claim`).
+ */
+export function freeAndAdmitStatement(run: EndedRun, now: number, writes?: AdmittedWrites): Omit<GateStatement, "rows"> {
   const lineSteps = `freed AS (
        DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state = 'admitted' RETURNING gate_key
      ), line AS (
-       SELECT f.gate_key, ? - ((SELECT COUNT(*) FROM run_gate a WHERE a.workflow_id = ? AND a.gate_key = f.gate_key AND a.state = 'admitted') - 1) AS free
+       SELECT f.gate_key, (SELECT g.concurrency FROM workflow_gates g WHERE g.workflow_id = ?) - ((SELECT COUNT(*) FROM run_gate a WHERE a.workflow_id = ? AND a.gate_key = f.gate_key AND a.state = 'admitted') - 1) AS free
        FROM freed f
      ), next AS (
        SELECT w.emitter_id, w.event_id FROM run_gate w JOIN line ON w.gate_key = line.gate_key
@@ -294,30 +309,40 @@ function* freeAndAdmitNext(run: { workflowId: string; emitterId: string; eventId
      )`;
   const promote = `UPDATE run_gate u SET state = 'admitted' FROM next
      WHERE u.workflow_id = ? AND u.emitter_id = next.emitter_id AND u.event_id = next.event_id RETURNING u.*`;
-  const lineParams = [run.workflowId, run.emitterId, run.eventId, concurrency, run.workflowId, run.workflowId, run.workflowId];
-  if (!writes) {
-    const promoted = yield* rowsOf<WaitingRow & { position: number | string }>(`WITH ${lineSteps} ${promote}`, lineParams);
-    return promoted.sort((a, b) => Number(a.position) - Number(b.position)).map((waiter) => deliveryOf(waiter, now, now));
-  }
-  // The admitted rows as deliveryOf and claimAdmitted make them: pending and due now, or running, leased to the claimer.
-  const { claim } = writes;
-  const state = claim ? claimedState(claim, now) : { status: "pending", attempts: 0, available_at: now, claimed_by: null };
-  const promoted = yield* rowsOf<WaitingRow & { position: number | string; inserted: boolean }>(
-    `WITH ${lineSteps}, promoted AS (${promote}), queued AS (
+  const lineParams = [run.workflowId, run.emitterId, run.eventId, run.workflowId, run.workflowId, run.workflowId, run.workflowId];
+  if (!writes) return { sql: `WITH ${lineSteps} ${promote}`, params: lineParams };
+  const state = admittedState(writes, now);
+  return {
+    sql: `WITH ${lineSteps}, promoted AS (${promote}), queued AS (
        INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, interruptions, claimed_by, available_at, created_at, payload, indexed_at_ms)
        SELECT workflow_id, emitter_id, event_id, owner_id, subscription_id, channel, ?::text, ?::integer, 0, ?::text, ?::bigint, created_at, COALESCE(payload, 'null'), COALESCE(indexed_at_ms, created_at)
        FROM promoted ON CONFLICT DO NOTHING RETURNING emitter_id, event_id
      )
      SELECT p.*, EXISTS (SELECT 1 FROM queued q WHERE q.emitter_id = p.emitter_id AND q.event_id = p.event_id) AS inserted FROM promoted p`,
-    [...lineParams, state.status, state.attempts, state.claimed_by, state.available_at],
-  );
-  return promoted
-    .sort((a, b) => Number(a.position) - Number(b.position))
-    .map((waiter) => {
-      const row = Object.assign(deliveryOf(waiter, now, now), state);
-      writes.written.set(row, waiter.inserted);
-      return row;
-    });
+    params: [...lineParams, state.status, state.attempts, state.claimed_by, state.available_at],
+  };
+}
+
+/**
+ * The delivery rows a freeAndAdmitStatement admitted, from its answer, in
+ * line order; with `writes`, as its insert wrote them (pending and due
+ * now, or running, leased to the claimer), each recorded in
+ * `writes.written` with whether its insert took.
+ */
+export function admittedByStatement(promoted: readonly PromotedRow[], now: number, writes?: AdmittedWrites): DeliveryRowPlan[] {
+  const inOrder = [...promoted].sort((a, b) => Number(a.position) - Number(b.position));
+  if (!writes) return inOrder.map((waiter) => deliveryOf(waiter, now, now));
+  const state = admittedState(writes, now);
+  return inOrder.map((waiter) => {
+    const row = Object.assign(deliveryOf(waiter, now, now), state);
+    writes.written.set(row, waiter.inserted === true);
+    return row;
+  });
+}
+
+/** What an admitted row records when the admitting statement writes it: as deliveryOf and claimAdmitted make it. */
+function admittedState(writes: AdmittedWrites, now: number): Pick<DeliveryRowPlan, "status" | "attempts" | "available_at" | "claimed_by"> {
+  return writes.claim ? claimedState(writes.claim, now) : { status: "pending", attempts: 0, available_at: now, claimed_by: null };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import type { OneTrip } from "../postgres/one-trip.js";
 import type { Database } from "./schema.js";
 
 /** What every group of queries is built from; the adapters supply it. */
@@ -6,4 +7,6 @@ export interface QueryContext {
   db: Kysely<Database>;
   /** Tells a unique-constraint violation from other driver errors (the codes differ by dialect). */
   isUniqueViolation: (error: unknown) => boolean;
+  /** PostgreSQL: several statements sent as one message (one-trip.ts), where a hot path has no use for answers in between. */
+  oneTrip?: OneTrip;
 }

@@ -3,7 +3,7 @@ import { sql, SqliteAdapter, type Kysely, type QueryCreator } from "kysely";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import { RUN_RETENTION } from "../../domain/workflows.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
-import type { AppendResult, ClaimedDelivery, Store } from "../store.js";
+import type { AppendResult, ClaimedDelivery, FinishRunsInput, Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
@@ -15,6 +15,7 @@ import { toDelivery } from "./subscription-queries.js";
 import { writeStepStores } from "./step-store-queries.js";
 import { RETRIED_RUN_COLUMNS, toRunRow } from "./workflow-queries.js";
 import { enqueueSendsWithin } from "./send-outbox-queries.js";
+import { OneTripFinish } from "./finish-in-one-trip.js";
 
 type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "renewDeliveryLeases" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries" | "settleClaimedDeliveries">;
 
@@ -24,11 +25,12 @@ type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "re
  * that expires (its process died) makes the delivery due again: at least
  * once, with runs keyed so that a second delivery records nothing twice.
  */
-export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
+export function deliveryQueries({ db, oneTrip: sendInOneTrip }: QueryContext): DeliveryQueries {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   // PostgreSQL: claimers in several processes skip each other's rows rather than wait on them.
   const lockClause = sqlite ? sql`` : sql`FOR UPDATE SKIP LOCKED`;
   const trims = new RunTrimSchedule();
+  const oneTrip = sendInOneTrip ? new OneTripFinish(sendInOneTrip) : null;
 
   return {
     async claimDeliveries({ now, leaseMs, limit, claimer }) {
@@ -96,45 +98,39 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         .execute();
     },
 
-    finishRuns({ runs, deliveries, appends, stepStores, sends, admitClaim, now = Date.now() }) {
+    async finishRuns(input) {
+      const { runs, deliveries, appends, stepStores, sends, admitClaim, now = Date.now() } = input;
+      const dueTrims = trims.due(runs);
+      // PostgreSQL: the runs' delivery rows go in the statement that records the runs (a round trip less per batch;
+      // a one-at-a-time line pays each between two runs). SQLite has no data-modifying WITH; its own store does this.
+      const removedWithRuns = !sqlite && runs.length > 0 && deliveries.length > 0 && deliveries.length <= 100;
+      // PostgreSQL: the gate rows the ended runs may free slots of are locked by the statement that records the runs
+      // (a round trip less between two runs of a one-at-a-time line). The gate's statements after it read the line
+      // with snapshots taken once the lock is held. Not when no run row was written (a redelivery): then the gate's
+      // work locks them itself.
+      const gateIds = sqlite ? [] : gatedWorkflowsOf(runs);
+      const recordOnly = runs.length > 0 && appends.length === 0 && !stepStores?.length && !sends?.length && dueTrims.length === 0;
+      if (oneTrip && recordOnly && (deliveries.length === 0 || removedWithRuns)) {
+        const finished = await oneTrip.finish(input, now, runsInsert(db, runs, removedWithRuns ? deliveries : [], gateIds).compile(), gateIds);
+        if (finished) return finished;
+      }
       return db.transaction().execute(async (trx) => {
         const recorded = new Set<string>();
-        const removed = (eb: any, keys: DeliveryKey[]) => eb.or(keys.map((key) => keyFilter(key)[0](eb)));
-        // PostgreSQL: the runs' delivery rows go in the statement that records the runs (a round trip less per batch;
-        // a one-at-a-time line pays each between two runs). SQLite has no data-modifying WITH; its own store does this.
-        const removedWithRuns = !sqlite && runs.length > 0 && deliveries.length > 0 && deliveries.length <= 100;
-        // PostgreSQL: the gate rows the ended runs may free slots of are locked by the statement that records the runs
-        // (a round trip less between two runs of a one-at-a-time line). The gate's statements after it read the line
-        // with snapshots taken once the lock is held. Not when no run row was written (a redelivery): then the gate's
-        // work locks them itself.
-        const gateIds = sqlite ? [] : gatedWorkflowsOf(runs);
         let lockedGates: Map<string, GateRow> | undefined;
         if (runs.length > 0) {
-          // The WITHs add tables of their own to the builder's type, which the insert does not read.
-          let writer = trx as unknown as QueryCreator<Database>;
-          if (removedWithRuns) writer = writer.with("removed", (qc) => qc.deleteFrom("deliveries").where((eb) => removed(eb, deliveries))) as unknown as QueryCreator<Database>;
-          if (gateIds.length > 0) writer = writer.with("gates", (qc) => qc.selectFrom("workflow_gates").selectAll().where("workflow_id", "in", gateIds).orderBy("workflow_id").forUpdate()) as unknown as QueryCreator<Database>;
-          const inserted = await writer
-            .insertInto("runs")
-            .values(runs.map(toRunRow))
-            .onConflict((oc) =>
-              oc
-                .columns(["workflow_id", "emitter_id", "event_id"])
-                .doUpdateSet(Object.fromEntries(RETRIED_RUN_COLUMNS.map((column) => [column, sql.ref(`excluded.${column}`)])))
-                .where("runs.status", "in", [...WAITING_RUN_STATUSES])
-                .whereRef("runs.attempt", "<", "excluded.attempt"),
-            )
-            .returning(gateIds.length > 0 ? ["id", sql<GateRow[] | null>`(SELECT json_agg(g) FROM gates g)`.as("locked_gates")] : ["id"])
-            .execute();
+          const inserted = await runsInsert(trx, runs, removedWithRuns ? deliveries : [], gateIds).execute();
           for (const row of inserted) recorded.add(row.id);
           const first = inserted[0] as { locked_gates?: GateRow[] | null } | undefined;
-          if (first && gateIds.length > 0) lockedGates = new Map((first.locked_gates ?? []).map((gate) => [gate.workflow_id, gate]));
+          if (first && gateIds.length > 0) {
+            lockedGates = new Map((first.locked_gates ?? []).map((gate) => [gate.workflow_id, gate]));
+            oneTrip?.learn(gateIds, lockedGates);
+          }
         }
         // Otherwise one statement per 100 rows, not one each (a round trip per run, on PostgreSQL).
         if (!removedWithRuns) {
           for (let at = 0; at < deliveries.length; at += 100) {
             const keys = deliveries.slice(at, at + 100);
-            await trx.deleteFrom("deliveries").where((eb) => removed(eb, keys)).execute();
+            await trx.deleteFrom("deliveries").where((eb) => anyOfKeys(eb, keys)).execute();
           }
         }
         // A run recorded before (a redelivery after a crash) appends nothing again.
@@ -143,7 +139,7 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
         if (stepStores?.length) await writeStepStores(trx, stepStores, recorded);
         // Likewise its sends: they were put in the outbox with it.
         if (sends?.length) await enqueueSendsWithin(trx, sends, recorded);
-        for (const workflowId of trims.due(runs)) await trimRuns(trx, workflowId);
+        for (const workflowId of dueTrims) await trimRuns(trx, workflowId);
         // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
         // On PostgreSQL a one-at-a-time line's admitted rows are written by the statement that admits them (AdmittedWrites).
         const writes: AdmittedWrites = { claim: admitClaim, written: new Map() };
@@ -179,6 +175,35 @@ export function deliveryQueries({ db }: QueryContext): DeliveryQueries {
       return settled;
     },
   };
+}
+
+/**
+ * PostgreSQL (and SQLite without the WITHs): the runs' insert, which also
+ * drops `removed` (their delivery rows) and locks the gate rows of
+ * `gateIds`, answered as JSON beside the first run's id. A retried run's
+ * later attempt replaces a waiting one; a recorded run stays as it is.
+ */
+function runsInsert(db: Kysely<Database>, runs: FinishRunsInput["runs"], removed: DeliveryKey[], gateIds: string[]) {
+  // The WITHs add tables of their own to the builder's type, which the insert does not read.
+  let writer = db as unknown as QueryCreator<Database>;
+  if (removed.length > 0) writer = writer.with("removed", (qc) => qc.deleteFrom("deliveries").where((eb) => anyOfKeys(eb, removed))) as unknown as QueryCreator<Database>;
+  if (gateIds.length > 0) writer = writer.with("gates", (qc) => qc.selectFrom("workflow_gates").selectAll().where("workflow_id", "in", gateIds).orderBy("workflow_id").forUpdate()) as unknown as QueryCreator<Database>;
+  return writer
+    .insertInto("runs")
+    .values(runs.map(toRunRow))
+    .onConflict((oc) =>
+      oc
+        .columns(["workflow_id", "emitter_id", "event_id"])
+        .doUpdateSet(Object.fromEntries(RETRIED_RUN_COLUMNS.map((column) => [column, sql.ref(`excluded.${column}`)])))
+        .where("runs.status", "in", [...WAITING_RUN_STATUSES])
+        .whereRef("runs.attempt", "<", "excluded.attempt"),
+    )
+    .returning(gateIds.length > 0 ? ["id", sql<GateRow[] | null>`(SELECT json_agg(g) FROM gates g)`.as("locked_gates")] : ["id"]);
+}
+
+/** A filter matching any of `keys`' delivery rows. */
+function anyOfKeys(eb: any, keys: DeliveryKey[]) {
+  return eb.or(keys.map((key) => keyFilter(key)[0](eb)));
 }
 
 function keyFilter(key: DeliveryKey) {

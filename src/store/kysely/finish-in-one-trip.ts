@@ -1,0 +1,114 @@
+import type { CompiledQuery } from "kysely";
+import { InlineRefused, literalOf, type OneTrip, type TripStatement } from "../postgres/one-trip.js";
+import { claimedFrom } from "../claimed-deliveries.js";
+import { numberedPlaceholders } from "../run-gate-drivers.js";
+import { admittedByStatement, admittedLaterAt, ENDED_RUN_STATUSES, freeAndAdmitStatement, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
+import type { FinishedRuns, FinishRunsInput } from "../store.js";
+
+/**
+ * What a workflow's gate row asks of a run's end: nothing (no row), a slot
+ * freed and the line's next admitted in one statement (a concurrency
+ * without a rate limit), or the gate's stepwise work.
+ */
+type GateKind = "none" | "line" | "stepwise";
+
+/** Workflows whose gate kind is remembered at most; past it the memory starts again (each workflow's next batch relearns it). */
+const REMEMBERED_MAX = 10_000;
+/** The guard's marker: its error says the gate rows are not what the batch was written for. */
+const GATES_CHANGED = "runnel: the gates changed since this batch was planned";
+
+/**
+ * finishRuns on PostgreSQL in one round trip (one-trip.ts), for the
+ * batches whose statements need no answer from one another: runs recorded,
+ * their deliveries dropped, and the slots of ended runs freed with their
+ * lines' next events admitted, with no appends, sends, step stores or trim
+ * among them. Such a batch is what a workflow's runs make, and what a
+ * one-at-a-time line records between every two runs: four round trips
+ * (begin, the runs, free-and-admit, commit) become one.
+ *
+ * What the gate's work is depends on the gate rows, which the batch's
+ * first statement locks; so the kind of each workflow's gate is learnt
+ * from the usual path (which reads the locked rows) and remembered, and
+ * a guard statement after the lock checks it still holds. When a save
+ * changed a gate meanwhile the guard fails the whole message (nothing of
+ * it is kept) and the batch is recorded the usual way.
+ */
+export class OneTripFinish {
+  private readonly kinds = new Map<string, GateKind>();
+
+  constructor(private readonly oneTrip: OneTrip) {}
+
+  /** What the usual path found under the lock: the gate rows of `workflowIds` (absent: no gate). */
+  learn(workflowIds: readonly string[], locked: ReadonlyMap<string, GateRow>): void {
+    if (this.kinds.size > REMEMBERED_MAX) this.kinds.clear();
+    for (const id of workflowIds) this.kinds.set(id, kindOf(locked.get(id)));
+  }
+
+  /**
+   * Records the batch in one round trip, or answers null when it needs the
+   * usual path (its shape, a gate not known or not simple, values that
+   * cannot be written inline, or gates changed since they were learnt).
+   * `runsInsert` is the runs' statement as the usual path sends it, locking
+   * the gate rows of `gateIds`.
+   */
+  async finish(input: FinishRunsInput, now: number, runsInsert: CompiledQuery, gateIds: readonly string[]): Promise<FinishedRuns | null> {
+    const kinds = gateIds.map((id) => this.kinds.get(id));
+    if (kinds.some((kind) => kind === undefined || kind === "stepwise")) return null;
+    const lines = gateIds.filter((_, index) => kinds[index] === "line");
+    const none = gateIds.filter((_, index) => kinds[index] === "none");
+    const writes: AdmittedWrites = { claim: input.admitClaim, written: new Map() };
+    // As gateFinishedRuns goes: each ended run in the batch's order, those of a line's workflow.
+    const admitting = input.runs.filter((run) => ENDED_RUN_STATUSES.has(run.status) && lines.includes(run.workflowId));
+    const statements: TripStatement[] = [
+      { sql: runsInsert.sql, parameters: runsInsert.parameters },
+      ...(gateIds.length > 0 ? [guardStatement(lines, none)] : []),
+      ...admitting.map((run) => {
+        const { sql, params } = freeAndAdmitStatement(run, now, writes);
+        return { sql: numberedPlaceholders(sql), parameters: params };
+      }),
+    ];
+    let answers: Array<Array<Record<string, unknown>>>;
+    try {
+      answers = await this.oneTrip(statements);
+    } catch (error) {
+      // Refused before anything was sent (a value not written inline), or sent and undone whole by the guard.
+      if (error instanceof InlineRefused) return null;
+      if (!isGatesChanged(error)) throw error;
+      for (const id of gateIds) this.kinds.delete(id);
+      return null;
+    }
+    const recorded = new Set((answers[0] ?? []).map((row) => String(row.id)));
+    const admittedRows: DeliveryRowPlan[] = [];
+    const firstAdmission = gateIds.length > 0 ? 2 : 1;
+    admitting.forEach((_, index) => admittedRows.push(...admittedByStatement((answers[firstAdmission + index] ?? []) as never[], now, writes)));
+    if (admittedRows.length === 0) return { appended: [], recorded };
+    // Claimed and written by its statement: the worker in hand's to run. (A row there already is not its to run.)
+    const admitted = admittedRows.filter((row) => row.status === "running" && writes.written.get(row) === true).map((row) => claimedFrom(row, undefined));
+    const laterAt = admittedLaterAt(admittedRows, now);
+    return { appended: [], recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
+  }
+}
+
+function kindOf(gate: GateRow | undefined): GateKind {
+  if (!gate) return "none";
+  return gate.concurrency !== null && gate.rate_runs === null ? "line" : "stepwise";
+}
+
+/**
+ * Fails the message (an error whose text carries GATES_CHANGED) unless
+ * each of `lines` still has a concurrency without a rate limit and none of
+ * `none` has a gate row. It runs after the runs' statement locked the rows.
+ */
+function guardStatement(lines: readonly string[], none: readonly string[]): TripStatement {
+  const list = (ids: readonly string[]) => ids.map(literalOf).join(", ");
+  const changed: string[] = [];
+  if (lines.length > 0) changed.push(`(SELECT COUNT(*) FROM workflow_gates WHERE workflow_id IN (${list(lines)}) AND concurrency IS NOT NULL AND rate_runs IS NULL) <> ${lines.length}`);
+  if (none.length > 0) changed.push(`EXISTS (SELECT 1 FROM workflow_gates WHERE workflow_id IN (${list(none)}))`);
+  // The cast is of the CASE, not of the text: PostgreSQL folds a constant's cast while planning, whatever the WHEN.
+  return { sql: `SELECT CAST(CASE WHEN ${changed.join(" OR ")} THEN ${literalOf(GATES_CHANGED)} END AS integer) AS unchanged`, parameters: [] };
+}
+
+function isGatesChanged(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === "22P02" && typeof message === "string" && message.includes(GATES_CHANGED);
+}

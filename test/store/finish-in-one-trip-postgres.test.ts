@@ -1,0 +1,189 @@
+import fc from "fast-check";
+import { Kysely } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../src/domain/ids.js";
+import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
+import { createKyselyStore } from "../../src/store/kysely/kysely-store.js";
+import { CurrentSchemaPostgresDialect } from "../../src/store/postgres/current-schema-dialect.js";
+import { inlineParameters, InlineRefused, literalOf, oneTripOn, type OneTrip } from "../../src/store/postgres/one-trip.js";
+import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
+import type { ClaimedDelivery, Store } from "../../src/store/store.js";
+import { workflowFor } from "../helpers/workflow-rows.js";
+import { createTestSchema } from "../helpers/postgres.js";
+import { newUserInput } from "./store-contract.js";
+
+/**
+ * finishRuns on PostgreSQL in one round trip (finish-in-one-trip.ts): its
+ * statements go with their values written inline, which must mean exactly
+ * what the same values sent as parameters mean, whatever they hold; the
+ * batches it takes record and admit what the transaction would; and a gate
+ * changed since its kind was learnt sends the batch the usual way, whole.
+ */
+describe("finishRuns in one round trip on PostgreSQL", () => {
+  let schema: Awaited<ReturnType<typeof createTestSchema>>;
+  let pool: pg.Pool;
+  let store: Store;
+  let trips: { sent: number; failed: number };
+  let ownerId: string;
+  const emitter = "dc_emitter0000000000000000000";
+
+  beforeAll(async () => {
+    schema = await createTestSchema("runnel_one_trip");
+    const migrating = createPostgresStore({ connectionString: schema.databaseUrl, schema: schema.schema, maxConnections: 2 });
+    await migrating.migrate();
+    await migrating.close();
+    // The store as createPostgresStore makes it, with its trips counted.
+    pool = new pg.Pool({ connectionString: schema.databaseUrl, max: 4 });
+    const send = oneTripOn(pool);
+    trips = { sent: 0, failed: 0 };
+    const counted: OneTrip = async (statements) => {
+      trips.sent += 1;
+      try {
+        return await send(statements);
+      } catch (error) {
+        trips.failed += 1;
+        throw error;
+      }
+    };
+    const db = new Kysely<any>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+    store = createKyselyStore({ kind: "postgres", db, isUniqueViolation: () => false, oneTrip: counted });
+    ownerId = (await store.createUser(newUserInput())).id;
+  });
+  afterAll(async () => {
+    await store?.close();
+    await schema?.drop();
+  });
+
+  describe("values written inline", () => {
+    it("mean what the same values sent as parameters mean: any text, JSON, numbers, booleans, bytes, null", async () => {
+      const value = fc.oneof(
+        fc.string({ unit: "binary" }).filter((text) => !text.includes("\0")),
+        fc.constantFrom("'", "''", "\\", "\\'", "$1", "'$1'", "E'\\x41'", "$$", "$tag$", "-- not a comment", "/* nor this */", "\"", ";", "é€😀"),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.jsonValue().filter((json) => json !== null && typeof json === "object" && !Array.isArray(json) && !JSON.stringify(json).includes("\\u0000")),
+      );
+      await fc.assert(
+        fc.asyncProperty(value, async (one) => {
+          const asParameter = (await pool.query("SELECT $1::text AS v", [one])).rows[0].v;
+          const inline = (await pool.query(inlineParameters("SELECT $1::text AS v", [one]))).rows[0].v;
+          expect(inline).toBe(asParameter);
+        }),
+        { numRuns: 300 },
+      );
+      const bytes = Buffer.from([0, 1, 39, 92, 255]);
+      expect((await pool.query(`SELECT ${literalOf(bytes)}::bytea AS v`)).rows[0].v).toEqual(bytes);
+    });
+
+    it("leaves placeholders inside quoted text and identifiers alone, and tells $1 from $10", async () => {
+      const parameters = Array.from({ length: 10 }, (_, index) => `p${index + 1}`);
+      const sql = `SELECT '$1 it''s' AS "$2 ""x""", $10::text AS ten, $1::text AS one`;
+      expect(inlineParameters(sql, parameters)).toBe(`SELECT '$1 it''s' AS "$2 ""x""", 'p10'::text AS ten, 'p1'::text AS one`);
+      const [row] = (await pool.query(inlineParameters(sql, parameters))).rows;
+      expect(row).toEqual({ '$2 "x"': "$1 it's", ten: "p10", one: "p1" });
+    });
+
+    it("refuses what it cannot write: a NUL character, a date or an array, a missing parameter, an open quote", () => {
+      expect(() => literalOf("a\0b")).toThrow(InlineRefused);
+      expect(() => literalOf(new Date())).toThrow(InlineRefused);
+      expect(() => literalOf([1, 2])).toThrow(InlineRefused);
+      expect(() => inlineParameters("SELECT $2", ["only one"])).toThrow(InlineRefused);
+      expect(() => inlineParameters("SELECT 'open", [])).toThrow(InlineRefused);
+    });
+
+    it("runs several statements as one transaction: a failing one undoes those before it", async () => {
+      await pool.query("CREATE TABLE IF NOT EXISTS one_trip_probe (n integer)");
+      const send = oneTripOn(pool);
+      const answers = await send([
+        { sql: "INSERT INTO one_trip_probe (n) VALUES ($1) RETURNING n", parameters: [1] },
+        { sql: "SELECT COUNT(*)::int AS c FROM one_trip_probe", parameters: [] },
+      ]);
+      // The second statement saw the first's row: one transaction, a snapshot per statement.
+      expect(answers).toEqual([[{ n: 1 }], [{ c: 1 }]]);
+      await expect(send([{ sql: "INSERT INTO one_trip_probe (n) VALUES ($1)", parameters: [2] }, { sql: "SELECT CAST($1 AS integer)", parameters: ["not a number"] }])).rejects.toThrow(/not a number/);
+      expect((await pool.query("SELECT n FROM one_trip_probe ORDER BY n")).rows).toEqual([{ n: 1 }]);
+    });
+  });
+
+  async function gated(settings: Partial<Workflow["settings"]>): Promise<Workflow> {
+    const workflow = await store.createWorkflow(workflowFor(ownerId, `line-${Math.random().toString(36).slice(2, 8)}`, { settings: { errorNotifications: true, errorRetention: 100, ...settings } }));
+    await store.subscribe({ id: newId("subscription"), ownerId, emitterId: emitter, listenerId: workflow.id, eventName: "", createdAt: Date.now() });
+    return workflow;
+  }
+
+  const append = (events: unknown[]) => store.appendEvents({ ownerId, emitterId: emitter, emits: events.map((event) => ({ event })), dedupe: null, retention: 1000, now: Date.now() });
+
+  function ended(workflow: Workflow, delivery: ClaimedDelivery): WorkflowRun {
+    const at = Date.now();
+    return { id: newId("run", at), ownerId, workflowId: workflow.id, emitterId: delivery.emitterId, eventId: delivery.eventId, status: "success", triggerEvent: delivery.event, steps: [], error: null, exitReason: null, replayOf: null, startedAt: at, finishedAt: at, durationMs: 0 };
+  }
+
+  const claimFor = (workflow: Workflow) => store.claimDeliveries({ now: Date.now(), leaseMs: 30_000, limit: 100 }).then((claimed) => claimed.filter((one) => one.listenerId === workflow.id));
+
+  it("records a one-at-a-time line's runs and admits the next in one trip once the gate's kind is known, in arrival order", async () => {
+    const workflow = await gated({ concurrency: 1 });
+    await append([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+    let [running] = await claimFor(workflow);
+    const before = { ...trips };
+    const order: unknown[] = [];
+    for (let n = 0; n < 4; n += 1) {
+      order.push(running!.event);
+      const finished = await store.finishRuns({ runs: [ended(workflow, running!)], deliveries: [running!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } });
+      expect(finished.recorded.size).toBe(1);
+      [running] = finished.admitted ?? [];
+      if (n < 3) expect(running).toMatchObject({ event: { n: n + 1 }, status: "running" });
+      else expect(running).toBeUndefined();
+    }
+    expect(order).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+    // The first batch learnt the gate the usual way; the three after it went in one trip each.
+    expect(trips.sent - before.sent).toBe(3);
+    expect(trips.failed).toBe(before.failed);
+    // Nothing left behind: the runs' delivery rows dropped, the line empty, every run recorded once.
+    expect(await claimFor(workflow)).toEqual([]);
+    expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 0, inFlight: 0 });
+    expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(4);
+  });
+
+  it("sends the batch the usual way, whole, when the gate changed since its kind was learnt (here: a rate limit added)", async () => {
+    const workflow = await gated({ concurrency: 1 });
+    await append([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    let [running] = await claimFor(workflow);
+    // The kind is learnt ("a line"), and the next is admitted.
+    [running] = (await store.finishRuns({ runs: [ended(workflow, running!)], deliveries: [running!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } })).admitted ?? [];
+    expect(running?.event).toEqual({ n: 1 });
+    await store.updateWorkflow({ ...(await store.findWorkflow(ownerId, workflow.id))!, settings: { ...workflow.settings, concurrency: 1, rateLimit: { runs: 100, perSeconds: 1 } } });
+    const before = { ...trips };
+    const finished = await store.finishRuns({ runs: [ended(workflow, running!)], deliveries: [running!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } });
+    // The trip was sent and undone by its guard; the usual way then freed the slot and admitted the next under the rate limit.
+    expect(trips.sent - before.sent).toBe(1);
+    expect(trips.failed - before.failed).toBe(1);
+    expect(finished.recorded.size).toBe(1);
+    expect(finished.admitted?.map((one) => one.event)).toEqual([{ n: 2 }]);
+    expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(2);
+  });
+
+  it("sends the batch the usual way when a workflow learnt to have no gate has one now", async () => {
+    const workflow = await store.createWorkflow(workflowFor(ownerId, `free-${Math.random().toString(36).slice(2, 8)}`, { settings: { errorNotifications: true, errorRetention: 100 } }));
+    await store.subscribe({ id: newId("subscription"), ownerId, emitterId: emitter, listenerId: workflow.id, eventName: "", createdAt: Date.now() });
+    await append([{ n: 0 }, { n: 1 }]);
+    const [first, second] = await claimFor(workflow);
+    await store.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [] });
+    // A concurrency set since (by another process, say): the gate row exists now, and the run that held a slot before it does not hold one.
+    await store.updateWorkflow({ ...(await store.findWorkflow(ownerId, workflow.id))!, settings: { ...workflow.settings, concurrency: 1 } });
+    const before = { ...trips };
+    const finished = await store.finishRuns({ runs: [ended(workflow, second!)], deliveries: [second!], appends: [] });
+    expect(trips.failed - before.failed).toBe(1);
+    expect(finished.recorded.size).toBe(1);
+    expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(2);
+    // And the batch after that learnt "a line", and goes in one trip again.
+    await append([{ n: 2 }]);
+    const [third] = await claimFor(workflow);
+    const again = { ...trips };
+    await store.finishRuns({ runs: [ended(workflow, third!)], deliveries: [third!], appends: [] });
+    expect(trips.sent - again.sent).toBe(1);
+    expect(trips.failed).toBe(again.failed);
+  });
+});
