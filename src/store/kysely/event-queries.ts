@@ -123,12 +123,16 @@ function afterCursor(eb: any, cursor: TimeCursor) {
 async function lockedState(trx: Transaction<Database>, emitterId: string, ownerId: string) {
   const sqlite = trx.getExecutor().adapter instanceof SqliteAdapter;
   if (sqlite) return emitterStateOf(await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).executeTakeFirst());
+  const locked = () => trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).forUpdate().executeTakeFirst();
+  // The row is there but for an emitter's first append: one statement, and the insert only when it is missing.
+  const existing = await locked();
+  if (existing) return emitterStateOf(existing);
   await trx
     .insertInto("emitter_state")
     .values({ emitter_id: emitterId, owner_id: ownerId, last_ms: 0, last_seq: -1, dedupe_state: null, channel_counts: null, log_count: null })
     .onConflict((oc) => oc.column("emitter_id").doNothing())
     .execute();
-  return emitterStateOf(await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).forUpdate().executeTakeFirst());
+  return emitterStateOf(await locked());
 }
 
 /**
@@ -228,9 +232,6 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
   const plan = planAppend(batch, state, logsWanted(batch, subscriptions) ? batch.logEvents : []);
   const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
   const counts = { ...state.channelCounts };
-  let recorded = 0;
-  let laterAt: number | undefined;
-  const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
   if (appended.length > 0) {
     await trx.insertInto("events").values(appended.map((event) => toEventRow(event, batch.ownerId))).execute();
     for (const [channel, added] of addedPerChannel(appended)) {
@@ -240,6 +241,34 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
       if (excess > 0) held -= await deleteOldest(trx, "events", batch.emitterId, excess, channel);
       counts[channel] = held;
     }
+  }
+  const written = batch.logs?.length ? await writeLogs(trx, batch.ownerId, batch.emitterId, batch.logs, state.logCount) : { logs: [], held: state.logCount };
+  // The emitter's state is written before the deliveries' gates are locked: a gated workflow's line stays locked for
+  // as little of the transaction as can be (a one-at-a-time line's next admission waits for it, on PostgreSQL).
+  const values = {
+    last_ms: plan.state.lastMs,
+    last_seq: plan.state.lastSeq,
+    dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe),
+    channel_counts: formatChannelCounts(counts),
+    log_count: written.held,
+  };
+  await trx
+    .insertInto("emitter_state")
+    .values({ emitter_id: batch.emitterId, owner_id: batch.ownerId, ...values })
+    .onConflict((oc) => oc.column("emitter_id").doUpdateSet(values))
+    .execute();
+  if (batch.sourceDb) {
+    await trx
+      .updateTable("sources")
+      .set({ db_state: toJson(batch.sourceDb) })
+      .where("id", "=", batch.emitterId)
+      .where("owner_id", "=", batch.ownerId)
+      .execute();
+  }
+  let recorded = 0;
+  let laterAt: number | undefined;
+  const claimed: ClaimedDelivery[] | undefined = batch.claim ? [] : undefined;
+  if (appended.length > 0) {
     const planned = deliveriesFor(batch, appended, subscriptions);
     const gated = gatedListenersOf(subscriptions);
     // Deliveries to gated workflows wait in their line, or are admitted (due now, or later under a rate limit).
@@ -260,27 +289,6 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
         for (const row of rows) if (row.status === "running" && inserted.has(`${row.listener_id}/${row.event_id}`)) claimed.push(claimedFrom(row, byId.get(row.event_id)));
       }
     }
-  }
-  const written = batch.logs?.length ? await writeLogs(trx, batch.ownerId, batch.emitterId, batch.logs, state.logCount) : { logs: [], held: state.logCount };
-  const values = {
-    last_ms: plan.state.lastMs,
-    last_seq: plan.state.lastSeq,
-    dedupe_state: plan.state.dedupe === null ? null : toJson(plan.state.dedupe),
-    channel_counts: formatChannelCounts(counts),
-    log_count: written.held,
-  };
-  await trx
-    .insertInto("emitter_state")
-    .values({ emitter_id: batch.emitterId, owner_id: batch.ownerId, ...values })
-    .onConflict((oc) => oc.column("emitter_id").doUpdateSet(values))
-    .execute();
-  if (batch.sourceDb) {
-    await trx
-      .updateTable("sources")
-      .set({ db_state: toJson(batch.sourceDb) })
-      .where("id", "=", batch.emitterId)
-      .where("owner_id", "=", batch.ownerId)
-      .execute();
   }
   return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries: recorded, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}), ...(laterAt !== undefined ? { laterAt } : {}) };
 }
