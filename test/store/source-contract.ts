@@ -206,6 +206,17 @@ export function describeSourceContract(name: string, makeBackend: () => Promise<
       expect(await totals("side")).toBe(4);
     });
 
+    it("trims to the retention when one append brings more than it keeps (fewer old events than must go): the newest stay", async () => {
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [{ event: 0 }], dedupe: null, retention: 3, now: 13_000 });
+      // The count is known now; this append brings six, of which three stay, and the old one goes.
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [1, 2, 3, 4, 5, 6].map((event) => ({ event })), dedupe: null, retention: 3, now: 13_001 });
+      const kept = await store.listEvents(ownerId, source.id, { channel: "", page: parsePageRequest({ limit: 100 }) });
+      expect(kept.items.map((e) => e.event)).toEqual([6, 5, 4]);
+      // And the count it kept is right: one more keeps three still.
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [{ event: 7 }], dedupe: null, retention: 3, now: 13_002 });
+      expect((await store.listEvents(ownerId, source.id, { channel: "", page: parsePageRequest({ limit: 100 }) })).items.map((e) => e.event)).toEqual([7, 6, 5]);
+    });
+
     it("takes appends to one emitter one at a time: ids and counts stay right when they come together", async () => {
       const appends = Array.from({ length: 8 }, (_, round) =>
         store.appendEvents({ ownerId, emitterId: source.id, emits: [0, 1, 2].map((i) => ({ event: round * 3 + i })), dedupe: null, retention: 20, now: 30_000, logs: [{ stream: "stdout", text: `round ${round}`, ts: 30_000 }] }),

@@ -121,8 +121,7 @@ function afterCursor(eb: any, cursor: TimeCursor) {
  * over its ids and counts. SQLite locks the whole file on write already.
  */
 async function lockedState(trx: Transaction<Database>, emitterId: string, ownerId: string) {
-  const sqlite = trx.getExecutor().adapter instanceof SqliteAdapter;
-  if (sqlite) return emitterStateOf(await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).executeTakeFirst());
+  if (sqliteTrx(trx)) return emitterStateOf(await trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).executeTakeFirst());
   const locked = () => trx.selectFrom("emitter_state").selectAll().where("emitter_id", "=", emitterId).forUpdate().executeTakeFirst();
   // The row is there but for an emitter's first append: one statement, and the insert only when it is missing.
   const existing = await locked();
@@ -135,16 +134,38 @@ async function lockedState(trx: Transaction<Database>, emitterId: string, ownerI
   return emitterStateOf(await locked());
 }
 
+function sqliteTrx(trx: Kysely<Database>): boolean {
+  return trx.getExecutor().adapter instanceof SqliteAdapter;
+}
+
 /**
  * Deletes the oldest `excess` rows of an emitter (of one channel, for events):
  * the index read from its start as far as they go. Row values compare (ms,
  * seq) pairs in SQLite and PostgreSQL alike. Returns how many went.
  */
 async function deleteOldest(trx: Kysely<Database>, table: "events" | "logs", emitterId: string, excess: number, channel: string | null): Promise<number> {
+  const result = await oldestDeletion(table, emitterId, excess, channel).execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+function oldestDeletion(table: "events" | "logs", emitterId: string, excess: number, channel: string | null) {
   const inChannel = channel !== null && table === "events" ? sql` AND channel = ${channel}` : sql``;
-  const result = await sql`DELETE FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} AND (ms, seq) <= (
+  return sql`DELETE FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} AND (ms, seq) <= (
     SELECT ms, seq FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} ORDER BY ms, seq LIMIT 1 OFFSET ${excess - 1}
-  )`.execute(trx);
+  )`;
+}
+
+/**
+ * PostgreSQL: the events inserted and the oldest `trim.excess` of their
+ * channel deleted, in one statement (a round trip less per append once a
+ * source holds its retention's worth, which is its steady state). The
+ * DELETE sees the rows as they were before the insert (one snapshot); the
+ * new ones are the newest, so the same rows go as in a statement after it,
+ * unless fewer old rows were there than must go: then it deletes none, and
+ * answers 0 for the caller to trim the usual way.
+ */
+async function insertTrimmingOldest(trx: Kysely<Database>, rows: EventRow[], emitterId: string, trim: { channel: string; excess: number }): Promise<number> {
+  const result = await sql`WITH inserted AS (${trx.insertInto("events").values(rows)}) ${oldestDeletion("events", emitterId, trim.excess, trim.channel)}`.execute(trx);
   return Number(result.numAffectedRows ?? 0);
 }
 
@@ -233,10 +254,19 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
   const appended = plan.logEvents.length > 0 ? [...plan.events, ...plan.logEvents] : plan.events;
   const counts = { ...state.channelCounts };
   if (appended.length > 0) {
-    await trx.insertInto("events").values(appended.map((event) => toEventRow(event, batch.ownerId))).execute();
-    for (const [channel, added] of addedPerChannel(appended)) {
+    const rows = appended.map((event) => toEventRow(event, batch.ownerId));
+    const perChannel = addedPerChannel(appended);
+    // One channel with a known count (a source's usual append): its trim can go with the insert.
+    const only = perChannel.size === 1 ? [...perChannel][0] : undefined;
+    const onlyHeld = only ? counts[only[0]] : undefined;
+    const trim = only && onlyHeld !== undefined && !sqliteTrx(trx) ? { channel: only[0], excess: excessOf(onlyHeld + only[1], batch.retention) } : null;
+    let trimmed = 0;
+    if (trim && trim.excess > 0) trimmed = await insertTrimmingOldest(trx, rows, batch.emitterId, trim);
+    else await trx.insertInto("events").values(rows).execute();
+    for (const [channel, added] of perChannel) {
       const known = counts[channel];
       let held = known === undefined ? await countRows(trx, "events", batch.emitterId, channel) : known + added;
+      if (channel === trim?.channel) held -= trimmed;
       const excess = excessOf(held, batch.retention);
       if (excess > 0) held -= await deleteOldest(trx, "events", batch.emitterId, excess, channel);
       counts[channel] = held;
