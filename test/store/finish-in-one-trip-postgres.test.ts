@@ -86,10 +86,11 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
       expect(row).toEqual({ '$2 "x"': "$1 it's", ten: "p10", one: "p1" });
     });
 
-    it("refuses what it cannot write: a NUL character, a date or an array, a missing parameter, an open quote", () => {
+    it("refuses what it cannot write: a NUL character, a date, an array or a toPostgres object, a missing parameter, an open quote", () => {
       expect(() => literalOf("a\0b")).toThrow(InlineRefused);
       expect(() => literalOf(new Date())).toThrow(InlineRefused);
       expect(() => literalOf([1, 2])).toThrow(InlineRefused);
+      expect(() => literalOf({ toPostgres: () => "x" })).toThrow(InlineRefused);
       expect(() => inlineParameters("SELECT $2", ["only one"])).toThrow(InlineRefused);
       expect(() => inlineParameters("SELECT 'open", [])).toThrow(InlineRefused);
     });

@@ -66,7 +66,8 @@ export function inlineParameters(sql: string, parameters: readonly unknown[]): s
 /**
  * A value as a quoted SQL literal, or NULL: the text node-postgres would
  * send for it as a parameter (its prepareValue), for the kinds Runnel's
- * statements pass. Other kinds (dates, arrays) are refused rather than
+ * statements pass. Other kinds (dates, arrays, objects that say how
+ * PostgreSQL should see them, with toPostgres) are refused rather than
  * guessed at: the caller sends the statements the usual way instead.
  */
 export function literalOf(value: unknown): string {
@@ -75,7 +76,7 @@ export function literalOf(value: unknown): string {
   if (typeof value === "string") text = value;
   else if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") text = String(value);
   else if (Buffer.isBuffer(value)) text = `\\x${value.toString("hex")}`;
-  else if (typeof value === "object" && !Array.isArray(value) && !(value instanceof Date) && !ArrayBuffer.isView(value)) text = JSON.stringify(value);
+  else if (typeof value === "object" && !Array.isArray(value) && !(value instanceof Date) && !ArrayBuffer.isView(value) && typeof (value as { toPostgres?: unknown }).toPostgres !== "function") text = JSON.stringify(value);
   else throw new InlineRefused(`a parameter of a kind not written inline (${Object.prototype.toString.call(value)})`);
   if (text.includes("\0")) throw new InlineRefused("a value holds a NUL character, which PostgreSQL's text cannot store");
   return pg.escapeLiteral(text);
