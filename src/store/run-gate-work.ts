@@ -252,7 +252,7 @@ export function* gateFinishedRuns(
   for (const run of ended) {
     const gate = gates.get(run.workflowId);
     if (!gate) continue;
-    if (dialect === "postgres" && gate.concurrency !== null && gate.rate_runs === null) {
+    if (dialect === "postgres" && admitsInOneStatement(gate)) {
       admitted.push(...(yield* freeAndAdmitNext(run, now, writes)));
       continue;
     }
@@ -287,7 +287,13 @@ function* freeAndAdmitNext(run: EndedRun, now: number, writes?: AdmittedWrites):
 }
 
 type EndedRun = { workflowId: string; emitterId: string; eventId: string };
-type PromotedRow = WaitingRow & { position: number | string; inserted?: boolean };
+/** A row of a freeAndAdmitStatement's answer: the event admitted, and whether the statement wrote its delivery. */
+export type PromotedRow = WaitingRow & { position: number | string; inserted?: boolean };
+
+/** Whether an ended run's slot is freed and its line's next admitted by freeAndAdmitStatement: a concurrency without a rate limit. */
+export function admitsInOneStatement(gate: GateRow): boolean {
+  return gate.concurrency !== null && gate.rate_runs === null;
+}
 
 /**
  * The statement of freeAndAdmitNext, for a caller that sends it along with

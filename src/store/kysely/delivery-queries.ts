@@ -111,7 +111,7 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip }: QueryContext): D
       const gateIds = sqlite ? [] : gatedWorkflowsOf(runs);
       const recordOnly = runs.length > 0 && appends.length === 0 && !stepStores?.length && !sends?.length && dueTrims.length === 0;
       if (oneTrip && recordOnly && (deliveries.length === 0 || removedWithRuns)) {
-        const finished = await oneTrip.finish(input, now, runsInsert(db, runs, removedWithRuns ? deliveries : [], gateIds).compile(), gateIds);
+        const finished = await oneTrip.finish(input, now, () => runsInsert(db, runs, removedWithRuns ? deliveries : [], gateIds).compile(), gateIds);
         if (finished) return finished;
       }
       return db.transaction().execute(async (trx) => {

@@ -256,17 +256,17 @@ export async function appendWithin(trx: Transaction<Database>, batch: EventBatch
   if (appended.length > 0) {
     const rows = appended.map((event) => toEventRow(event, batch.ownerId));
     const perChannel = addedPerChannel(appended);
-    // One channel with a known count (a source's usual append): its trim can go with the insert.
-    const only = perChannel.size === 1 ? [...perChannel][0] : undefined;
-    const onlyHeld = only ? counts[only[0]] : undefined;
-    const trim = only && onlyHeld !== undefined && !sqliteTrx(trx) ? { channel: only[0], excess: excessOf(onlyHeld + only[1], batch.retention) } : null;
+    // PostgreSQL, one channel with a known count (a source's usual append): its trim goes with the insert, and
+    // `trimmed` is what it took from that channel (nothing when there are several).
+    const [firstChannel, firstAdded] = [...perChannel][0]!;
+    const firstKnown = counts[firstChannel];
+    const excessNow = perChannel.size === 1 && firstKnown !== undefined && !sqliteTrx(trx) ? excessOf(firstKnown + firstAdded, batch.retention) : 0;
     let trimmed = 0;
-    if (trim && trim.excess > 0) trimmed = await insertTrimmingOldest(trx, rows, batch.emitterId, trim);
+    if (excessNow > 0) trimmed = await insertTrimmingOldest(trx, rows, batch.emitterId, { channel: firstChannel, excess: excessNow });
     else await trx.insertInto("events").values(rows).execute();
     for (const [channel, added] of perChannel) {
       const known = counts[channel];
-      let held = known === undefined ? await countRows(trx, "events", batch.emitterId, channel) : known + added;
-      if (channel === trim?.channel) held -= trimmed;
+      let held = (known === undefined ? await countRows(trx, "events", batch.emitterId, channel) : known + added) - trimmed;
       const excess = excessOf(held, batch.retention);
       if (excess > 0) held -= await deleteOldest(trx, "events", batch.emitterId, excess, channel);
       counts[channel] = held;

@@ -2,7 +2,7 @@ import type { CompiledQuery } from "kysely";
 import { InlineRefused, literalOf, type OneTrip, type TripStatement } from "../postgres/one-trip.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { numberedPlaceholders } from "../run-gate-drivers.js";
-import { admittedByStatement, admittedLaterAt, ENDED_RUN_STATUSES, freeAndAdmitStatement, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
+import { admitsInOneStatement, admittedByStatement, admittedLaterAt, ENDED_RUN_STATUSES, freeAndAdmitStatement, type AdmittedWrites, type DeliveryRowPlan, type GateRow, type PromotedRow } from "../run-gate-work.js";
 import type { FinishedRuns, FinishRunsInput } from "../store.js";
 
 /**
@@ -48,10 +48,10 @@ export class OneTripFinish {
    * Records the batch in one round trip, or answers null when it needs the
    * usual path (its shape, a gate not known or not simple, values that
    * cannot be written inline, or gates changed since they were learnt).
-   * `runsInsert` is the runs' statement as the usual path sends it, locking
-   * the gate rows of `gateIds`.
+   * `runsInsert` makes the runs' statement as the usual path sends it,
+   * locking the gate rows of `gateIds` (made only when the batch goes).
    */
-  async finish(input: FinishRunsInput, now: number, runsInsert: CompiledQuery, gateIds: readonly string[]): Promise<FinishedRuns | null> {
+  async finish(input: FinishRunsInput, now: number, runsInsert: () => CompiledQuery, gateIds: readonly string[]): Promise<FinishedRuns | null> {
     const kinds = gateIds.map((id) => this.kinds.get(id));
     if (kinds.some((kind) => kind === undefined || kind === "stepwise")) return null;
     const lines = gateIds.filter((_, index) => kinds[index] === "line");
@@ -59,8 +59,9 @@ export class OneTripFinish {
     const writes: AdmittedWrites = { claim: input.admitClaim, written: new Map() };
     // As gateFinishedRuns goes: each ended run in the batch's order, those of a line's workflow.
     const admitting = input.runs.filter((run) => ENDED_RUN_STATUSES.has(run.status) && lines.includes(run.workflowId));
+    const { sql: insertSql, parameters: insertParameters } = runsInsert();
     const statements: TripStatement[] = [
-      { sql: runsInsert.sql, parameters: runsInsert.parameters },
+      { sql: insertSql, parameters: insertParameters },
       ...(gateIds.length > 0 ? [guardStatement(lines, none)] : []),
       ...admitting.map((run) => {
         const { sql, params } = freeAndAdmitStatement(run, now, writes);
@@ -80,7 +81,7 @@ export class OneTripFinish {
     const recorded = new Set((answers[0] ?? []).map((row) => String(row.id)));
     const admittedRows: DeliveryRowPlan[] = [];
     const firstAdmission = gateIds.length > 0 ? 2 : 1;
-    admitting.forEach((_, index) => admittedRows.push(...admittedByStatement((answers[firstAdmission + index] ?? []) as never[], now, writes)));
+    admitting.forEach((_, index) => admittedRows.push(...admittedByStatement((answers[firstAdmission + index] ?? []) as unknown as PromotedRow[], now, writes)));
     if (admittedRows.length === 0) return { appended: [], recorded };
     // Claimed and written by its statement: the worker in hand's to run. (A row there already is not its to run.)
     const admitted = admittedRows.filter((row) => row.status === "running" && writes.written.get(row) === true).map((row) => claimedFrom(row, undefined));
@@ -91,7 +92,7 @@ export class OneTripFinish {
 
 function kindOf(gate: GateRow | undefined): GateKind {
   if (!gate) return "none";
-  return gate.concurrency !== null && gate.rate_runs === null ? "line" : "stepwise";
+  return admitsInOneStatement(gate) ? "line" : "stepwise";
 }
 
 /**
