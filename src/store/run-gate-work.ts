@@ -152,38 +152,69 @@ function* joinLineStepwise(gate: GateRow, key: string, row: DeliveryRowPlan): Ga
  * the state it joined in; null when it was in its line already.
  */
 function* joinLine(gate: GateRow, key: string, row: DeliveryRowPlan): GateWork<"admitted" | "waiting" | null> {
-  const [joined] = yield* rowsOf<{ state: "admitted" | "waiting" }>(
-    `WITH taken AS (
-       UPDATE workflow_gates SET next_position = next_position + 1 WHERE workflow_id = ? RETURNING next_position - 1 AS position
-     ), line AS (
-       SELECT NOT EXISTS (SELECT 1 FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'waiting')
-         AND (SELECT COUNT(*) FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'admitted') < ? AS free
-     )
-     INSERT INTO run_gate (workflow_id, emitter_id, event_id, owner_id, gate_key, position, state, subscription_id, channel, payload, indexed_at_ms, created_at)
-     SELECT ?, ?, ?, ?, ?, taken.position, CASE WHEN line.free THEN 'admitted' ELSE 'waiting' END, ?, ?, ?, ?, ? FROM taken, line
-     ON CONFLICT DO NOTHING RETURNING state`,
-    [
-      gate.workflow_id,
-      gate.workflow_id,
-      key,
-      gate.workflow_id,
-      key,
-      Number(gate.concurrency),
-      row.listener_id,
-      row.emitter_id,
-      row.event_id,
-      row.owner_id,
-      key,
-      row.subscription_id,
-      row.channel,
-      row.payload,
-      row.indexed_at_ms,
-      row.created_at,
-    ],
-  );
+  const { sql, params } = joinLineStatement(gate.workflow_id, key, row, null);
+  const [joined] = yield* rowsOf<{ state: "admitted" | "waiting" }>(sql, params);
   // The position is taken even when the row was there already, as by the other branch.
   gate.next_position = Number(gate.next_position) + 1;
   return joined ? joined.state : null;
+}
+
+/** What a joinLineStatement answers: the state the delivery joined in (no row: it was in its line already). */
+export interface JoinedRow {
+  state: "admitted" | "waiting";
+  /** With a delivery to write: whether its row was inserted (admitted, and not recorded before). */
+  inserted?: boolean;
+}
+
+/**
+ * joinLine's statement, for a caller that sends it with others (an append
+ * in two round trips, append-in-two-trips.ts). The line's concurrency is
+ * read from the gate row, which the caller's transaction has locked. With
+ * `admittedRow`, that delivery row is written by the statement when it is
+ * admitted (as the caller would write it: pending, or claimed).
+ */
+export function joinLineStatement(workflowId: string, key: string, row: DeliveryRowPlan, admittedRow: DeliveryRowPlan | null): Omit<GateStatement, "rows"> {
+  const join = `taken AS (
+       UPDATE workflow_gates SET next_position = next_position + 1 WHERE workflow_id = ? RETURNING next_position - 1 AS position
+     ), line AS (
+       SELECT NOT EXISTS (SELECT 1 FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'waiting')
+         AND (SELECT COUNT(*) FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'admitted') < (SELECT g.concurrency FROM workflow_gates g WHERE g.workflow_id = ?) AS free
+     )`;
+  const insert = `INSERT INTO run_gate (workflow_id, emitter_id, event_id, owner_id, gate_key, position, state, subscription_id, channel, payload, indexed_at_ms, created_at)
+     SELECT ?, ?, ?, ?, ?, taken.position, CASE WHEN line.free THEN 'admitted' ELSE 'waiting' END, ?, ?, ?, ?, ? FROM taken, line
+     ON CONFLICT DO NOTHING RETURNING state`;
+  const params = [
+    workflowId,
+    workflowId,
+    key,
+    workflowId,
+    key,
+    workflowId,
+    row.listener_id,
+    row.emitter_id,
+    row.event_id,
+    row.owner_id,
+    key,
+    row.subscription_id,
+    row.channel,
+    row.payload,
+    row.indexed_at_ms,
+    row.created_at,
+  ];
+  if (!admittedRow) return { sql: `WITH ${join} ${insert}`, params };
+  const a = admittedRow;
+  return {
+    sql: `WITH ${join}, joined AS (${insert}), queued AS (
+       INSERT INTO deliveries (listener_id, emitter_id, event_id, owner_id, subscription_id, channel, status, attempts, interruptions, claimed_by, available_at, created_at, payload, indexed_at_ms)
+       SELECT ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::integer, ?::integer, ?::text, ?::bigint, ?::bigint, ?::text, ?::bigint
+       FROM joined WHERE joined.state = 'admitted' ON CONFLICT DO NOTHING RETURNING 1
+     )
+     SELECT j.state, EXISTS (SELECT 1 FROM queued) AS inserted FROM joined j`,
+    params: [
+      ...params,
+      ...[a.listener_id, a.emitter_id, a.event_id, a.owner_id, a.subscription_id, a.channel, a.status, a.attempts, a.interruptions, a.claimed_by, a.available_at, a.created_at, a.payload, a.indexed_at_ms],
+    ],
+  };
 }
 
 /** Whether the key's line of the gate has a free slot and nobody waiting in it. */

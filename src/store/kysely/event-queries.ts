@@ -9,15 +9,22 @@ import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sou
 import type { AppendResult, ClaimedDelivery, EventBatch, Store } from "../store.js";
 import { claimedFrom, claimRows } from "../claimed-deliveries.js";
 import type { QueryContext } from "./context.js";
+import { oldestDeletion, toEventRow } from "./event-statements.js";
+import { TwoTripAppend } from "./append-in-two-trips.js";
 import { fromJson, toJson } from "./json-columns.js";
 import type { Database, EventRow, LogRow } from "./schema.js";
 
 type EventQueries = Pick<Store, "appendEvents" | "listEvents" | "findEvent" | "deleteEvents" | "appendLogs" | "listLogs">;
 
 /** Events and logs of every emitter, and the per-emitter state behind their ids and dedupe. */
-export function eventQueries({ db }: QueryContext): EventQueries {
+export function eventQueries({ db, tripSession }: QueryContext): EventQueries {
+  const twoTrips = tripSession ? new TwoTripAppend(tripSession, db) : null;
   return {
-    appendEvents(batch) {
+    async appendEvents(batch) {
+      if (twoTrips && TwoTripAppend.takes(batch)) {
+        const appended = await twoTrips.append(batch);
+        if (appended) return appended;
+      }
       return db.transaction().execute((trx) => appendWithin(trx, batch));
     },
 
@@ -148,13 +155,6 @@ async function deleteOldest(trx: Kysely<Database>, table: "events" | "logs", emi
   return Number(result.numAffectedRows ?? 0);
 }
 
-function oldestDeletion(table: "events" | "logs", emitterId: string, excess: number, channel: string | null) {
-  const inChannel = channel !== null && table === "events" ? sql` AND channel = ${channel}` : sql``;
-  return sql`DELETE FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} AND (ms, seq) <= (
-    SELECT ms, seq FROM ${sql.table(table)} WHERE emitter_id = ${emitterId}${inChannel} ORDER BY ms, seq LIMIT 1 OFFSET ${excess - 1}
-  )`;
-}
-
 /**
  * PostgreSQL: the events inserted and the oldest `trim.excess` of their
  * channel deleted, in one statement (a round trip less per append once a
@@ -192,21 +192,6 @@ async function writeLogs(
   const excess = excessOf(held, LOG_RETENTION);
   if (excess > 0) held -= await deleteOldest(trx, "logs", emitterId, excess, null);
   return { logs, held };
-}
-
-function toEventRow(event: StoredEvent, ownerId: string): EventRow {
-  const { ms, seq } = parseEventId(event.id)!;
-  return {
-    emitter_id: event.emitterId,
-    ms,
-    seq,
-    owner_id: ownerId,
-    channel: event.channel,
-    summary: event.summary,
-    emit_id: event.emitId,
-    event: toJson(event.event),
-    indexed_at_ms: event.indexedAtMs,
-  };
 }
 
 function toStoredEvent(row: Selectable<EventRow>): StoredEvent {

@@ -1,5 +1,5 @@
 import type { CompiledQuery } from "kysely";
-import { InlineRefused, literalOf, type OneTrip, type TripStatement } from "../postgres/one-trip.js";
+import { guardStatement, InlineRefused, isGuardFailure, literalOf, type OneTrip, type TripStatement } from "../postgres/one-trip.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { numberedPlaceholders } from "../run-gate-drivers.js";
 import { admitsInOneStatement, admittedByStatement, admittedLaterAt, ENDED_RUN_STATUSES, freeAndAdmitStatement, type AdmittedWrites, type DeliveryRowPlan, type GateRow, type PromotedRow } from "../run-gate-work.js";
@@ -62,7 +62,7 @@ export class OneTripFinish {
     const { sql: insertSql, parameters: insertParameters } = runsInsert();
     const statements: TripStatement[] = [
       { sql: insertSql, parameters: insertParameters },
-      ...(gateIds.length > 0 ? [guardStatement(lines, none)] : []),
+      ...(gateIds.length > 0 ? [gatesGuard(lines, none)] : []),
       ...admitting.map((run) => {
         const { sql, params } = freeAndAdmitStatement(run, now, writes);
         return { sql: numberedPlaceholders(sql), parameters: params };
@@ -74,7 +74,7 @@ export class OneTripFinish {
     } catch (error) {
       // Refused before anything was sent (a value not written inline), or sent and undone whole by the guard.
       if (error instanceof InlineRefused) return null;
-      if (!isGatesChanged(error)) throw error;
+      if (!isGuardFailure(error, GATES_CHANGED)) throw error;
       for (const id of gateIds) this.kinds.delete(id);
       return null;
     }
@@ -96,20 +96,14 @@ function kindOf(gate: GateRow | undefined): GateKind {
 }
 
 /**
- * Fails the message (an error whose text carries GATES_CHANGED) unless
- * each of `lines` still has a concurrency without a rate limit and none of
- * `none` has a gate row. It runs after the runs' statement locked the rows.
+ * Fails the message unless each of `lines` still has a concurrency without
+ * a rate limit and none of `none` has a gate row. It runs after the runs'
+ * statement locked the rows.
  */
-function guardStatement(lines: readonly string[], none: readonly string[]): TripStatement {
+function gatesGuard(lines: readonly string[], none: readonly string[]): TripStatement {
   const list = (ids: readonly string[]) => ids.map(literalOf).join(", ");
   const changed: string[] = [];
   if (lines.length > 0) changed.push(`(SELECT COUNT(*) FROM workflow_gates WHERE workflow_id IN (${list(lines)}) AND concurrency IS NOT NULL AND rate_runs IS NULL) <> ${lines.length}`);
   if (none.length > 0) changed.push(`EXISTS (SELECT 1 FROM workflow_gates WHERE workflow_id IN (${list(none)}))`);
-  // The cast is of the CASE, not of the text: PostgreSQL folds a constant's cast while planning, whatever the WHEN.
-  return { sql: `SELECT CAST(CASE WHEN ${changed.join(" OR ")} THEN ${literalOf(GATES_CHANGED)} END AS integer) AS unchanged`, parameters: [] };
-}
-
-function isGatesChanged(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === "22P02" && typeof message === "string" && message.includes(GATES_CHANGED);
+  return guardStatement(changed.join(" OR "), GATES_CHANGED);
 }

@@ -1,4 +1,8 @@
-import pg from "pg";
+import type pg from "pg";
+import { InlineRefused, inlineParameters, literalOf } from "./one-trip-literals.js";
+import { noteFailure, statementText } from "./prepared-statements.js";
+
+export { InlineRefused, inlineParameters, literalOf };
 
 /** A statement as Kysely compiles it for PostgreSQL: `$1, $2…` placeholders and their values. */
 export interface TripStatement {
@@ -19,85 +23,74 @@ export type OneTrip = (statements: readonly TripStatement[]) => Promise<Array<Ar
 
 export function oneTripOn(pool: pg.Pool): OneTrip {
   return async (statements) => {
-    if (statements.length === 0) return [];
-    const text = statements.map((statement) => inlineParameters(statement.sql, statement.parameters)).join(";\n");
-    // No values: node-postgres sends the simple-query message, the only one that carries several statements.
-    const answer = (await pool.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
-    return (Array.isArray(answer) ? answer : [answer]).map((result) => result.rows as Array<Record<string, unknown>>);
+    // A connection of its own: the statements it has prepared are its own (prepared-statements.ts).
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await sendInOneMessage(client, statements);
+    } catch (error) {
+      // A connection that failed the message is still good, unless it is gone (then the pool drops it).
+      if (!(error instanceof InlineRefused) && !(error as { code?: unknown }).code) broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   };
 }
 
 /**
- * The statement with each `$n` replaced by its value as a quoted literal
- * (the simple-query message has no parameters). Values are turned into
- * text exactly as node-postgres sends a parameter (prepareValue), and a
- * quoted literal is typed by its context the way an untyped parameter is:
- * the statement means the same. Placeholders inside quoted strings and
- * identifiers are left alone. A value with a NUL character is refused:
- * PostgreSQL's text cannot hold one, and the message would end there.
- * Throws InlineRefused when the statement cannot be written so.
+ * One connection of the pool held for a transaction sent in a few messages
+ * (each several statements, as OneTrip sends them): the first opens it with
+ * BEGIN, the last ends it with COMMIT, and answers read from one message can
+ * shape the next. The work ends the transaction it opened (COMMIT, or
+ * ROLLBACK when it gives up); when it throws, the transaction is rolled back
+ * here, and a connection that cannot even do that is dropped from the pool.
  */
-export function inlineParameters(sql: string, parameters: readonly unknown[]): string {
-  let out = "";
-  let at = 0;
-  while (at < sql.length) {
-    const char = sql[at]!;
-    if (char === "'" || char === '"') {
-      const end = closingQuote(sql, at);
-      out += sql.slice(at, end);
-      at = end;
-      continue;
+export type TripSession = <T>(work: (send: OneTrip) => Promise<T>) => Promise<T>;
+
+export function tripSessionOn(pool: pg.Pool): TripSession {
+  return async (work) => {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await work((statements) => sendInOneMessage(client, statements));
+    } catch (error) {
+      // No transaction open (refused before BEGIN went) is only a warning to PostgreSQL.
+      await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
+      throw error;
+    } finally {
+      client.release(broken);
     }
-    if (char === "$" && isDigit(sql.charCodeAt(at + 1))) {
-      let end = at + 1;
-      while (isDigit(sql.charCodeAt(end))) end += 1;
-      const index = Number(sql.slice(at + 1, end)) - 1;
-      if (index < 0 || index >= parameters.length) throw new InlineRefused(`The statement refers to parameter $${index + 1}, but has ${parameters.length}.`);
-      out += literalOf(parameters[index]);
-      at = end;
-      continue;
-    }
-    out += char;
-    at += 1;
+  };
+}
+
+async function sendInOneMessage(client: pg.ClientBase, statements: readonly TripStatement[]): Promise<Array<Array<Record<string, unknown>>>> {
+  if (statements.length === 0) return [];
+  const texts: string[] = [];
+  for (const statement of statements) texts.push(await statementText(client, statement.sql, statement.parameters, inlineParameters));
+  try {
+    // No values: node-postgres sends the simple-query message, the only one that carries several statements.
+    const answer = (await client.query(texts.join(";\n"))) as unknown as pg.QueryResult | pg.QueryResult[];
+    return (Array.isArray(answer) ? answer : [answer]).map((result) => result.rows as Array<Record<string, unknown>>);
+  } catch (error) {
+    noteFailure(client, error);
+    throw error;
   }
-  return out;
 }
 
 /**
- * A value as a quoted SQL literal, or NULL: the text node-postgres would
- * send for it as a parameter (its prepareValue), for the kinds Runnel's
- * statements pass. Other kinds (dates, arrays, objects that say how
- * PostgreSQL should see them, with toPostgres) are refused rather than
- * guessed at: the caller sends the statements the usual way instead.
+ * A statement that fails the whole message when `condition` (SQL) holds:
+ * its error carries `marker`, which isGuardFailure recognises. It checks
+ * what a message was written for (read earlier, or remembered) against the
+ * rows as the statements before it locked them.
  */
-export function literalOf(value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
-  let text: string;
-  if (typeof value === "string") text = value;
-  else if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") text = String(value);
-  else if (Buffer.isBuffer(value)) text = `\\x${value.toString("hex")}`;
-  else if (typeof value === "object" && !Array.isArray(value) && !(value instanceof Date) && !ArrayBuffer.isView(value) && typeof (value as { toPostgres?: unknown }).toPostgres !== "function") text = JSON.stringify(value);
-  else throw new InlineRefused(`a parameter of a kind not written inline (${Object.prototype.toString.call(value)})`);
-  if (text.includes("\0")) throw new InlineRefused("a value holds a NUL character, which PostgreSQL's text cannot store");
-  return pg.escapeLiteral(text);
+export function guardStatement(condition: string, marker: string): TripStatement {
+  // The cast is of the CASE, not of the text: PostgreSQL folds a constant's cast while planning, whatever the WHEN.
+  return { sql: `SELECT CAST(CASE WHEN ${condition} THEN ${literalOf(marker)} END AS integer) AS unchanged`, parameters: [] };
 }
 
-/** A statement that cannot be written with its values inline: send it with parameters instead. */
-export class InlineRefused extends Error {}
-
-/** The index just past the quote that closes the one at `start` (a doubled quote is part of the text). */
-function closingQuote(sql: string, start: number): number {
-  const quote = sql[start]!;
-  let at = start + 1;
-  while (at < sql.length) {
-    if (sql[at] === quote) {
-      if (sql[at + 1] === quote) at += 2;
-      else return at + 1;
-    } else at += 1;
-  }
-  throw new InlineRefused("The statement has an unclosed quote.");
-}
-
-function isDigit(code: number): boolean {
-  return code >= 48 && code <= 57;
+/** Whether `error` is the failure of a guardStatement with `marker`. */
+export function isGuardFailure(error: unknown, marker: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === "22P02" && typeof message === "string" && message.includes(marker);
 }

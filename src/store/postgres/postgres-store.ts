@@ -3,7 +3,7 @@ import pg from "pg";
 import { createKyselyStore } from "../kysely/kysely-store.js";
 import { migrateToLatest, pendingMigrationNames } from "../kysely/migrate.js";
 import { CurrentSchemaPostgresDialect } from "./current-schema-dialect.js";
-import { oneTripOn } from "./one-trip.js";
+import { oneTripOn, tripSessionOn } from "./one-trip.js";
 import type { Database } from "../kysely/schema.js";
 import type { Store } from "../store.js";
 
@@ -37,7 +37,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
-  const store = createKyselyStore({ kind: "postgres", db, isUniqueViolation, oneTrip: oneTripOn(pool) });
+  const store = createKyselyStore({ kind: "postgres", db, isUniqueViolation, oneTrip: oneTripOn(pool), tripSession: tripSessionOn(pool) });
 
   // The schema the tables go in: the one given, or the connection's own (a search_path in the URL, else public).
   const currentSchema = async () => schema ?? ((await pool.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0]?.schema || undefined);
