@@ -261,6 +261,27 @@ describe("appends in two messages on PostgreSQL", () => {
         await single.end();
       }
     });
+
+    // Last: it turns preparing off for this file's process.
+    it("are given up for good once a connection lacks one it prepared (a pooler in transaction mode): inline from then on", async () => {
+      const single = new pg.Pool({ connectionString: schema.databaseUrl, max: 1 });
+      try {
+        const send = oneTripOn(single);
+        expect(await send([{ sql: "SELECT $1::int + 1 AS n", parameters: [1] }])).toEqual([[{ n: 2 }]]);
+        // What a pooler does to a session: the next transaction's server connection never saw the PREPARE.
+        await single.query("DEALLOCATE ALL");
+        await expect(send([{ sql: "SELECT $1::int + 1 AS n", parameters: [1] }])).rejects.toMatchObject({ code: "26000" });
+        expect(await send([{ sql: "SELECT $1::int + 1 AS n", parameters: [2] }])).toEqual([[{ n: 3 }]]);
+        const client = await single.connect();
+        try {
+          expect(await statementText(client, "SELECT $1::int + 1 AS n", [5], inlineParameters)).toBe("SELECT '5'::int + 1 AS n");
+        } finally {
+          client.release();
+        }
+      } finally {
+        await single.end();
+      }
+    });
   });
 });
 

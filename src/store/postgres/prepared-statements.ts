@@ -29,6 +29,13 @@ interface ConnectionStatements {
 }
 
 const byConnection = new WeakMap<pg.ClientBase, ConnectionStatements>();
+/**
+ * Off once an EXECUTE found no statement its connection had prepared: a
+ * pooler in transaction mode (PgBouncer) between Runnel and PostgreSQL
+ * hands each transaction to any server connection, and session state does
+ * not follow. Everything goes inline from then on (that message failed).
+ */
+let preparing = true;
 /** SQL texts PostgreSQL refused to prepare (a parameter whose type nothing decides): inline, on every connection. */
 const unpreparable = new Set<string>();
 
@@ -40,7 +47,7 @@ const unpreparable = new Set<string>();
  * transaction is aborted and the caller rolls it back.
  */
 export async function statementText(client: pg.ClientBase, sql: string, parameters: readonly unknown[], inline: (sql: string, parameters: readonly unknown[]) => string): Promise<string> {
-  if (parameters.length === 0 || unpreparable.has(sql)) return inline(sql, parameters);
+  if (!preparing || parameters.length === 0 || unpreparable.has(sql)) return inline(sql, parameters);
   const statements = statementsOf(client);
   if (statements.stale) {
     await client.query("DEALLOCATE ALL");
@@ -65,10 +72,14 @@ export async function statementText(client: pg.ClientBase, sql: string, paramete
 /**
  * After a message failed on `client`: when a prepared statement's result no
  * longer fits its plan (a migration added a column under `SELECT *`), its
- * connection drops them all before its next message.
+ * connection drops them all before its next message; when the statement was
+ * not there at all, nothing is prepared any more.
  */
 export function noteFailure(client: pg.ClientBase, error: unknown): void {
-  if ((error as { code?: unknown } | null)?.code === "0A000") statementsOf(client).stale = true;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "0A000") statementsOf(client).stale = true;
+  // "prepared statement does not exist": not the connection it was prepared on (see `preparing`).
+  if (code === "26000") preparing = false;
 }
 
 function statementsOf(client: pg.ClientBase): ConnectionStatements {
