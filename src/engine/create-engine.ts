@@ -238,7 +238,12 @@ export function createEngine(options: EngineOptions): Engine {
     ? new LocalJobQueue({ store, hub, nextTickAfter, logger, leaseMs: relayLeaseMs(options.deliveryLeaseMs), ...(options.instanceId ? { claimer: options.instanceId } : {}) })
     : null;
   const admissions: DeliveryHandOff = queueHandOff
-    ? { claimFor: () => queueHandOff.claimFor(), take: (rows) => void (worker?.takeAdmitted(rows) || queueHandOff.take(rows)), dueAt: (at) => queueHandOff.dueAt(at) }
+    ? {
+        claimFor: () => queueHandOff.claimFor(),
+        take: (rows) => void (worker?.takeAdmitted(rows) || queueHandOff.take(rows)),
+        takeBeforeCommit: (rows) => worker?.takeAdmitted(rows) ?? false,
+        dueAt: (at) => queueHandOff.dueAt(at),
+      }
     : handOff;
   const lateFaults = new LateFaults({ store, hub, logger });
   sandbox.onLateFault((fault) => void lateFaults.report(fault));

@@ -513,6 +513,12 @@ export interface ClaimedDelivery extends Delivery {
    * are; "removed" once that transaction committed (nothing left to settle).
    */
   storeRow?: "held" | "removed";
+  /**
+   * Handed over before the transaction that admitted it committed
+   * (FinishRunsInput.onAdmitted): that commit. Its run is recorded only
+   * once it settled, and not when it failed (the admission never happened).
+   */
+  admission?: Promise<void>;
 }
 
 /** What updateWaitingRun writes over a waiting run's row (see RunControl). */
@@ -541,6 +547,17 @@ export interface FinishRunsInput {
    * pending rows for a claim (a rate limit's later due time).
    */
   admitClaim?: { claimer: string | null; leaseMs: number } | undefined;
+  /**
+   * With admitClaim: takes the claimed admitted deliveries as soon as they
+   * are known, before the transaction that admits them commits, when the
+   * store can (PostgreSQL, a concurrency line's admission); each then
+   * carries that commit as `admission`, and a run of one must not be
+   * recorded until it settled. The next run of a one-at-a-time line then
+   * starts while the last one's record is flushed. Answers false when it
+   * does not take them: they come in `admitted`, after the commit, as
+   * without it.
+   */
+  onAdmitted?: ((admitted: ClaimedDelivery[]) => boolean) | undefined;
   now?: number | undefined;
 }
 

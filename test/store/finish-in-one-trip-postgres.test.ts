@@ -6,7 +6,7 @@ import { newId } from "../../src/domain/ids.js";
 import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
 import { createKyselyStore } from "../../src/store/kysely/kysely-store.js";
 import { CurrentSchemaPostgresDialect } from "../../src/store/postgres/current-schema-dialect.js";
-import { inlineParameters, InlineRefused, literalOf, oneTripOn, type OneTrip } from "../../src/store/postgres/one-trip.js";
+import { inlineParameters, InlineRefused, literalOf, oneTripOn, tripSessionOn, type OneTrip } from "../../src/store/postgres/one-trip.js";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import type { ClaimedDelivery, Store } from "../../src/store/store.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
@@ -186,5 +186,83 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
     await store.finishRuns({ runs: [ended(workflow, third!)], deliveries: [third!], appends: [] });
     expect(trips.sent - again.sent).toBe(1);
     expect(trips.failed).toBe(again.failed);
+  });
+
+  describe("admissions handed over before the commit (FinishRunsInput.onAdmitted)", () => {
+    let early: Store;
+    beforeAll(() => {
+      const db = new Kysely<any>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+      early = createKyselyStore({ kind: "postgres", db, isUniqueViolation: () => false, oneTrip: oneTripOn(pool), tripSession: tripSessionOn(pool) });
+    });
+    const claim = { claimer: "me", leaseMs: 30_000 };
+
+    /** A line of `count` events with the first running, its kind learnt (one record the usual way). */
+    async function lineOf(count: number) {
+      const workflow = await gated({ concurrency: 1 });
+      await append(Array.from({ length: count + 1 }, (_, n) => ({ n })));
+      const [first] = await claimFor(workflow);
+      const [running] = (await early.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [], admitClaim: claim })).admitted ?? [];
+      return { workflow, running: running! };
+    }
+
+    it("hands the next over before its record commits, with that commit; the record is there once finishRuns resolves", async () => {
+      const { workflow, running } = await lineOf(2);
+      let handed: ClaimedDelivery[] = [];
+      let resolved = false;
+      let handedBeforeResolved: boolean | undefined;
+      const recording = early.finishRuns({
+        runs: [ended(workflow, running)],
+        deliveries: [running],
+        appends: [],
+        admitClaim: claim,
+        onAdmitted: (admitted) => {
+          handed = admitted;
+          handedBeforeResolved = !resolved;
+          return true;
+        },
+      });
+      void recording.then(() => (resolved = true));
+      const finished = await recording;
+      expect(handedBeforeResolved).toBe(true);
+      expect(handed.map((one) => one.event)).toEqual([{ n: 2 }]);
+      expect(handed[0]!.admission).toBeInstanceOf(Promise);
+      await expect(handed[0]!.admission).resolves.toBeUndefined();
+      // Taken: not answered again in `admitted`.
+      expect(finished.admitted ?? []).toEqual([]);
+      expect(finished.recorded.size).toBe(1);
+      expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(2);
+      // The handed-over delivery's row is there, claimed; the next run's record frees the line.
+      const next = await early.finishRuns({ runs: [ended(workflow, handed[0]!)], deliveries: [handed[0]!], appends: [], admitClaim: claim, onAdmitted: () => true });
+      expect(next.recorded.size).toBe(1);
+      expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 0, inFlight: 0 });
+    });
+
+    it("answers them in `admitted` after the commit when the taker declines them", async () => {
+      const { workflow, running } = await lineOf(2);
+      const finished = await early.finishRuns({ runs: [ended(workflow, running)], deliveries: [running], appends: [], admitClaim: claim, onAdmitted: () => false });
+      expect(finished.admitted?.map((one) => one.event)).toEqual([{ n: 2 }]);
+      expect(finished.admitted?.[0]?.admission).toBeUndefined();
+    });
+
+    it("fails the admission with its commit: nothing recorded, nothing admitted, the line as it was", async () => {
+      const { workflow, running } = await lineOf(2);
+      // A check PostgreSQL makes only at commit (a deferred constraint trigger): the second message fails, the first did not.
+      await pool.query(`CREATE OR REPLACE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.workflow_id = '${workflow.id}' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`);
+      await pool.query("CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit()");
+      try {
+        let handed: ClaimedDelivery[] = [];
+        const recording = early.finishRuns({ runs: [ended(workflow, running)], deliveries: [running], appends: [], admitClaim: claim, onAdmitted: (admitted) => ((handed = admitted), true) });
+        await expect(recording).rejects.toThrow(/refused at commit/);
+        expect(handed.map((one) => one.event)).toEqual([{ n: 2 }]);
+        await expect(handed[0]!.admission).rejects.toThrow(/refused at commit/);
+      } finally {
+        await pool.query("DROP TRIGGER refuse_at_commit ON runs");
+      }
+      // Undone whole: one run recorded (the first), the running one still holds the slot, the third still waits.
+      expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(1);
+      expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 1, inFlight: 1 });
+      const again = await early.finishRuns({ runs: [ended(workflow, running)], deliveries: [running], appends: [], admitClaim: claim, onAdmitted: () => false });
+      expect(again.admitted?.map((one) => one.event)).toEqual([{ n: 2 }]);
+    });
   });
 });

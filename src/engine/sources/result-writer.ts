@@ -28,6 +28,13 @@ export interface DeliveryHandOff {
   /** The claim to record them with; null when it does not take them now (not started, or stopping). */
   claimFor(): { claimer: string | null; leaseMs: number } | null;
   take(claimed: ClaimedDelivery[]): void;
+  /**
+   * Deliveries a gate admitted, claimed, before the record that admits them
+   * committed (FinishRunsInput.onAdmitted): taken only by a worker that runs
+   * them in this process, whose runs wait for that commit before their own
+   * record. False: not taken (they come to `take` after the commit).
+   */
+  takeBeforeCommit?(claimed: ClaimedDelivery[]): boolean;
   /** A delivery was recorded pending, due at `at` (a rate limit's start time): a claimer that sleeps may wake then. */
   dueAt?(at: number): void;
 }

@@ -605,7 +605,17 @@ export class RunExecutor {
     // A gated workflow's ended runs admit the next waiting events: handed over at once, as an append's deliveries are.
     const admitClaim = this.options.handOff?.claimFor() ?? undefined;
     const rows = recordedDeliveries(runs, this.options.deliveriesInStore !== false);
-    const { appended, recorded, admitted, admittedPending, admittedLaterAt } = await store.finishRuns({ runs: finished, deliveries: rows, appends, sends, now, ...(stepStores.length > 0 ? { stepStores } : {}), ...(admitClaim ? { admitClaim } : {}) });
+    // A worker here may take them before the record commits (takeBeforeCommit): a one-at-a-time line's next run starts then.
+    const takeBeforeCommit = this.options.handOff?.takeBeforeCommit?.bind(this.options.handOff);
+    const { appended, recorded, admitted, admittedPending, admittedLaterAt } = await store.finishRuns({
+      runs: finished,
+      deliveries: rows,
+      appends,
+      sends,
+      now,
+      ...(stepStores.length > 0 ? { stepStores } : {}),
+      ...(admitClaim ? { admitClaim, ...(takeBeforeCommit ? { onAdmitted: takeBeforeCommit } : {}) } : {}),
+    });
     for (const delivery of rows) if (delivery.storeRow === "held") delivery.storeRow = "removed";
     if (admitted && admitted.length > 0) this.options.handOff?.take(admitted);
     if (admittedPending) this.options.onAdmittedPending?.();

@@ -38,7 +38,12 @@ export interface RunState {
    * the run, or its delivery, is recorded.
    */
   heldResponse: HttpResponse | null;
-  /** The delivery being recorded so that a held answer can go before the run ends; the run's record waits for it. */
+  /**
+   * What must be written before the run's record: its delivery, recorded so
+   * that a held answer can go before the run ends, or the commit of the
+   * record that admitted it (ClaimedDelivery.admission; failed, the run is
+   * not recorded: its record's commit fails with it).
+   */
   securing: Promise<void> | null;
   /** Its record is being written: a held answer goes with it. */
   recording: boolean;
@@ -110,7 +115,8 @@ export function startRun(workflow: Workflow, delivery: ClaimedDelivery, triggerK
     sendPlaces: [],
     responded: false,
     heldResponse: null,
-    securing: null,
+    // Admitted by a record not yet committed when it was handed over: this run's record waits for that commit.
+    securing: delivery.admission ?? null,
     recording: false,
     stepsEnded: false,
     handlingError: delivery.channel === "$errors" || (replay !== null && isErrorEventBody(triggerEvent)),

@@ -25,12 +25,12 @@ type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "re
  * that expires (its process died) makes the delivery due again: at least
  * once, with runs keyed so that a second delivery records nothing twice.
  */
-export function deliveryQueries({ db, oneTrip: sendInOneTrip }: QueryContext): DeliveryQueries {
+export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: QueryContext): DeliveryQueries {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   // PostgreSQL: claimers in several processes skip each other's rows rather than wait on them.
   const lockClause = sqlite ? sql`` : sql`FOR UPDATE SKIP LOCKED`;
   const trims = new RunTrimSchedule();
-  const oneTrip = sendInOneTrip ? new OneTripFinish(sendInOneTrip) : null;
+  const oneTrip = sendInOneTrip ? new OneTripFinish(sendInOneTrip, tripSession) : null;
 
   return {
     async claimDeliveries({ now, leaseMs, limit, claimer }) {

@@ -1,9 +1,9 @@
 import type { CompiledQuery } from "kysely";
-import { guardStatement, InlineRefused, isGuardFailure, literalOf, type OneTrip, type TripStatement } from "../postgres/one-trip.js";
+import { guardStatement, InlineRefused, isGuardFailure, literalOf, type OneTrip, type TripSession, type TripStatement } from "../postgres/one-trip.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { numberedPlaceholders } from "../run-gate-drivers.js";
 import { admitsInOneStatement, admittedByStatement, admittedLaterAt, ENDED_RUN_STATUSES, freeAndAdmitStatement, type AdmittedWrites, type DeliveryRowPlan, type GateRow, type PromotedRow } from "../run-gate-work.js";
-import type { FinishedRuns, FinishRunsInput } from "../store.js";
+import type { ClaimedDelivery, FinishedRuns, FinishRunsInput } from "../store.js";
 
 /**
  * What a workflow's gate row asks of a run's end: nothing (no row), a slot
@@ -36,7 +36,10 @@ const GATES_CHANGED = "runnel: the gates changed since this batch was planned";
 export class OneTripFinish {
   private readonly kinds = new Map<string, GateKind>();
 
-  constructor(private readonly oneTrip: OneTrip) {}
+  constructor(
+    private readonly oneTrip: OneTrip,
+    private readonly session?: TripSession,
+  ) {}
 
   /** What the usual path found under the lock: the gate rows of `workflowIds` (absent: no gate). */
   learn(workflowIds: readonly string[], locked: ReadonlyMap<string, GateRow>): void {
@@ -68,9 +71,21 @@ export class OneTripFinish {
         return { sql: numberedPlaceholders(sql), parameters: params };
       }),
     ];
-    let answers: Array<Array<Record<string, unknown>>>;
+    // The answers as the runs recorded and the deliveries admitted.
+    const finished = (answers: Array<Array<Record<string, unknown>>>): FinishedRuns => {
+      const recorded = new Set((answers[0] ?? []).map((row) => String(row.id)));
+      const admittedRows: DeliveryRowPlan[] = [];
+      const firstAdmission = gateIds.length > 0 ? 2 : 1;
+      admitting.forEach((_, index) => admittedRows.push(...admittedByStatement((answers[firstAdmission + index] ?? []) as unknown as PromotedRow[], now, writes)));
+      if (admittedRows.length === 0) return { appended: [], recorded };
+      // Claimed and written by its statement: the worker in hand's to run. (A row there already is not its to run.)
+      const admitted = admittedRows.filter((row) => row.status === "running" && writes.written.get(row) === true).map((row) => claimedFrom(row, undefined));
+      const laterAt = admittedLaterAt(admittedRows, now);
+      return { appended: [], recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
+    };
     try {
-      answers = await this.oneTrip(statements);
+      if (input.onAdmitted && input.admitClaim && this.session && admitting.length > 0) return await this.handingOverEarly(this.session, statements, finished, input.onAdmitted);
+      return finished(await this.oneTrip(statements));
     } catch (error) {
       // Refused before anything was sent (a value not written inline), or sent and undone whole by the guard.
       if (error instanceof InlineRefused) return null;
@@ -78,15 +93,29 @@ export class OneTripFinish {
       for (const id of gateIds) this.kinds.delete(id);
       return null;
     }
-    const recorded = new Set((answers[0] ?? []).map((row) => String(row.id)));
-    const admittedRows: DeliveryRowPlan[] = [];
-    const firstAdmission = gateIds.length > 0 ? 2 : 1;
-    admitting.forEach((_, index) => admittedRows.push(...admittedByStatement((answers[firstAdmission + index] ?? []) as unknown as PromotedRow[], now, writes)));
-    if (admittedRows.length === 0) return { appended: [], recorded };
-    // Claimed and written by its statement: the worker in hand's to run. (A row there already is not its to run.)
-    const admitted = admittedRows.filter((row) => row.status === "running" && writes.written.get(row) === true).map((row) => claimedFrom(row, undefined));
-    const laterAt = admittedLaterAt(admittedRows, now);
-    return { appended: [], recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
+  }
+
+  /**
+   * The same statements in a transaction of two messages: the first (BEGIN
+   * and the statements) answers which deliveries the line admitted, which
+   * are handed over at once, and the second commits while their runs start:
+   * a one-at-a-time line's next run no longer waits for the last one's
+   * record to be flushed (a WAL sync each, about 1 ms under load here). Its
+   * own record cannot overtake that commit: it locks the same gate row,
+   * which the transaction holds until it ends.
+   */
+  private handingOverEarly(session: TripSession, statements: TripStatement[], finished: (answers: Array<Array<Record<string, unknown>>>) => FinishedRuns, onAdmitted: (admitted: ClaimedDelivery[]) => boolean): Promise<FinishedRuns> {
+    return session(async (send) => {
+      const [, ...answers] = await send([{ sql: "BEGIN", parameters: [] }, ...statements]);
+      const result = finished(answers);
+      const admitted = result.admitted ?? [];
+      const committed = send([{ sql: "COMMIT", parameters: [] }]).then(() => undefined);
+      for (const delivery of admitted) delivery.admission = committed;
+      const taken = admitted.length > 0 && onAdmitted(admitted);
+      if (!taken) for (const delivery of admitted) delete delivery.admission;
+      await committed;
+      return taken ? { ...result, admitted: [] } : result;
+    });
   }
 }
 
