@@ -1,4 +1,6 @@
 import pg from "pg";
+import type { OneTrip } from "../../src/store/postgres/one-trip.js";
+import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 
 /** The local PostgreSQL of the development and CI machines (trust auth, database `test`). */
 export const TEST_DATABASE_URL = process.env.RUNNEL_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -39,4 +41,32 @@ export async function createTestSchema(prefix: string): Promise<{ schema: string
       await admin.end();
     },
   };
+}
+
+/** Messages sent through a counted OneTrip, and how many of them failed. */
+export interface TripCounts {
+  sent: number;
+  failed: number;
+}
+
+/** `send` (one-trip.ts), counting each message into `counts`. */
+export function countedTrips(send: OneTrip, counts: TripCounts): OneTrip {
+  return async (statements) => {
+    counts.sent += 1;
+    try {
+      return await send(statements);
+    } catch (error) {
+      counts.failed += 1;
+      throw error;
+    }
+  };
+}
+
+/** A test schema holding Runnel's tables (migrated), and a pool of `poolSize` on it: the caller ends the pool and drops the schema. */
+export async function migratedTestSchema(prefix: string, poolSize = 4): Promise<{ schema: Awaited<ReturnType<typeof createTestSchema>>; pool: pg.Pool }> {
+  const schema = await createTestSchema(prefix);
+  const migrating = createPostgresStore({ connectionString: schema.databaseUrl, schema: schema.schema, maxConnections: 2 });
+  await migrating.migrate();
+  await migrating.close();
+  return { schema, pool: new pg.Pool({ connectionString: schema.databaseUrl, max: poolSize }) };
 }
