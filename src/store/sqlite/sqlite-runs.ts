@@ -33,13 +33,15 @@ export function createSqliteRuns(
   group: GroupCommit,
   appendInTransaction: (batch: EventBatch) => AppendResult,
 ): Pick<Store, "claimDeliveries" | "finishRuns"> {
+  // The limit cast: a JS number is bound as a REAL, with which SQLite reads an ordered, limited select several times
+  // slower (run-gate-work.ts's line read: 25 us against 7).
   const claim = database.prepare(
     `UPDATE deliveries SET status = 'running', attempts = attempts + 1, available_at = ?, claimed_by = ?,
        interruptions = interruptions + CASE WHEN status = 'running' THEN 1 ELSE 0 END
      WHERE (listener_id, emitter_id, event_id) IN (
        SELECT listener_id, emitter_id, event_id FROM deliveries
        WHERE available_at <= ? AND status IN ('pending', 'running')
-       ORDER BY created_at, event_id LIMIT ?)
+       ORDER BY created_at, event_id LIMIT CAST(? AS INTEGER))
      RETURNING *`,
   );
   const insertRun = database.prepare(
