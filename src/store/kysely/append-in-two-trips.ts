@@ -46,14 +46,9 @@ export class TwoTripAppend {
     private readonly db: Kysely<Database>,
   ) {}
 
-  /** Whether the batch is one this path takes (before anything is sent). */
-  static takes(batch: EventBatch): boolean {
-    return batch.emits.length > 0 && !batch.logs?.length && !batch.logEvents?.length && !batch.completes?.length && batch.runId === undefined;
-  }
-
   /** Appends the batch, or answers null (nothing written) for the usual path to do it. */
   async append(batch: EventBatch): Promise<AppendResult | null> {
-    if (!TwoTripAppend.takes(batch)) return null;
+    if (!takes(batch)) return null;
     return this.session(async (send) => {
       const [, stateRows, subscriptionRows] = await send([{ sql: "BEGIN", parameters: [] }, this.lockState(batch), this.subscriptions(batch)]);
       const stateRow = stateRows?.[0];
@@ -169,10 +164,10 @@ export class TwoTripAppend {
       statements,
       result: (answers: Array<Array<Record<string, unknown>>>): AppendResult => {
         let deliveries = ungated.length;
+        const byId = new Map(appended.map((event) => [event.id, event]));
         if (claimed && rows.length > 0) {
           // A delivery recorded before (ON CONFLICT DO NOTHING) is not this caller's to run: only the rows inserted are answered.
           const inserted = new Set((answers[insertAt] ?? []).map((row) => `${String(row.listener_id)}/${String(row.event_id)}`));
-          const byId = new Map(appended.map((event) => [event.id, event]));
           for (const row of rows) if (inserted.has(`${row.listener_id}/${row.event_id}`)) claimed.push(claimedFrom(row, byId.get(row.event_id)));
         }
         joins.forEach((join, index) => {
@@ -181,12 +176,17 @@ export class TwoTripAppend {
           deliveries += 1;
           if (!claimed) return;
           if (join.held) claimed.push(join.held);
-          else if (join.written && joined.inserted === true) claimed.push(claimedFrom(join.written, appended.find((event) => event.id === join.row.event_id)));
+          else if (join.written && joined.inserted === true) claimed.push(claimedFrom(join.written, byId.get(join.row.event_id)));
         });
         return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: [], ...(claimed ? { claimed } : {}) };
       },
     };
   }
+}
+
+/** Whether the batch is one this path takes (decided before anything is sent). */
+function takes(batch: EventBatch): boolean {
+  return batch.emits.length > 0 && !batch.logs?.length && !batch.logEvents?.length && !batch.completes?.length && batch.runId === undefined;
 }
 
 /** Ends the transaction the first message opened, for the usual path to append the batch. */

@@ -21,10 +21,9 @@ export function eventQueries({ db, tripSession }: QueryContext): EventQueries {
   const twoTrips = tripSession ? new TwoTripAppend(tripSession, db) : null;
   return {
     async appendEvents(batch) {
-      if (twoTrips && TwoTripAppend.takes(batch)) {
-        const appended = await twoTrips.append(batch);
-        if (appended) return appended;
-      }
+      // PostgreSQL: in two messages where the batch allows (null: nothing written, the usual way appends it).
+      const appended = twoTrips ? await twoTrips.append(batch) : null;
+      if (appended) return appended;
       return db.transaction().execute((trx) => appendWithin(trx, batch));
     },
 
