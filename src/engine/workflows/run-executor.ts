@@ -523,7 +523,12 @@ export class RunExecutor {
     if (run.responded) return;
     run.responded = true;
     if (workflow.respond !== "workflow") return;
-    if (!run.delivery.unrecorded) return this.answer(run, response);
+    if (!run.delivery.unrecorded) {
+      // Admitted by a record still being committed (ClaimedDelivery.admission): the caller hears from the run only
+      // once that commit is durable. Should it fail, the event is admitted again later, and that run answers.
+      if (run.securing) return void run.securing.then(() => this.answer(run, response), () => undefined);
+      return this.answer(run, response);
+    }
     // Nothing durable says this run will happen yet. Most answers come with the run's end, in the
     // same read from the runner: they go with its record. One that comes earlier (a step that
     // answers, then goes on working) waits only for its delivery to be recorded.
