@@ -1,5 +1,5 @@
 import { WAITING_RUN_STATUSES } from "../../domain/run-flow.js";
-import { sql, SqliteAdapter, type Kysely, type QueryCreator } from "kysely";
+import { sql, SqliteAdapter, type Kysely } from "kysely";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import { RUN_RETENTION } from "../../domain/workflows.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
@@ -13,9 +13,10 @@ import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
 import { toDelivery } from "./subscription-queries.js";
 import { writeStepStores } from "./step-store-queries.js";
-import { RETRIED_RUN_COLUMNS, toRunRow } from "./workflow-queries.js";
 import { enqueueSendsWithin } from "./send-outbox-queries.js";
 import { OneTripFinish } from "./finish-in-one-trip.js";
+import { anyOfKeys, keyFilter } from "./delivery-key-filters.js";
+import { runsInsert, runsInsertStatement } from "./runs-insert.js";
 
 type DeliveryQueries = Pick<Store, "claimDeliveries" | "releaseDeliveries" | "requeueDeliveries" | "renewDeliveryLeases" | "enqueueDeliveries" | "finishRuns" | "dropDeliveries" | "settleClaimedDeliveries">;
 
@@ -111,7 +112,7 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
       const gateIds = sqlite ? [] : gatedWorkflowsOf(runs);
       const recordOnly = runs.length > 0 && appends.length === 0 && !stepStores?.length && !sends?.length && dueTrims.length === 0;
       if (oneTrip && recordOnly && (deliveries.length === 0 || removedWithRuns)) {
-        const finished = await oneTrip.finish(input, now, () => runsInsert(db, runs, removedWithRuns ? deliveries : [], gateIds).compile(), gateIds);
+        const finished = await oneTrip.finish(input, now, () => runsInsertStatement(db, runs, removedWithRuns ? deliveries : [], gateIds), gateIds);
         if (finished) return finished;
       }
       return db.transaction().execute(async (trx) => {
@@ -183,35 +184,6 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
  * `gateIds`, answered as JSON beside the first run's id. A retried run's
  * later attempt replaces a waiting one; a recorded run stays as it is.
  */
-function runsInsert(db: Kysely<Database>, runs: FinishRunsInput["runs"], removed: DeliveryKey[], gateIds: string[]) {
-  // The WITHs add tables of their own to the builder's type, which the insert does not read.
-  let writer = db as unknown as QueryCreator<Database>;
-  if (removed.length > 0) writer = writer.with("removed", (qc) => qc.deleteFrom("deliveries").where((eb) => anyOfKeys(eb, removed))) as unknown as QueryCreator<Database>;
-  if (gateIds.length > 0) writer = writer.with("gates", (qc) => qc.selectFrom("workflow_gates").selectAll().where("workflow_id", "in", gateIds).orderBy("workflow_id").forUpdate()) as unknown as QueryCreator<Database>;
-  return writer
-    .insertInto("runs")
-    .values(runs.map(toRunRow))
-    .onConflict((oc) =>
-      oc
-        .columns(["workflow_id", "emitter_id", "event_id"])
-        .doUpdateSet(Object.fromEntries(RETRIED_RUN_COLUMNS.map((column) => [column, sql.ref(`excluded.${column}`)])))
-        .where("runs.status", "in", [...WAITING_RUN_STATUSES])
-        .whereRef("runs.attempt", "<", "excluded.attempt"),
-    )
-    .returning(gateIds.length > 0 ? ["id", sql<GateRow[] | null>`(SELECT json_agg(g) FROM gates g)`.as("locked_gates")] : ["id"]);
-}
-
-/** A filter matching any of `keys`' delivery rows. */
-function anyOfKeys(eb: any, keys: DeliveryKey[]) {
-  return eb.or(keys.map((key) => keyFilter(key)[0](eb)));
-}
-
-function keyFilter(key: DeliveryKey) {
-  return [
-    (eb: any) => eb.and([eb("listener_id", "=", key.listenerId), eb("emitter_id", "=", key.emitterId), eb("event_id", "=", key.eventId)]),
-  ] as const;
-}
-
 async function eachKey<K extends DeliveryKey>(db: Kysely<Database>, keys: K[], action: (trx: Kysely<Database>, key: K) => Promise<unknown>): Promise<void> {
   if (keys.length === 0) return;
   await db.transaction().execute(async (trx) => {

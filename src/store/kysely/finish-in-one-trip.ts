@@ -1,4 +1,3 @@
-import type { CompiledQuery } from "kysely";
 import { guardStatement, InlineRefused, isGuardFailure, literalOf, type OneTrip, type TripSession, type TripStatement } from "../postgres/one-trip.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { numberedPlaceholders } from "../run-gate-drivers.js";
@@ -54,7 +53,7 @@ export class OneTripFinish {
    * `runsInsert` makes the runs' statement as the usual path sends it,
    * locking the gate rows of `gateIds` (made only when the batch goes).
    */
-  async finish(input: FinishRunsInput, now: number, runsInsert: () => CompiledQuery, gateIds: readonly string[]): Promise<FinishedRuns | null> {
+  async finish(input: FinishRunsInput, now: number, runsInsert: () => TripStatement, gateIds: readonly string[]): Promise<FinishedRuns | null> {
     const kinds = gateIds.map((id) => this.kinds.get(id));
     if (kinds.some((kind) => kind === undefined || kind === "stepwise")) return null;
     const lines = gateIds.filter((_, index) => kinds[index] === "line");
