@@ -60,7 +60,7 @@ describe("the runs' statement, compiled once per shape", () => {
   });
 
   it("compiles afresh a run with a value left undefined (its columns differ), and gets it right", () => {
-    const base = { id: "run_1", ownerId: "u", workflowId: "p_a", emitterId: "e", eventId: "1-0", status: "success", triggerEvent: {}, steps: [], error: null, replayOf: null, startedAt: 1, finishedAt: 2, durationMs: 1 } as const;
+    const base: Omit<WorkflowRun, "exitReason"> = { id: "run_1", ownerId: "u", workflowId: "p_a", emitterId: "e", eventId: "1-0", status: "success", triggerEvent: {}, steps: [], error: null, replayOf: null, startedAt: 1, finishedAt: 2, durationMs: 1 };
     // Seen complete first: the shape's text is kept.
     runsInsertStatement(db, [{ ...base, exitReason: null }], [], []);
     const partial = { ...base, exitReason: undefined } as unknown as WorkflowRun;

@@ -178,12 +178,6 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
   };
 }
 
-/**
- * PostgreSQL (and SQLite without the WITHs): the runs' insert, which also
- * drops `removed` (their delivery rows) and locks the gate rows of
- * `gateIds`, answered as JSON beside the first run's id. A retried run's
- * later attempt replaces a waiting one; a recorded run stays as it is.
- */
 async function eachKey<K extends DeliveryKey>(db: Kysely<Database>, keys: K[], action: (trx: Kysely<Database>, key: K) => Promise<unknown>): Promise<void> {
   if (keys.length === 0) return;
   await db.transaction().execute(async (trx) => {

@@ -9,9 +9,11 @@ import type { Database } from "./schema.js";
 import { RETRIED_RUN_COLUMNS, toRunRow } from "./workflow-queries.js";
 
 /**
- * The statement that records ended runs on PostgreSQL (finishRuns): their
- * rows inserted (a retried run's row updated), their delivery rows deleted
- * in the same statement, and their workflows' gate rows locked by it.
+ * finishRuns' statement that records the runs, on PostgreSQL (and SQLite
+ * without the WITHs): the runs' insert, which also drops `removed` (their
+ * delivery rows) and locks the gate rows of `gateIds`, answered as JSON
+ * beside the first run's id. A retried run's later attempt replaces a
+ * waiting one; a recorded run stays as it is.
  */
 export function runsInsert(db: Kysely<Database>, runs: FinishRunsInput["runs"], removed: DeliveryKey[], gateIds: string[]) {
   // The WITHs add tables of their own to the builder's type, which the insert does not read.
@@ -31,8 +33,12 @@ export function runsInsert(db: Kysely<Database>, runs: FinishRunsInput["runs"], 
     .returning(gateIds.length > 0 ? ["id", sql<GateRow[] | null>`(SELECT json_agg(g) FROM gates g)`.as("locked_gates")] : ["id"]);
 }
 
-/** Texts of runsInsert by shape (runs, delivery keys, gates); a few shapes in practice, bounded all the same. */
-const textsByShape = new Map<string, string>();
+/**
+ * Texts of runsInsert by Kysely instance (its dialect and plugins make the
+ * text) and shape (runs, delivery keys, gates): a few shapes in practice,
+ * bounded all the same.
+ */
+const textsByDb = new WeakMap<Kysely<Database>, Map<string, string>>();
 const SHAPES_KEPT = 64;
 
 /**
@@ -47,6 +53,8 @@ const SHAPES_KEPT = 64;
  */
 export function runsInsertStatement(db: Kysely<Database>, runs: FinishRunsInput["runs"], removed: DeliveryKey[], gateIds: string[]): TripStatement {
   const rows = runs.map(toRunRow);
+  let textsByShape = textsByDb.get(db);
+  if (!textsByShape) textsByDb.set(db, (textsByShape = new Map()));
   const shape = `${runs.length}/${removed.length}/${gateIds.length}`;
   const text = textsByShape.get(shape);
   const complete = rows.every((row) => Object.values(row).every((value) => value !== undefined));
