@@ -52,6 +52,14 @@ export interface Store {
   migrate(): Promise<void>;
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
+  /**
+   * Runs `work` while no other process of the installation runs work under
+   * the same name (PostgreSQL: an advisory lock of the schema's, held on a
+   * connection of its own for the work's time; SQLite, one process: work
+   * under one name one at a time). For start-up chores that two processes
+   * starting together must not both do (the queue's timer schedules).
+   */
+  exclusively<T>(name: string, work: () => Promise<T>): Promise<T>;
   /** The migrations this release knows that the database has not applied (empty once migrate() ran): readiness. */
   pendingMigrations(): Promise<string[]>;
   /** Closes the pool; the store must not be used afterwards. */

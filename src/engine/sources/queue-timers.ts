@@ -61,9 +61,16 @@ export class QueueTimers {
    * schedules of sources gone or inactive are removed. Schedules already
    * right are left alone: scheduling again would restart their intervals.
    * The queue is listed before the store is read, so a schedule seen here
-   * belongs to a row this read sees (a deploy writes its row first).
+   * belongs to a row this read sees (a deploy writes its row first). One
+   * process of the installation at a time (workers start together): two
+   * that both found a source unscheduled would both schedule it, and
+   * BullMQ's PostgreSQL backend then ran its first due time twice.
    */
-  async reconcile(): Promise<{ changed: number }> {
+  reconcile(): Promise<{ changed: number }> {
+    return this.options.store.exclusively("runnel:timers:reconcile", () => this.reconcileNow());
+  }
+
+  private async reconcileNow(): Promise<{ changed: number }> {
     const held = new Map((await this.options.queue.scheduledTimers()).map((timer) => [timer.sourceId, timer]));
     const active = await this.options.store.dueTimers(Number.MAX_SAFE_INTEGER, RECONCILE_LIMIT);
     const complete = active.length < RECONCILE_LIMIT;

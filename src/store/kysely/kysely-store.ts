@@ -1,5 +1,6 @@
-import { sql } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Store } from "../store.js";
+import type { Database } from "./schema.js";
 import { accountQueries } from "./account-queries.js";
 import { activityQueries } from "./activity-queries.js";
 import { secretQueries } from "./secret-queries.js";
@@ -45,6 +46,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     async ping() {
       await db.selectFrom("users").select("id").limit(1).execute();
     },
+    exclusively: options.kind === "postgres" ? (name, work) => underAdvisoryLock(db, name, work) : inTurn(),
     close: () => db.destroy(),
     async purgeFreedSpace() {
       if (options.kind === "sqlite") {
@@ -79,5 +81,35 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     ...sessionQueries(options),
     ...appQueries(options),
     ...processQueries(options),
+  };
+}
+
+/**
+ * `work` under a session advisory lock named after the schema and `name`,
+ * taken on a connection held for the work's time (the work's own queries
+ * use others): another process asking for it waits until it is released.
+ */
+async function underAdvisoryLock<T>(db: Kysely<Database>, name: string, work: () => Promise<T>): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    await sql`SELECT pg_advisory_lock(hashtext(current_schema() || ':' || ${name}))`.execute(connection);
+    try {
+      return await work();
+    } finally {
+      await sql`SELECT pg_advisory_unlock(hashtext(current_schema() || ':' || ${name}))`.execute(connection);
+    }
+  });
+}
+
+/** Work under one name one at a time, in the order asked (one process: SQLite). */
+function inTurn(): <T>(name: string, work: () => Promise<T>) => Promise<T> {
+  const tails = new Map<string, Promise<unknown>>();
+  return (name, work) => {
+    const run = (tails.get(name) ?? Promise.resolve()).then(work);
+    const tail = run.catch(() => undefined);
+    tails.set(name, tail);
+    void tail.then(() => {
+      if (tails.get(name) === tail) tails.delete(name);
+    });
+    return run;
   };
 }
