@@ -7,7 +7,7 @@ import type { DeployedSource } from "../../domain/sources.js";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
-import type { KeyedMutex } from "../keyed-mutex.js";
+import type { KeyedMutex } from "../../domain/keyed-mutex.js";
 import type { Waiting } from "./commit-chain.js";
 import type { InvocationResult } from "./result-writer.js";
 import type { Trigger } from "./run-limits.js";

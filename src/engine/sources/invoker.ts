@@ -3,7 +3,7 @@ import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
-import { KeyedMutex } from "../keyed-mutex.js";
+import { KeyedMutex } from "../../domain/keyed-mutex.js";
 import { CommitChains } from "./commit-chain.js";
 import { InvokeBatcher, type PendingCall } from "./invoke-batcher.js";
 import { ResultWriter, type InvocationResult, type ResultWriterOptions } from "./result-writer.js";

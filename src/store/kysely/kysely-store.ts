@@ -1,4 +1,5 @@
 import { sql, type Kysely } from "kysely";
+import { KeyedMutex } from "../../domain/keyed-mutex.js";
 import type { Store } from "../store.js";
 import type { Database } from "./schema.js";
 import { accountQueries } from "./account-queries.js";
@@ -39,6 +40,7 @@ export interface KyselyStoreOptions extends QueryContext {
  */
 export function createKyselyStore(options: KyselyStoreOptions): Store {
   const { db } = options;
+  const inProcess = new KeyedMutex();
   return {
     kind: options.kind,
     migrate: () => migrateToLatest(db),
@@ -46,7 +48,8 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
     async ping() {
       await db.selectFrom("users").select("id").limit(1).execute();
     },
-    exclusively: options.kind === "postgres" ? (name, work) => underAdvisoryLock(db, name, work) : inTurn(),
+    // SQLite: one process, so one at a time in it is one at a time in the installation.
+    exclusively: options.kind === "postgres" ? (name, work) => underAdvisoryLock(db, name, work) : (name, work) => inProcess.run(name, work),
     close: () => db.destroy(),
     async purgeFreedSpace() {
       if (options.kind === "sqlite") {
@@ -98,18 +101,4 @@ async function underAdvisoryLock<T>(db: Kysely<Database>, name: string, work: ()
       await sql`SELECT pg_advisory_unlock(hashtext(current_schema() || ':' || ${name}))`.execute(connection);
     }
   });
-}
-
-/** Work under one name one at a time, in the order asked (one process: SQLite). */
-function inTurn(): <T>(name: string, work: () => Promise<T>) => Promise<T> {
-  const tails = new Map<string, Promise<unknown>>();
-  return (name, work) => {
-    const run = (tails.get(name) ?? Promise.resolve()).then(work);
-    const tail = run.catch(() => undefined);
-    tails.set(name, tail);
-    void tail.then(() => {
-      if (tails.get(name) === tail) tails.delete(name);
-    });
-    return run;
-  };
 }

@@ -5,7 +5,7 @@ import type { TripStatement } from "../postgres/one-trip.js";
 import type { GateRow } from "../run-gate-work.js";
 import type { FinishRunsInput } from "../store.js";
 import { anyOfKeys } from "./delivery-key-filters.js";
-import type { Database } from "./schema.js";
+import type { Database, RunRow } from "./schema.js";
 import { RETRIED_RUN_COLUMNS, toRunRow } from "./workflow-queries.js";
 
 /**
@@ -16,13 +16,17 @@ import { RETRIED_RUN_COLUMNS, toRunRow } from "./workflow-queries.js";
  * waiting one; a recorded run stays as it is.
  */
 export function runsInsert(db: Kysely<Database>, runs: FinishRunsInput["runs"], removed: DeliveryKey[], gateIds: string[]) {
+  return runsInsertOfRows(db, runs.map(toRunRow), removed, gateIds);
+}
+
+function runsInsertOfRows(db: Kysely<Database>, rows: RunRow[], removed: DeliveryKey[], gateIds: string[]) {
   // The WITHs add tables of their own to the builder's type, which the insert does not read.
   let writer = db as unknown as QueryCreator<Database>;
   if (removed.length > 0) writer = writer.with("removed", (qc) => qc.deleteFrom("deliveries").where((eb) => anyOfKeys(eb, removed))) as unknown as QueryCreator<Database>;
   if (gateIds.length > 0) writer = writer.with("gates", (qc) => qc.selectFrom("workflow_gates").selectAll().where("workflow_id", "in", gateIds).orderBy("workflow_id").forUpdate()) as unknown as QueryCreator<Database>;
   return writer
     .insertInto("runs")
-    .values(runs.map(toRunRow))
+    .values(rows)
     .onConflict((oc) =>
       oc
         .columns(["workflow_id", "emitter_id", "event_id"])
@@ -59,7 +63,7 @@ export function runsInsertStatement(db: Kysely<Database>, runs: FinishRunsInput[
   const text = textsByShape.get(shape);
   const complete = rows.every((row) => Object.values(row).every((value) => value !== undefined));
   if (text === undefined || !complete) {
-    const compiled = runsInsert(db, runs, removed, gateIds).compile();
+    const compiled = runsInsertOfRows(db, rows, removed, gateIds).compile();
     if (complete && textsByShape.size < SHAPES_KEPT) textsByShape.set(shape, compiled.sql);
     return { sql: compiled.sql, parameters: compiled.parameters };
   }
