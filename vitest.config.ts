@@ -4,7 +4,7 @@ import LongestFirst from "./test/setup/sequencer.js";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    globalSetup: ["test/setup/bubblewrap.ts", "test/setup/network-tools.ts", "test/setup/chromium.ts"],
+    globalSetup: ["test/setup/bubblewrap.ts", "test/setup/network-tools.ts", "test/setup/chromium.ts", "test/setup/postgres-catalog.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Integration tests start real servers and child processes, each in a process of its own.
