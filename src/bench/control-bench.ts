@@ -35,7 +35,9 @@ const AFTER = "export default defineComponent({ async run() { return Date.now();
 
 /**
  * RUNNEL_BENCH_SETUPS (embedded, bullmq) and RUNNEL_BENCH_FIGURES (retry,
- * delay, fifo), comma-separated, narrow a run to what is being worked on.
+ * delay, fifo), comma-separated, narrow a run to what is being worked on;
+ * RUNNEL_BENCH_ROUNDS sets fifo's rounds and RUNNEL_BENCH_TOGGLE makes them
+ * an A/B test (below).
  */
 const wanted = (variable: string, name: string) => !process.env[variable] || process.env[variable]!.split(",").includes(name);
 
@@ -136,6 +138,16 @@ async function dueToRunning(bench: BenchServer, what: string, workflow: Record<s
  * (single rounds of one run read 0.25x to 0.34x), as source-bench.ts found.
  */
 const FIFO_ROUNDS = Number(process.env.RUNNEL_BENCH_ROUNDS ?? 5);
+/**
+ * RUNNEL_BENCH_TOGGLE=NAME: an A/B test inside one server, for developers.
+ * The rounds alternate between NAME unset ("") and NAME=1 in this process's
+ * environment (the embedded and BullMQ bench servers run in it), and each
+ * side gets its rows. Code under test reads the variable when it runs, so
+ * both sides share the machine's drift, which between two separate runs
+ * here was as large as the changes measured (single runs of the same code
+ * read 0.19x to 0.33x). Give an even RUNNEL_BENCH_ROUNDS, ten or more.
+ */
+const TOGGLE = process.env.RUNNEL_BENCH_TOGGLE || undefined;
 
 /** The 3-step responding workflow, unlimited and one at a time (FIFO), in alternating rounds. */
 async function fifoThroughput(bench: BenchServer): Promise<BenchRow[]> {
@@ -161,24 +173,44 @@ async function fifoThroughput(bench: BenchServer): Promise<BenchRow[]> {
   // machine kind a new process runs its first seconds of load slower (the unlimited workflow's first round read
   // 1,500-1,900 runs/s against 3,000-4,000 for the later ones), which made the first round's ratio an outlier.
   for (const load of [unlimited, oneAtATime]) await load();
-  const rounds: Array<{ unlimited: LoadFigures; fifo: LoadFigures; ratio: number }> = [];
+  const rounds: FifoRound[] = [];
   for (let round = 0; round < FIFO_ROUNDS; round++) {
+    const toggled = TOGGLE !== undefined && round % 2 === 1;
+    if (TOGGLE !== undefined) process.env[TOGGLE] = toggled ? "1" : "";
     const reference = await unlimited();
     const fifo = await oneAtATime();
-    rounds.push({ unlimited: reference, fifo, ratio: fifo.perSecond / reference.perSecond });
+    rounds.push({ unlimited: reference, fifo, ratio: fifo.perSecond / reference.perSecond, toggled });
   }
-  const ratios = rounds.map((round) => round.ratio).sort((a, b) => a - b);
-  const median = rounds.find((round) => round.ratio === ratios[Math.floor((ratios.length - 1) / 2)])!;
+  if (TOGGLE !== undefined) delete process.env[TOGGLE];
   const flags = (figures: { errors: number; non2xx: number }) => `errors ${figures.errors}, non-2xx ${figures.non2xx}`;
   const errors = rounds.reduce((sum, round) => ({ errors: sum.errors + round.fifo.errors + round.unlimited.errors, non2xx: sum.non2xx + round.fifo.non2xx + round.unlimited.non2xx }), { errors: 0, non2xx: 0 });
-  return [
-    { benchmark: `3-step responding workflow, unlimited, ${CONNECTIONS} connections`, ...median.unlimited, note: `runs/s (reference); the median of ${rounds.length} alternating rounds, after one of each not counted` },
-    {
-      benchmark: "same, settings.concurrency 1 (one at a time, FIFO)",
-      ...median.fifo,
-      note: `${median.ratio.toFixed(2)}x unlimited (target >= 0.30x); rounds in order ${rounds.map((round) => `${Math.round(round.fifo.perSecond)}/${Math.round(round.unlimited.perSecond)} ${round.ratio.toFixed(2)}x`).join(", ")}; all rounds: ${flags(errors)}`,
-    },
-  ];
+  const inOrder = (kept: FifoRound[]) => kept.map((round) => `${Math.round(round.fifo.perSecond)}/${Math.round(round.unlimited.perSecond)} ${round.ratio.toFixed(2)}x`).join(", ");
+  const sides = TOGGLE === undefined ? [{ label: "", kept: rounds }] : [false, true].map((toggled) => ({ label: ` [${TOGGLE}=${toggled ? "1" : ""}]`, kept: rounds.filter((round) => round.toggled === toggled) }));
+  return sides.flatMap(({ label, kept }) => {
+    const median = medianRound(kept);
+    return [
+      { benchmark: `3-step responding workflow, unlimited, ${CONNECTIONS} connections${label}`, ...median.unlimited, note: `runs/s (reference); the median of ${kept.length} alternating rounds, after one of each not counted` },
+      {
+        benchmark: `same, settings.concurrency 1 (one at a time, FIFO)${label}`,
+        ...median.fifo,
+        note: `${median.ratio.toFixed(2)}x unlimited (target >= 0.30x); rounds in order ${inOrder(kept)}; all rounds: ${flags(errors)}`,
+      },
+    ];
+  });
+}
+
+interface FifoRound {
+  unlimited: LoadFigures;
+  fifo: LoadFigures;
+  ratio: number;
+  /** Run with RUNNEL_BENCH_TOGGLE's variable set. */
+  toggled: boolean;
+}
+
+/** The round whose ratio is the median (the lower of the two middle ones). */
+function medianRound(rounds: FifoRound[]): FifoRound {
+  const ratios = rounds.map((round) => round.ratio).sort((a, b) => a - b);
+  return rounds.find((round) => round.ratio === ratios[Math.floor((ratios.length - 1) / 2)])!;
 }
 
 async function createWorkflow(bench: BenchServer, body: Record<string, unknown>): Promise<string> {
