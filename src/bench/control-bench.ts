@@ -151,6 +151,9 @@ const TOGGLE = process.env.RUNNEL_BENCH_TOGGLE || undefined;
 
 /** The 3-step responding workflow, unlimited and one at a time (FIFO), in alternating rounds. */
 async function fifoThroughput(bench: BenchServer): Promise<BenchRow[]> {
+  if (TOGGLE !== undefined && !(FIFO_ROUNDS >= 2)) {
+    throw new Error(`RUNNEL_BENCH_TOGGLE=${TOGGLE} needs RUNNEL_BENCH_ROUNDS of 2 or more (one round a side at least; ten or more to tell much), not ${process.env.RUNNEL_BENCH_ROUNDS}.`);
+  }
   const shape = (name: string, settings: Record<string, unknown>) => ({
     name,
     trigger: { type: "http" },
