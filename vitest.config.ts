@@ -11,12 +11,14 @@ export default defineConfig({
     pool: "forks",
     // The longest files first, by test/setup/durations.json (a fresh clone has no cache of durations).
     sequence: { sequencer: LongestFirst },
-    // Two files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
-    // one worker leaves a core idle. Vitest's own default is one fewer than the cores, which is one here. Three
-    // made the whole suite faster on a quiet machine (969 s -> 663 s) but not CI's runs (Node 20's share 852-989 s
-    // in three fresh-clone runs, against about 700 s with two), and each run of them failed two or three other
-    // timing-bound tests under that load. docs/architecture.md, "Test suite time".
-    maxWorkers: 2,
+    // Three files at once on two cores: a file mostly waits (on its server, children, sockets, the browser), so
+    // one worker per core leaves the cores half idle (the processes used 448 s of CPU in a 571 s run with two).
+    // Vitest's own default is one fewer than the cores, which is one here. Session 21, same machine, back to
+    // back: 571 s with two, 409 s with three, CPU 412 s; the installations' lane (test/scale, about 250 s) is
+    // then the longest path. Session 15 had gone back to two when three were slower in CI and failed
+    // timing-bound tests: PostgreSQL's catalogs were bloating then (no autovacuum on this machine kind), which
+    // test/setup/postgres-catalog.ts now vacuums. docs/architecture.md, "Test suite time".
+    maxWorkers: 3,
     // One process per worker for all its files, not one per file: each file's fresh process re-imported the server
     // (vite's transform, Fastify, Kysely, the engine), about a second per file, 177 files. The tests share no
     // module state that matters (no module mocks; each starts its own server, store and folders). Measured on the
