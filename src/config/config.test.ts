@@ -12,6 +12,7 @@ describe("loadConfig", () => {
       port: 8080,
       publicUrl: null,
       databaseUrl: null,
+      databasePoolSize: 10,
       redisUrl: null,
       queue: "local",
       role: "all",
@@ -55,6 +56,12 @@ describe("loadConfig", () => {
     expect(() => metrics("yes")).toThrow(new ConfigError("RUNNEL_METRICS", 'expected one of off, public, admin, got "yes".'));
     expect(loadConfig({ RUNNEL_HEARTBEAT_INTERVAL_MS: "250", RUNNEL_SHUTDOWN_DRAIN_SECONDS: "15" }, {}, context)).toMatchObject({ heartbeatIntervalMs: 250, shutdownDrainMs: 15_000 });
     expect(() => loadConfig({ RUNNEL_HEARTBEAT_INTERVAL_MS: "10" }, {}, context)).toThrow(/RUNNEL_HEARTBEAT_INTERVAL_MS/);
+  });
+
+  it("reads the store's PostgreSQL pool size (10 by default), and names a bad one", () => {
+    expect(loadConfig({}, {}, context).databasePoolSize).toBe(10);
+    expect(loadConfig({ RUNNEL_DATABASE_POOL_SIZE: "3" }, {}, context).databasePoolSize).toBe(3);
+    expect(() => loadConfig({ RUNNEL_DATABASE_POOL_SIZE: "0" }, {}, context)).toThrow(new ConfigError("RUNNEL_DATABASE_POOL_SIZE", 'expected a whole number from 1 to 1000, got "0".'));
   });
 
   it("reads the inbound SMTP listener's address, domain and size limit, and names a bad one", () => {

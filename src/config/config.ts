@@ -17,6 +17,13 @@ export interface RunnelConfig {
   readonly publicUrl: string | null;
   /** `postgres://…` to run on PostgreSQL; null for the embedded SQLite store. */
   readonly databaseUrl: string | null;
+  /**
+   * RUNNEL_DATABASE_POOL_SIZE: the most connections this process's store
+   * holds to DATABASE_URL (10). Every process of an installation holds its
+   * own, and PostgreSQL allows 100 in all by default: docs/scale-out.md,
+   * "Connections".
+   */
+  readonly databasePoolSize: number;
   /** REDIS_URL: `redis://…` or `rediss://…`, the Redis of the BullMQ job queue (RUNNEL_QUEUE=redis); null: none. */
   readonly redisUrl: string | null;
   /**
@@ -186,6 +193,7 @@ export function loadConfig(env: Env, overrides: ConfigOverrides, context: Config
     port: parseInteger(raw("RUNNEL_PORT", overrides.port), 8080, 0, 65_535),
     publicUrl: parseHttpUrl(raw("RUNNEL_PUBLIC_URL")),
     databaseUrl: parseDatabaseUrl(raw("DATABASE_URL")),
+    databasePoolSize: parseInteger(raw("RUNNEL_DATABASE_POOL_SIZE"), 10, 1, 1_000),
     ...parseQueue(raw("RUNNEL_QUEUE"), raw("REDIS_URL"), raw("DATABASE_URL")),
     queueNamespace: parseQueueNamespace(raw("RUNNEL_QUEUE_NAMESPACE")),
     deliveryLeaseMs: parseInteger(raw("RUNNEL_DELIVERY_LEASE_SECONDS"), 30, 5, 86_400) * 1000,

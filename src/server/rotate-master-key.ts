@@ -20,7 +20,7 @@ export interface RotationOutcome {
 export async function rotateConfiguredMasterKey(config: RunnelConfig): Promise<RotationOutcome> {
   const running = runningServerPid(config.dataDir);
   if (running !== null) throw new Error(`A server (pid ${running}) is running on ${config.dataDir}: it holds the current key in memory. Stop it, rotate, then start it again.`);
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({ databaseUrl: config.databaseUrl, databasePoolSize: config.databasePoolSize, dataDir: config.dataDir });
   try {
     const fromEnvironment = config.masterKey !== null;
     // Where the new key goes: the key file; with RUNNEL_MASTER_KEY, a file beside the data, so the key is never only on a screen.

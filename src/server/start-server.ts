@@ -64,7 +64,7 @@ export async function startServer({ config, logger, announce }: StartServerOptio
 
 async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text: string) => void, reservation: PortReservation): Promise<RunningServer> {
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  const store = await openStore({ databaseUrl: config.databaseUrl, databasePoolSize: config.databasePoolSize, dataDir: config.dataDir, logger });
   logger.info({ store: store.kind, dataDir: config.dataDir }, "store ready");
   const mailer = new Mailer({ store, smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
   logger.info({ smtp: config.smtpUrl ? new URL(config.smtpUrl).host : null }, config.smtpUrl ? "mail is delivered over SMTP" : "RUNNEL_SMTP_URL is not set: mails stay in the outbox");

@@ -7,6 +7,8 @@ import type { Store } from "./store.js";
 export interface StoreSelection {
   /** `postgres://…` selects PostgreSQL; absent, the embedded SQLite file. */
   databaseUrl: string | null;
+  /** PostgreSQL: the most connections the store's pool holds (its default: 10). */
+  databasePoolSize?: number;
   dataDir: string;
   /** Where the store reports trouble of its own (the SQLite checkpoint thread). */
   logger?: Logger;
@@ -17,7 +19,7 @@ export const SQLITE_FILE_NAME = "runnel.sqlite";
 /** Opens the store the configuration selects and brings its schema up to date. */
 export async function openStore(selection: StoreSelection): Promise<Store> {
   const store = selection.databaseUrl
-    ? createPostgresStore({ connectionString: selection.databaseUrl })
+    ? createPostgresStore({ connectionString: selection.databaseUrl, maxConnections: selection.databasePoolSize })
     : createSqliteStore({ file: join(selection.dataDir, SQLITE_FILE_NAME), ...(selection.logger ? { logger: selection.logger } : {}) });
   try {
     await store.migrate();

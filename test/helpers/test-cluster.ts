@@ -50,6 +50,9 @@ export async function createClusterFixture(queue: QueueKind, prefix: string, env
     RUNNEL_QUEUE_NAMESPACE: namespace,
     RUNNEL_MASTER_KEY: randomBytes(32).toString("hex"),
     RUNNEL_LOG_LEVEL: "warn",
+    // Four connections a store, not ten: a 2 api + 3 worker installation held up to 76 connections with ten,
+    // and with three test files at once beside it, PostgreSQL's 100 were nearly all taken (81 seen in CI).
+    RUNNEL_DATABASE_POOL_SIZE: "4",
     ...(queue === "redis" ? { REDIS_URL } : {}),
     ...env,
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { NotFoundError, UnavailableError } from "../../domain/errors.js";
+import { processStateOf } from "../../domain/processes.js";
 import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
 import type { SandboxError } from "../../sandbox/sandbox-error.js";
 import type { Store } from "../../store/store.js";
@@ -62,6 +63,15 @@ export class ManualRunsOnWorkers {
     const { store } = this.options;
     const waitMs = this.options.waitMs(source);
     const now = (this.options.now ?? Date.now)();
+    // No worker beats in the registry: nobody would take the run, so say so at once rather than after the wait,
+    // and queue nothing (a worker started later would otherwise run a "run now" its caller gave up on).
+    if (!(await this.aWorkerIsLive(now))) {
+      throw new UnavailableError(
+        `Source ${source.nameSlug} (${source.id}) cannot run now: no worker process of this installation is running (none has sent a heartbeat lately; runnel status lists the processes). ` +
+          "Start one (runnel server --role worker) and try again; nothing was queued.",
+        5,
+      );
+    }
     const requestId = randomBytes(12).toString("hex");
     const outcome = this.waitFor(requestId, source, waitMs);
     const body: SourceRunBody = { event, request_id: requestId };
@@ -76,6 +86,12 @@ export class ManualRunsOnWorkers {
     const settled = await outcome;
     if (settled.kind === "gone") throw new NotFoundError("source", source.id);
     return { ok: settled.ok, durationMs: settled.durationMs, events: settled.events, ...(settled.error ? { error: settled.error } : {}) };
+  }
+
+  /** Whether a process that runs deliveries (a worker, or a process of every role) beats in the registry. */
+  private async aWorkerIsLive(now: number): Promise<boolean> {
+    const processes = await this.options.store.listProcesses();
+    return processes.some((process) => process.role !== "api" && processStateOf(process, now) === "live");
   }
 
   /** The worker side: tells the api process waiting for `requestId` how its run went. */
