@@ -32,14 +32,14 @@ interface Cluster {
  * server --role …`) over a fresh PostgreSQL schema, the queue on Redis or on
  * PostgreSQL alone. The api process starts first and creates the admin.
  */
-async function startCluster(queue: "redis" | "postgres", workers: number): Promise<Cluster> {
+async function startCluster(queue: "redis" | "postgres", workers: number, extraEnv: Record<string, string> = {}): Promise<Cluster> {
   const schema = `runnel_scale_${randomBytes(4).toString("hex")}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   const databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const namespace = `runnel_bench_${randomBytes(4).toString("hex")}`;
-  const common = { DATABASE_URL: databaseUrl, RUNNEL_QUEUE: queue, REDIS_URL, RUNNEL_QUEUE_NAMESPACE: namespace, RUNNEL_LOG_LEVEL: "warn", RUNNEL_MAX_RUNNERS: "4" };
+  const common = { DATABASE_URL: databaseUrl, RUNNEL_QUEUE: queue, REDIS_URL, RUNNEL_QUEUE_NAMESPACE: namespace, RUNNEL_LOG_LEVEL: "warn", RUNNEL_MAX_RUNNERS: "4", ...extraEnv };
   const dirs: string[] = [];
   const processes: ServerProcess[] = [];
   const start = async (role: "api" | "worker") => {
@@ -107,6 +107,14 @@ export async function dropQueueNamespace(queue: "redis" | "postgres", namespace:
  * efficiency: runs per second per core-second of CPU all processes spent.
  * Set-ups can be named after it (`--scale redis:1 postgres:1`): the
  * embedded reference and those only.
+ *
+ * `RUNNEL_BENCH_TOGGLE=NAME` (with named set-ups) is an A/B inside one run:
+ * each set-up is started twice, side by side, the second with NAME=1 in its
+ * processes' environment (for code under test that reads it), and the two
+ * take turns for RUNNEL_BENCH_ROUNDS measured rounds (6 by default), so that
+ * both see the same drift of the machine; each side's median is reported,
+ * with its rounds in order. Back-to-back runs of this bench differ by up to
+ * 20 %, more than most changes.
  */
 export async function benchScale(setups = process.argv.slice(3)): Promise<BenchRow[]> {
   const wanted = (queue: string, workers: number) => setups.length === 0 || setups.includes(`${queue}:${workers}`);
@@ -134,9 +142,15 @@ export async function benchScale(setups = process.argv.slice(3)): Promise<BenchR
     await embedded.close();
   }
 
+  const toggle = process.env.RUNNEL_BENCH_TOGGLE || undefined;
+  if (toggle !== undefined && setups.length === 0) throw new Error(`RUNNEL_BENCH_TOGGLE=${toggle} runs each set-up twice: name the set-ups to compare (npm run bench -- --scale redis:1).`);
   for (const queue of ["redis", "postgres"] as const) {
     for (const workers of WORKER_COUNTS) {
       if (!wanted(queue, workers)) continue;
+      if (toggle !== undefined) {
+        rows.push(...(await toggledRounds(queue, workers, toggle, reference, measure)));
+        continue;
+      }
       const cluster = await startCluster(queue, workers);
       try {
         const url = await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3);
@@ -152,4 +166,35 @@ export async function benchScale(setups = process.argv.slice(3)): Promise<BenchR
     }
   }
   return rows;
+}
+
+type Measure = (url: string, pids: () => number[], apiPids?: () => number[]) => Promise<{ figures: { perSecond: number; p50Ms: number; p99Ms: number; errors: number; non2xx: number }; cpuUsPerRun: number; apiUsPerRun: number }>;
+
+/** One set-up twice (the second with `toggle`=1 in its environment), measured in turns: a row per side, its median round. */
+async function toggledRounds(queue: "redis" | "postgres", workers: number, toggle: string, reference: number, measure: Measure): Promise<BenchRow[]> {
+  const rounds = Number(process.env.RUNNEL_BENCH_ROUNDS ?? 6);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`RUNNEL_BENCH_ROUNDS must be a whole number of 1 or more with RUNNEL_BENCH_TOGGLE, not ${process.env.RUNNEL_BENCH_ROUNDS}.`);
+  const sides = [
+    { label: `${toggle} unset`, cluster: await startCluster(queue, workers) },
+    { label: `${toggle}=1`, cluster: await startCluster(queue, workers, { [toggle]: "1" }) },
+  ];
+  try {
+    const urls = await Promise.all(sides.map(({ cluster }) => deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3)));
+    const results: Array<Array<Awaited<ReturnType<Measure>>>> = [[], []];
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, side] of sides.entries()) results[index]!.push(await measure(urls[index]!, side.cluster.pids, side.cluster.apiPids));
+    }
+    return sides.map((side, index) => {
+      const measured = results[index]!;
+      const median = [...measured].sort((a, b) => a.figures.perSecond - b.figures.perSecond)[Math.floor(measured.length / 2)]!;
+      const errors = measured.reduce((sum, one) => sum + one.figures.errors + one.figures.non2xx, 0);
+      return {
+        benchmark: `1 api + ${workers} worker${workers > 1 ? "s" : ""}, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}, ${side.label}`,
+        ...median.figures,
+        note: `median of ${measured.length} rounds, taken in turns with the other side: ${(median.figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(median.cpuUsPerRun)} µs/run (the api ${Math.round(median.apiUsPerRun)}); rounds in order ${measured.map((one) => Math.round(one.figures.perSecond)).join(", ")}; errors and non-2xx in all rounds ${errors}`,
+      };
+    });
+  } finally {
+    await Promise.allSettled(sides.map(({ cluster }) => cluster.stop()));
+  }
 }
