@@ -108,13 +108,14 @@ export async function dropQueueNamespace(queue: "redis" | "postgres", namespace:
  * Set-ups can be named after it (`--scale redis:1 postgres:1`): the
  * embedded reference and those only.
  *
- * `RUNNEL_BENCH_TOGGLE=NAME` (with named set-ups) is an A/B inside one run:
- * each set-up is started twice, side by side, the second with NAME=1 in its
- * processes' environment (for code under test that reads it), and the two
- * take turns for RUNNEL_BENCH_ROUNDS measured rounds (6 by default), so that
- * both see the same drift of the machine; each side's median is reported,
- * with its rounds in order. Back-to-back runs of this bench differ by up to
- * 20 %, more than most changes.
+ * `RUNNEL_BENCH_ROUNDS=N` (with named set-ups) measures in turns: the
+ * embedded server stays up beside each set-up's processes, and the two take
+ * N rounds each, one after the other, so that both see the same drift of the
+ * machine (back-to-back runs of this bench differ by up to 20 %, more than
+ * most changes); each side's median is reported, and the median of the
+ * rounds' ratios. `RUNNEL_BENCH_TOGGLE=NAME` adds a third side: the same
+ * set-up again, with NAME=1 in its processes' environment (for code under
+ * test that reads it).
  */
 export async function benchScale(setups = process.argv.slice(3)): Promise<BenchRow[]> {
   const wanted = (queue: string, workers: number) => setups.length === 0 || setups.includes(`${queue}:${workers}`);
@@ -122,6 +123,7 @@ export async function benchScale(setups = process.argv.slice(3)): Promise<BenchR
   const rows: BenchRow[] = [];
   /** Throughput, and the CPU per run of Runnel's processes and of PostgreSQL's and Redis's (shared with whatever else runs). */
   const measure = async (url: string, pids: () => number[], apiPids: () => number[] = () => []) => {
+    await vacuumAsAutovacuumWould();
     await load.post(url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
     const [watched, api, services] = [pids(), apiPids(), serviceProcesses()];
     const before = [cpuSnapshot(watched), cpuSnapshot(api), cpuSnapshot(services)] as const;
@@ -131,70 +133,123 @@ export async function benchScale(setups = process.argv.slice(3)): Promise<BenchR
     return { figures, cpuUsPerRun: perRun(cpuMs), apiUsPerRun: perRun(apiMs), servicesUsPerRun: perRun(servicesMs) };
   };
 
-  const embedded = await startBenchServer("postgres");
-  let reference: number;
-  try {
-    const url = await deployWorkflow(embedded, "three steps", 3);
-    const { figures, cpuUsPerRun, servicesUsPerRun } = await measure(url, () => processTree(process.pid));
-    reference = figures.perSecond;
-    rows.push({ benchmark: "embedded (one process, PostgreSQL): 3-step workflow that responds", ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run, PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run` });
-  } finally {
-    await embedded.close();
-  }
-
+  const rounds = process.env.RUNNEL_BENCH_ROUNDS === undefined ? undefined : Number(process.env.RUNNEL_BENCH_ROUNDS);
   const toggle = process.env.RUNNEL_BENCH_TOGGLE || undefined;
-  if (toggle !== undefined && setups.length === 0) throw new Error(`RUNNEL_BENCH_TOGGLE=${toggle} runs each set-up twice: name the set-ups to compare (npm run bench -- --scale redis:1).`);
-  for (const queue of ["redis", "postgres"] as const) {
-    for (const workers of WORKER_COUNTS) {
-      if (!wanted(queue, workers)) continue;
-      if (toggle !== undefined) {
-        rows.push(...(await toggledRounds(queue, workers, toggle, reference, measure)));
-        continue;
+  if ((rounds !== undefined || toggle !== undefined) && setups.length === 0) {
+    throw new Error("RUNNEL_BENCH_ROUNDS and RUNNEL_BENCH_TOGGLE measure named set-ups in turns: name them (npm run bench -- --scale redis:1).");
+  }
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`RUNNEL_BENCH_ROUNDS must be a whole number of 1 or more, not ${process.env.RUNNEL_BENCH_ROUNDS}.`);
+
+  const embedded = await startBenchServer("postgres");
+  let closed = false;
+  const closeEmbedded = async () => {
+    if (closed) return;
+    closed = true;
+    await embedded.close();
+  };
+  try {
+    const embeddedSide: Side = { label: "embedded (one process, PostgreSQL): 3-step workflow that responds", url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) };
+    if (rounds !== undefined || toggle !== undefined) {
+      for (const queue of ["redis", "postgres"] as const) {
+        for (const workers of WORKER_COUNTS) {
+          if (wanted(queue, workers)) rows.push(...(await inTurns(queue, workers, embeddedSide, rounds ?? 6, toggle, measure)));
+        }
       }
-      const cluster = await startCluster(queue, workers);
-      try {
-        const url = await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3);
-        const { figures, cpuUsPerRun, apiUsPerRun, servicesUsPerRun } = await measure(url, cluster.pids, cluster.apiPids);
-        rows.push({
-          benchmark: `1 api + ${workers} worker${workers > 1 ? "s" : ""}, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}`,
-          ...figures,
-          note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes; the api ${Math.round(apiUsPerRun)}), PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run; errors ${figures.errors}, non-2xx ${figures.non2xx}`,
-        });
-      } finally {
-        await cluster.stop();
+      return rows;
+    }
+    const { figures, cpuUsPerRun, servicesUsPerRun } = await measure(embeddedSide.url, embeddedSide.pids);
+    const reference = figures.perSecond;
+    rows.push({ benchmark: embeddedSide.label, ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run, PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run` });
+    // Measured apart, the set-ups have the machine to themselves.
+    await closeEmbedded();
+    for (const queue of ["redis", "postgres"] as const) {
+      for (const workers of WORKER_COUNTS) {
+        if (!wanted(queue, workers)) continue;
+        const cluster = await startCluster(queue, workers);
+        try {
+          const url = await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3);
+          const { figures, cpuUsPerRun, apiUsPerRun, servicesUsPerRun } = await measure(url, cluster.pids, cluster.apiPids);
+          rows.push({
+            benchmark: setupName(queue, workers),
+            ...figures,
+            note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes; the api ${Math.round(apiUsPerRun)}), PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run; errors ${figures.errors}, non-2xx ${figures.non2xx}`,
+          });
+        } finally {
+          await cluster.stop();
+        }
       }
     }
+    return rows;
+  } finally {
+    await closeEmbedded();
   }
-  return rows;
+}
+
+function setupName(queue: "redis" | "postgres", workers: number): string {
+  return `1 api + ${workers} worker${workers > 1 ? "s" : ""}, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}`;
 }
 
 type Measure = (url: string, pids: () => number[], apiPids?: () => number[]) => Promise<{ figures: { perSecond: number; p50Ms: number; p99Ms: number; errors: number; non2xx: number }; cpuUsPerRun: number; apiUsPerRun: number }>;
 
-/** One set-up twice (the second with `toggle`=1 in its environment), measured in turns: a row per side, its median round. */
-async function toggledRounds(queue: "redis" | "postgres", workers: number, toggle: string, reference: number, measure: Measure): Promise<BenchRow[]> {
-  const rounds = Number(process.env.RUNNEL_BENCH_ROUNDS ?? 6);
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`RUNNEL_BENCH_ROUNDS must be a whole number of 1 or more with RUNNEL_BENCH_TOGGLE, not ${process.env.RUNNEL_BENCH_ROUNDS}.`);
-  const sides = [
-    { label: `${toggle} unset`, cluster: await startCluster(queue, workers) },
-    { label: `${toggle}=1`, cluster: await startCluster(queue, workers, { [toggle]: "1" }) },
-  ];
+/** What is measured in turns: a server's endpoint and the processes whose CPU counts. */
+interface Side {
+  label: string;
+  url: string;
+  pids: () => number[];
+  apiPids?: () => number[];
+}
+
+/**
+ * The embedded server and a set-up's processes (and the same set-up with
+ * `toggle`=1, when given), measured in turns for `rounds` rounds: a row per
+ * side, its median round, the clusters' with the median of their rounds'
+ * ratios to the embedded server's.
+ */
+async function inTurns(queue: "redis" | "postgres", workers: number, embedded: Side, rounds: number, toggle: string | undefined, measure: Measure): Promise<BenchRow[]> {
+  const clusters = [await startCluster(queue, workers), ...(toggle !== undefined ? [await startCluster(queue, workers, { [toggle]: "1" })] : [])];
   try {
-    const urls = await Promise.all(sides.map(({ cluster }) => deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3)));
-    const results: Array<Array<Awaited<ReturnType<Measure>>>> = [[], []];
-    for (let round = 0; round < rounds; round++) {
-      for (const [index, side] of sides.entries()) results[index]!.push(await measure(urls[index]!, side.cluster.pids, side.cluster.apiPids));
+    const sides: Side[] = [embedded];
+    for (const [index, cluster] of clusters.entries()) {
+      const label = `${setupName(queue, workers)}${toggle === undefined ? "" : index === 0 ? `, ${toggle} unset` : `, ${toggle}=1`}`;
+      sides.push({ label, url: await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3), pids: cluster.pids, apiPids: cluster.apiPids });
     }
+    const results: Array<Array<Awaited<ReturnType<Measure>>>> = sides.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, side] of sides.entries()) results[index]!.push(await measure(side.url, side.pids, side.apiPids));
+    }
+    const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const reference = results[0]!.map((one) => one.figures.perSecond);
     return sides.map((side, index) => {
       const measured = results[index]!;
       const median = [...measured].sort((a, b) => a.figures.perSecond - b.figures.perSecond)[Math.floor(measured.length / 2)]!;
       const errors = measured.reduce((sum, one) => sum + one.figures.errors + one.figures.non2xx, 0);
+      const ratios = measured.map((one, round) => one.figures.perSecond / reference[round]!);
+      const inOrder = measured.map((one, round) => `${Math.round(one.figures.perSecond)}${index === 0 ? "" : ` ${ratios[round]!.toFixed(2)}×`}`).join(", ");
+      const share = index === 0 ? "reference" : `${medianOf(ratios).toFixed(2)}× embedded (the median of the rounds' ratios)`;
       return {
-        benchmark: `1 api + ${workers} worker${workers > 1 ? "s" : ""}, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}, ${side.label}`,
+        benchmark: side.label,
         ...median.figures,
-        note: `median of ${measured.length} rounds, taken in turns with the other side: ${(median.figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(median.cpuUsPerRun)} µs/run (the api ${Math.round(median.apiUsPerRun)}); rounds in order ${measured.map((one) => Math.round(one.figures.perSecond)).join(", ")}; errors and non-2xx in all rounds ${errors}`,
+        note: `${share}; median of ${measured.length} rounds taken in turns; CPU ${Math.round(median.cpuUsPerRun)} µs/run${index === 0 ? "" : ` (the api ${Math.round(median.apiUsPerRun)})`}; rounds in order ${inOrder}; errors and non-2xx in all rounds ${errors}`,
       };
     });
   } finally {
-    await Promise.allSettled(sides.map(({ cluster }) => cluster.stop()));
+    await Promise.allSettled(clusters.map((cluster) => cluster.stop()));
+  }
+}
+
+/**
+ * The bench's database vacuumed, as autovacuum would keep it: this machine
+ * kind's PostgreSQL runs with autovacuum off, and rounds taken in turns keep
+ * a server's tables through all of them, so its deleted rows (deliveries,
+ * trimmed events and runs, BullMQ's finished jobs on PostgreSQL alone) piled
+ * up and each of its rounds ran slower than the one before.
+ */
+async function vacuumAsAutovacuumWould(): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query("VACUUM");
+  } finally {
+    await client.end();
   }
 }
