@@ -208,7 +208,9 @@ interface Side {
 async function inTurns(queue: "redis" | "postgres", workers: number, embedded: Side, rounds: number, toggle: string | undefined, measure: Measure): Promise<BenchRow[]> {
   const clusters = [await startCluster(queue, workers), ...(toggle !== undefined ? [await startCluster(queue, workers, { [toggle]: "1" })] : [])];
   try {
-    const sides: Side[] = [embedded];
+    // The clusters' processes are this process's children too: the embedded server's CPU leaves them out.
+    const theirs = () => new Set(clusters.flatMap((cluster) => cluster.pids()));
+    const sides: Side[] = [{ ...embedded, pids: () => embedded.pids().filter((pid) => !theirs().has(pid)) }];
     for (const [index, cluster] of clusters.entries()) {
       const label = `${setupName(queue, workers)}${toggle === undefined ? "" : index === 0 ? `, ${toggle} unset` : `, ${toggle}=1`}`;
       sides.push({ label, url: await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3), pids: cluster.pids, apiPids: cluster.apiPids });

@@ -20,8 +20,8 @@ export interface RunnelConfig {
   /**
    * RUNNEL_DATABASE_POOL_SIZE: the most connections this process's store
    * holds to DATABASE_URL (10). Every process of an installation holds its
-   * own, and PostgreSQL allows 100 in all by default: docs/scale-out.md,
-   * "Connections".
+   * own, and PostgreSQL allows 100 in all by default (docs/scale-out.md,
+   * "Things an operator should already know").
    */
   readonly databasePoolSize: number;
   /** REDIS_URL: `redis://…` or `rediss://…`, the Redis of the BullMQ job queue (RUNNEL_QUEUE=redis); null: none. */
