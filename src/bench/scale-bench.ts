@@ -9,7 +9,7 @@ import { ADMIN_KEY_FILE_NAME } from "../server/admin-key-file.js";
 import { startBenchServer, POSTGRES_URL } from "./bench-server.js";
 import { cpuMsBetween, cpuSnapshot, processTree, serviceProcesses } from "./process-cpu.js";
 import { freePort } from "./peers/child-server.js";
-import { chooseLoadGenerator } from "./peers/load.js";
+import { chooseLoadGenerator, type LoadGenerator } from "./peers/load.js";
 import type { BenchRow } from "./table.js";
 import { BODY, CONNECTIONS, deployWorkflow, SECONDS } from "./workflow-bench.js";
 
@@ -118,85 +118,88 @@ export async function dropQueueNamespace(queue: "redis" | "postgres", namespace:
  * test that reads it).
  */
 export async function benchScale(setups = process.argv.slice(3)): Promise<BenchRow[]> {
-  const wanted = (queue: string, workers: number) => setups.length === 0 || setups.includes(`${queue}:${workers}`);
+  const wanted = (queue: "redis" | "postgres", workers: number) => setups.length === 0 || setups.includes(`${queue}:${workers}`);
+  const named = (["redis", "postgres"] as const).flatMap((queue) => WORKER_COUNTS.filter((workers) => wanted(queue, workers)).map((workers) => ({ queue, workers })));
   const load = chooseLoadGenerator();
-  const rows: BenchRow[] = [];
-  /** Throughput, and the CPU per run of Runnel's processes and of PostgreSQL's and Redis's (shared with whatever else runs). */
-  const measure = async (url: string, pids: () => number[], apiPids: () => number[] = () => []) => {
-    await vacuumAsAutovacuumWould();
-    await load.post(url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
-    const [watched, api, services] = [pids(), apiPids(), serviceProcesses()];
-    const before = [cpuSnapshot(watched), cpuSnapshot(api), cpuSnapshot(services)] as const;
-    const figures = await load.post(url, { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
-    const [cpuMs, apiMs, servicesMs] = [cpuMsBetween(before[0], cpuSnapshot(watched)), cpuMsBetween(before[1], cpuSnapshot(api)), cpuMsBetween(before[2], cpuSnapshot(services))];
-    const perRun = (ms: number) => (ms * 1000) / Math.max(1, figures.perSecond * SECONDS);
-    return { figures, cpuUsPerRun: perRun(cpuMs), apiUsPerRun: perRun(apiMs), servicesUsPerRun: perRun(servicesMs) };
-  };
-
   const rounds = process.env.RUNNEL_BENCH_ROUNDS === undefined ? undefined : Number(process.env.RUNNEL_BENCH_ROUNDS);
   const toggle = process.env.RUNNEL_BENCH_TOGGLE || undefined;
-  if ((rounds !== undefined || toggle !== undefined) && setups.length === 0) {
-    throw new Error("RUNNEL_BENCH_ROUNDS and RUNNEL_BENCH_TOGGLE measure named set-ups in turns: name them (npm run bench -- --scale redis:1).");
-  }
+  if (rounds === undefined && toggle === undefined) return benchApart(load, named);
+  if (setups.length === 0) throw new Error("RUNNEL_BENCH_ROUNDS and RUNNEL_BENCH_TOGGLE measure named set-ups in turns: name them (npm run bench -- --scale redis:1).");
   if (rounds !== undefined && !(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`RUNNEL_BENCH_ROUNDS must be a whole number of 1 or more, not ${process.env.RUNNEL_BENCH_ROUNDS}.`);
-
   const embedded = await startBenchServer("postgres");
-  let closed = false;
-  const closeEmbedded = async () => {
-    if (closed) return;
-    closed = true;
-    await embedded.close();
-  };
   try {
-    const embeddedSide: Side = { label: "embedded (one process, PostgreSQL): 3-step workflow that responds", url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) };
-    if (rounds !== undefined || toggle !== undefined) {
-      for (const queue of ["redis", "postgres"] as const) {
-        for (const workers of WORKER_COUNTS) {
-          if (wanted(queue, workers)) rows.push(...(await inTurns(queue, workers, embeddedSide, rounds ?? 6, toggle, measure)));
-        }
-      }
-      return rows;
-    }
-    const { figures, cpuUsPerRun, servicesUsPerRun } = await measure(embeddedSide.url, embeddedSide.pids);
-    const reference = figures.perSecond;
-    rows.push({ benchmark: embeddedSide.label, ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run, PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run` });
-    // Measured apart, the set-ups have the machine to themselves.
-    await closeEmbedded();
-    for (const queue of ["redis", "postgres"] as const) {
-      for (const workers of WORKER_COUNTS) {
-        if (!wanted(queue, workers)) continue;
-        const cluster = await startCluster(queue, workers);
-        try {
-          const url = await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3);
-          const { figures, cpuUsPerRun, apiUsPerRun, servicesUsPerRun } = await measure(url, cluster.pids, cluster.apiPids);
-          rows.push({
-            benchmark: setupName(queue, workers),
-            ...figures,
-            note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes; the api ${Math.round(apiUsPerRun)}), PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run; errors ${figures.errors}, non-2xx ${figures.non2xx}`,
-          });
-        } finally {
-          await cluster.stop();
-        }
-      }
-    }
+    const reference: Side = { label: EMBEDDED_LABEL, url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) };
+    const rows: BenchRow[] = [];
+    for (const { queue, workers } of named) rows.push(...(await inTurns(load, queue, workers, reference, rounds ?? 6, toggle)));
     return rows;
   } finally {
-    await closeEmbedded();
+    await embedded.close();
   }
+}
+
+const EMBEDDED_LABEL = "embedded (one process, PostgreSQL): 3-step workflow that responds";
+
+/** The embedded reference once, then each set-up alone (the reference closed: the set-ups have the machine to themselves). */
+async function benchApart(load: LoadGenerator, named: Array<{ queue: "redis" | "postgres"; workers: number }>): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const embedded = await startBenchServer("postgres");
+  let reference: number;
+  try {
+    const { figures, cpuUsPerRun, servicesUsPerRun } = await measure(load, { label: EMBEDDED_LABEL, url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) });
+    reference = figures.perSecond;
+    rows.push({ benchmark: EMBEDDED_LABEL, ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run, PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run` });
+  } finally {
+    await embedded.close();
+  }
+  for (const { queue, workers } of named) {
+    const cluster = await startCluster(queue, workers);
+    try {
+      const { figures, cpuUsPerRun, apiUsPerRun, servicesUsPerRun } = await measure(load, await sideOn(cluster, setupName(queue, workers)));
+      rows.push({
+        benchmark: setupName(queue, workers),
+        ...figures,
+        note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes; the api ${Math.round(apiUsPerRun)}), PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run; errors ${figures.errors}, non-2xx ${figures.non2xx}`,
+      });
+    } finally {
+      await cluster.stop();
+    }
+  }
+  return rows;
 }
 
 function setupName(queue: "redis" | "postgres", workers: number): string {
   return `1 api + ${workers} worker${workers > 1 ? "s" : ""}, queue on ${queue === "redis" ? "Redis" : "PostgreSQL alone"}`;
 }
 
-type Measure = (url: string, pids: () => number[], apiPids?: () => number[]) => Promise<{ figures: { perSecond: number; p50Ms: number; p99Ms: number; errors: number; non2xx: number }; cpuUsPerRun: number; apiUsPerRun: number }>;
-
-/** What is measured in turns: a server's endpoint and the processes whose CPU counts. */
+/** What is measured: a server's endpoint and the processes whose CPU counts. */
 interface Side {
   label: string;
   url: string;
   pids: () => number[];
   apiPids?: () => number[];
+}
+
+/** A cluster with the workflow deployed through its api process. */
+async function sideOn(cluster: Cluster, label: string): Promise<Side> {
+  const url = await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3);
+  return { label, url, pids: cluster.pids, apiPids: cluster.apiPids };
+}
+
+/** Throughput, and the CPU per run of Runnel's processes and of PostgreSQL's and Redis's (shared with whatever else runs). */
+async function measure(load: LoadGenerator, side: Side) {
+  await vacuumAsAutovacuumWould();
+  await load.post(side.url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
+  const [watched, api, services] = [side.pids(), side.apiPids?.() ?? [], serviceProcesses()];
+  const before = [cpuSnapshot(watched), cpuSnapshot(api), cpuSnapshot(services)] as const;
+  const figures = await load.post(side.url, { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
+  const [cpuMs, apiMs, servicesMs] = [cpuMsBetween(before[0], cpuSnapshot(watched)), cpuMsBetween(before[1], cpuSnapshot(api)), cpuMsBetween(before[2], cpuSnapshot(services))];
+  const perRun = (ms: number) => (ms * 1000) / Math.max(1, figures.perSecond * SECONDS);
+  return { figures, cpuUsPerRun: perRun(cpuMs), apiUsPerRun: perRun(apiMs), servicesUsPerRun: perRun(servicesMs) };
+}
+
+/** The middle item by `key` (the upper one of an even count). */
+function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
+  return [...items].sort((a, b) => key(a) - key(b))[Math.floor(items.length / 2)]!;
 }
 
 /**
@@ -205,29 +208,27 @@ interface Side {
  * side, its median round, the clusters' with the median of their rounds'
  * ratios to the embedded server's.
  */
-async function inTurns(queue: "redis" | "postgres", workers: number, embedded: Side, rounds: number, toggle: string | undefined, measure: Measure): Promise<BenchRow[]> {
+async function inTurns(load: LoadGenerator, queue: "redis" | "postgres", workers: number, embedded: Side, rounds: number, toggle: string | undefined): Promise<BenchRow[]> {
   const clusters = [await startCluster(queue, workers), ...(toggle !== undefined ? [await startCluster(queue, workers, { [toggle]: "1" })] : [])];
   try {
     // The clusters' processes are this process's children too: the embedded server's CPU leaves them out.
     const theirs = () => new Set(clusters.flatMap((cluster) => cluster.pids()));
     const sides: Side[] = [{ ...embedded, pids: () => embedded.pids().filter((pid) => !theirs().has(pid)) }];
     for (const [index, cluster] of clusters.entries()) {
-      const label = `${setupName(queue, workers)}${toggle === undefined ? "" : index === 0 ? `, ${toggle} unset` : `, ${toggle}=1`}`;
-      sides.push({ label, url: await deployWorkflow({ server: { url: cluster.apiUrl }, key: cluster.key } as Parameters<typeof deployWorkflow>[0], "three steps", 3), pids: cluster.pids, apiPids: cluster.apiPids });
+      sides.push(await sideOn(cluster, `${setupName(queue, workers)}${toggle === undefined ? "" : index === 0 ? `, ${toggle} unset` : `, ${toggle}=1`}`));
     }
-    const results: Array<Array<Awaited<ReturnType<Measure>>>> = sides.map(() => []);
+    const results: Array<Array<Awaited<ReturnType<typeof measure>>>> = sides.map(() => []);
     for (let round = 0; round < rounds; round++) {
-      for (const [index, side] of sides.entries()) results[index]!.push(await measure(side.url, side.pids, side.apiPids));
+      for (const [index, side] of sides.entries()) results[index]!.push(await measure(load, side));
     }
-    const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const reference = results[0]!.map((one) => one.figures.perSecond);
     return sides.map((side, index) => {
       const measured = results[index]!;
-      const median = [...measured].sort((a, b) => a.figures.perSecond - b.figures.perSecond)[Math.floor(measured.length / 2)]!;
+      const median = medianBy(measured, (one) => one.figures.perSecond);
       const errors = measured.reduce((sum, one) => sum + one.figures.errors + one.figures.non2xx, 0);
       const ratios = measured.map((one, round) => one.figures.perSecond / reference[round]!);
       const inOrder = measured.map((one, round) => `${Math.round(one.figures.perSecond)}${index === 0 ? "" : ` ${ratios[round]!.toFixed(2)}×`}`).join(", ");
-      const share = index === 0 ? "reference" : `${medianOf(ratios).toFixed(2)}× embedded (the median of the rounds' ratios)`;
+      const share = index === 0 ? "reference" : `${medianBy(ratios, (ratio) => ratio).toFixed(2)}× embedded (the median of the rounds' ratios)`;
       return {
         benchmark: side.label,
         ...median.figures,
