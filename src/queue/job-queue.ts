@@ -38,8 +38,17 @@ export interface JobQueue {
    */
   readonly settlesInStore: boolean;
 
-  /** Queues deliveries, each due from its `availableAt`; a key already waiting or running is left as it is. */
-  enqueue(deliveries: NewDelivery[]): Promise<void>;
+  /**
+   * Queues deliveries, each due from its `availableAt`; a key already
+   * waiting or running is left as it is. `together`: these were never
+   * queued before and nothing else will queue them (a caller's own
+   * workflow runs, handed over without a store row): the adapter may queue
+   * those due now as one job, claimed by one claim and each settled on its
+   * own as usual. That gives up the check of a repeated key, which cannot
+   * come; a claim of several taken over runs all of them again (at least
+   * once, as always: their runs are recorded once).
+   */
+  enqueue(deliveries: NewDelivery[], options?: EnqueueOptions): Promise<void>;
   /**
    * Takes up to `limit` due deliveries, oldest first, leased to this
    * instance (see the adapter's `leaseMs`). An empty answer: none is due now.
@@ -55,7 +64,7 @@ export interface JobQueue {
    * settled. Jobs claimed or unknown are left alone. Returns how many were.
    */
   hurry(keys: DeliveryKey[]): Promise<number>;
-  /** The queue's depth, read at once: due or backing-off jobs, jobs held by claims, and the oldest waiting job's age at `now`. */
+  /** The queue's depth, read at once: due or backing-off jobs, jobs held by claims (deliveries queued together count as one), and the oldest waiting job's age at `now`. */
   stats(now: number): Promise<QueueStats>;
   /**
    * Claims held by this instance's previous life (or, `all`, by anyone: the
@@ -106,6 +115,11 @@ export type LiveMessage =
   | { kind: "event"; channel: string; item: unknown }
   | { kind: "log"; item: unknown }
   | { kind: "closed"; reason: string };
+
+export interface EnqueueOptions {
+  /** See JobQueue.enqueue. */
+  together?: boolean;
+}
 
 /** The queue's depth (the same figures for every adapter: /metrics and `GET /v1/status` show them). */
 export type QueueStats = DeliveryQueueStats;

@@ -108,6 +108,61 @@ export function describeJobQueueConformance(name: string, makeFixture: () => Pro
       expect(await queue.claim(10)).toEqual([]);
     });
 
+    it("hands deliveries queued together to one claim, each settled on its own: a second settle of one does nothing", async () => {
+      const queue = await open(LONG_LEASE);
+      const deliveries = ["4000-0", "4000-1", "4000-2"].map((eventId) => setup.fixture.delivery(eventId));
+      await queue.enqueue(deliveries, { together: true });
+      const claimed = await queue.claim(10);
+      expect(claimed.map((job) => job.eventId).sort()).toEqual(["4000-0", "4000-1", "4000-2"]);
+      expect(claimed.every((job) => job.status === "running" && job.attempts === 1)).toBe(true);
+      expect(claimed.find((job) => job.eventId === "4000-1")?.event).toEqual(deliveries[1]!.event);
+      const [first, ...rest] = claimed;
+      expect(await queue.complete([first!])).toEqual([keyOf(first!)]);
+      expect(await queue.complete([first!])).toEqual([]);
+      expect(await queue.claim(10)).toEqual([]);
+      expect((await queue.complete(rest)).map((key) => key.eventId).sort()).toEqual(rest.map((job) => job.eventId).sort());
+      expect(await queue.claim(10)).toEqual([]);
+      expect(await queue.stats(Date.now())).toMatchObject({ waiting: 0, running: 0 });
+    });
+
+    it("puts one delivery of several back alone, as a new attempt, while the others complete", async () => {
+      const queue = await open(LONG_LEASE);
+      const deliveries = ["4100-0", "4100-1"].map((eventId) => setup.fixture.delivery(eventId));
+      await queue.enqueue(deliveries, { together: true });
+      const claimed = await queue.claim(10);
+      const failing = claimed.find((job) => job.eventId === "4100-0")!;
+      const fine = claimed.find((job) => job.eventId === "4100-1")!;
+      const failedAt = Date.now();
+      expect(await queue.retry([failing], failedAt + 700)).toEqual([keyOf(failing)]);
+      expect(await queue.complete([fine])).toEqual([keyOf(fine)]);
+      expect(await queue.claim(10)).toEqual([]);
+      const [again] = await claimWithin(queue, 5_000);
+      expect(Date.now() - failedAt).toBeGreaterThanOrEqual(650);
+      expect(again!.eventId).toBe("4100-0");
+      expect(again!.attempts).toBeGreaterThan(failing.attempts);
+      expect(await queue.complete([again!])).toEqual([keyOf(failing)]);
+      expect(await queue.claim(10)).toEqual([]);
+    });
+
+    it("takes over a claim of several from a dead worker: what it had not settled runs again (at least once), and completes once", async () => {
+      const dying = await open(SHORT_LEASE);
+      const survivor = await open(SHORT_LEASE);
+      const deliveries = ["4200-0", "4200-1", "4200-2"].map((eventId) => setup.fixture.delivery(eventId));
+      await dying.enqueue(deliveries, { together: true });
+      const held = await dying.claim(10);
+      expect(held).toHaveLength(3);
+      const settled = held.find((job) => job.eventId === "4200-0")!;
+      expect(await dying.complete([settled])).toEqual([keyOf(settled)]);
+      await dying.close();
+      const taken = await claimAllWithin(survivor, 2, 15_000);
+      const ids = taken.map((job) => job.eventId);
+      expect(ids).toEqual(expect.arrayContaining(["4200-1", "4200-2"]));
+      expect(taken.filter((job) => job.eventId !== "4200-0").every((job) => job.interruptions >= 1)).toBe(true);
+      expect((await survivor.complete(taken)).length).toBe(taken.length);
+      await sleep(SHORT_LEASE * 2);
+      expect(await survivor.claim(10)).toEqual([]);
+    });
+
     it("hurries a job put back for later: due at once, a held or unknown one left alone", async () => {
       const queue = await open(LONG_LEASE);
       const delivery = setup.fixture.delivery("1000-h");

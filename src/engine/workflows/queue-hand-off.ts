@@ -80,26 +80,37 @@ export class QueueHandOff implements DeliveryHandOff {
   }
 
   private async carry(deliveries: ClaimedDelivery[]): Promise<void> {
-    const { store, queue, logger } = this.options;
+    const { queue } = this.options;
     const now = this.now();
+    // A caller's own workflow runs (no row) were never queued and nothing else queues them: one job for them all.
+    const unrecorded = deliveries.filter((delivery) => delivery.unrecorded);
+    const recorded = deliveries.filter((delivery) => !delivery.unrecorded);
+    const [together, apart] = await Promise.allSettled([
+      unrecorded.length > 0 ? queue.enqueue(unrecorded.map((delivery) => jobOf(delivery, now)), { together: true }) : undefined,
+      recorded.length > 0 ? queue.enqueue(recorded.map((delivery) => jobOf(delivery, now))) : undefined,
+    ]);
+    const failed = [together, apart].find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+    if (failed) this.options.logger.warn({ err: failed.reason, deliveries: deliveries.length }, "the job queue did not take new deliveries; the relay queues them from the store");
+    await Promise.all([together.status === "rejected" ? this.recordPending(unrecorded, now) : undefined, apart.status === "fulfilled" ? this.dropRows(recorded) : undefined]);
+    const queuedSome = (together.status === "fulfilled" && unrecorded.length > 0) || (apart.status === "fulfilled" && recorded.length > 0);
+    if (queuedSome) this.options.onQueued();
+    if (failed) this.options.onLeftInStore();
+  }
+
+  /** Deliveries handed over without a row that the queue did not take: pending rows now, which the relay takes at its next look. */
+  private async recordPending(unrecorded: ClaimedDelivery[], now: number): Promise<void> {
     try {
-      await queue.enqueue(deliveries.map((delivery) => jobOf(delivery, now)));
-    } catch (error) {
-      logger.warn({ err: error, deliveries: deliveries.length }, "the job queue did not take new deliveries; the relay queues them from the store");
-      const unrecorded = deliveries.filter((delivery) => delivery.unrecorded).map((delivery) => jobOf(delivery, now));
-      try {
-        // Pending rows: the relay takes them at its next look. The recorded ones wait for their lease (they are this process's until then).
-        if (unrecorded.length > 0) await store.enqueueDeliveries(unrecorded);
-      } catch (recordError) {
-        logger.error({ err: recordError, deliveries: unrecorded.length }, "deliveries could not be queued nor recorded; their callers get no answer and may send again");
-      }
-      this.options.onLeftInStore();
-      return;
+      await this.options.store.enqueueDeliveries(unrecorded.map((delivery) => jobOf(delivery, now)));
+    } catch (recordError) {
+      this.options.logger.error({ err: recordError, deliveries: unrecorded.length }, "deliveries could not be queued nor recorded; their callers get no answer and may send again");
     }
-    this.options.onQueued();
-    const rows: DeliveryKey[] = deliveries.filter((delivery) => !delivery.unrecorded);
+  }
+
+  /** Rows of deliveries queued now: dropped. (The recorded ones the queue did not take wait for their lease: this process's until then.) */
+  private async dropRows(recorded: ClaimedDelivery[]): Promise<void> {
+    const rows: DeliveryKey[] = recorded;
     if (rows.length === 0) return;
     // Queued already: a row left behind is queued again by the relay after its lease, and its job id adds nothing.
-    await store.dropDeliveries(rows).catch((error: unknown) => logger.warn({ err: error, deliveries: rows.length }, "queued deliveries' rows could not be removed; the relay will find their jobs queued already"));
+    await this.options.store.dropDeliveries(rows).catch((error: unknown) => this.options.logger.warn({ err: error, deliveries: rows.length }, "queued deliveries' rows could not be removed; the relay will find their jobs queued already"));
   }
 }

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { NewDelivery } from "../../store/store.js";
 import { ClaimRenewal } from "../claim-renewal.js";
-import { deliveryKeyText, type ClaimedJob, type JobQueue, type LiveMessage, type QueueStats, type ScheduledTimer, type TimerJob, type TimerTick } from "../job-queue.js";
+import { deliveryKeyText, type ClaimedJob, type EnqueueOptions, type JobQueue, type LiveMessage, type QueueStats, type ScheduledTimer, type TimerJob, type TimerTick } from "../job-queue.js";
 import { openBullmqBackend, type BullmqBackend, type BullmqTarget } from "./bullmq-backend.js";
 import { throttledWarning } from "../throttled-warning.js";
 import { skippedDueTimes } from "./tick-catch-up.js";
@@ -62,8 +62,33 @@ interface TickData {
 /** Ticks kept once run, by count: a catch-up queued again while its first is kept (same job id) adds nothing. */
 const KEEP_TICKS = { count: 100 };
 
-/** What a delivery job carries: the delivery as the store would record it. */
-type DeliveryData = NewDelivery;
+/**
+ * What a delivery job carries: the delivery as the store would record it
+ * (with the attempts and interruptions it had in a job of several, when it
+ * was put back from one), or several deliveries queued together.
+ */
+type DeliveryData = SingleData | TogetherData;
+type SingleData = NewDelivery & { attemptsBefore?: number; interruptionsBefore?: number };
+interface TogetherData {
+  together: NewDelivery[];
+}
+
+/**
+ * Deliveries queued together (JobQueue.enqueue's `together`) go in jobs of
+ * at most this many. Each job costs three of BullMQ's Lua scripts (its add,
+ * its claim, its completion: about 65 us of Redis's time each on this
+ * machine kind, besides the client's work on both sides), which a job of
+ * one delivery pays per run; see docs/scale-out.md.
+ */
+const TOGETHER_MAX = 64;
+
+/** A claimed job held by this instance: its lock token, the end of its lease, and for a job of several, its deliveries not settled yet. */
+interface HeldJob {
+  job: Job<DeliveryData>;
+  token: string;
+  until: number;
+  unsettled?: Set<string>;
+}
 
 /**
  * The adapter on BullMQ 6 (Redis, or PostgreSQL alone). Deliveries are jobs
@@ -83,7 +108,7 @@ export class BullmqJobQueue implements JobQueue {
   private readonly timers: Queue;
   private tickWorker: Worker | null = null;
   /** Jobs this instance holds, by delivery key: settled with the Job and the token they were claimed with, renewed until `until`. */
-  private readonly held = new Map<string, { job: Job; token: string; until: number }>();
+  private readonly held = new Map<string, HeldJob>();
   private readonly renewal: ClaimRenewal;
 
   private constructor(private readonly options: BullmqJobQueueOptions) {
@@ -131,17 +156,21 @@ export class BullmqJobQueue implements JobQueue {
     return queue;
   }
 
-  async enqueue(deliveries: NewDelivery[]): Promise<void> {
+  async enqueue(deliveries: NewDelivery[], options: EnqueueOptions = {}): Promise<void> {
     if (deliveries.length === 0) return;
     const now = Date.now();
-    await this.deliveries.addBulk(
-      deliveries.map((delivery) => ({
-        name: "delivery",
-        data: delivery satisfies DeliveryData,
-        // A job id that exists already (waiting, running, kept completed) adds nothing: the key is the run key.
-        opts: { jobId: deliveryKeyText(delivery), delay: Math.max(0, delivery.availableAt - now), removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
+    const dueNow = options.together ? deliveries.filter((delivery) => delivery.availableAt <= now) : [];
+    const together = dueNow.length > 1 ? dueNow : [];
+    const single = together.length > 0 ? deliveries.filter((delivery) => delivery.availableAt > now) : deliveries;
+    await this.deliveries.addBulk([
+      ...chunksOf(together, TOGETHER_MAX).map((group) => ({
+        name: "deliveries",
+        data: { together: group } satisfies TogetherData,
+        // No key of its own to repeat (see enqueue's `together`), and nothing to keep once done.
+        opts: { jobId: `together-${randomUUID()}`, removeOnComplete: true, removeOnFail: KEEP_FAILED },
       })),
-    );
+      ...single.map((delivery) => singleJob(delivery, now)),
+    ]);
   }
 
   async claim(limit: number): Promise<ClaimedJob[]> {
@@ -156,7 +185,7 @@ export class BullmqJobQueue implements JobQueue {
       for (const answer of answers) {
         if (answer.status === "rejected") continue;
         if (!answer.value) drained = true;
-        else claimed.push(this.hold(answer.value, token));
+        else claimed.push(...this.hold(answer.value, token));
       }
       const failure = answers.find((answer): answer is PromiseRejectedResult => answer.status === "rejected");
       if (failure) {
@@ -171,11 +200,26 @@ export class BullmqJobQueue implements JobQueue {
     return claimed;
   }
 
-  /** A job this instance took: kept with its token until settled. */
-  private hold(job: Job<DeliveryData>, token: string): ClaimedJob {
-    const delivery = job.data;
-    this.held.set(deliveryKeyText(delivery), { job, token, until: Date.now() + this.leaseMs });
-    return { ...delivery, status: "running", attempts: job.attemptsStarted, interruptions: job.stalledCounter, claim: token };
+  /** A job this instance took, as its deliveries: each kept with the job and its token until settled. */
+  private hold(job: Job<DeliveryData>, token: string): ClaimedJob[] {
+    const until = Date.now() + this.leaseMs;
+    const claimedAs = (delivery: NewDelivery, before: { attemptsBefore?: number; interruptionsBefore?: number }): ClaimedJob => ({
+      ...delivery,
+      status: "running",
+      attempts: (before.attemptsBefore ?? 0) + job.attemptsStarted,
+      interruptions: (before.interruptionsBefore ?? 0) + job.stalledCounter,
+      claim: token,
+    });
+    if ("together" in job.data) {
+      const unsettled = new Set(job.data.together.map((delivery) => deliveryKeyText(delivery)));
+      return job.data.together.map((delivery) => {
+        this.held.set(deliveryKeyText(delivery), { job, token, until, unsettled });
+        return claimedAs(delivery, {});
+      });
+    }
+    const { attemptsBefore, interruptionsBefore, ...delivery } = job.data;
+    this.held.set(deliveryKeyText(delivery), { job, token, until });
+    return [claimedAs(delivery, { attemptsBefore, interruptionsBefore })];
   }
 
   complete(jobs: ClaimedJob[]): Promise<DeliveryKey[]> {
@@ -183,7 +227,13 @@ export class BullmqJobQueue implements JobQueue {
   }
 
   retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]> {
-    return this.settle(jobs, (job, token) => job.moveToDelayed(retryAt, token));
+    return this.settle(jobs, (job, token) => job.moveToDelayed(retryAt, token), async (claimed) => {
+      // One delivery of several goes back alone, as a job of its own that goes on counting its attempts.
+      const { status: _status, attempts, interruptions, claim: _claim, unrecorded: _unrecorded, storeRow: _storeRow, admission: _admission, ...delivery } = claimed;
+      const now = Date.now();
+      const job = singleJob({ ...delivery, availableAt: retryAt }, now);
+      await this.deliveries.add(job.name, { ...job.data, attemptsBefore: attempts, interruptionsBefore: interruptions }, job.opts);
+    });
   }
 
   async hurry(keys: DeliveryKey[]): Promise<number> {
@@ -239,7 +289,7 @@ export class BullmqJobQueue implements JobQueue {
       const heads = await Promise.all([this.deliveries.getJobs(["wait"], last, last, false), this.deliveries.getJobs(["delayed"], 0, 0, true)]);
       for (const job of heads.flat() as Array<Job<DeliveryData> | undefined>) {
         if (!job) continue;
-        const recordedAt = typeof job.data?.createdAt === "number" ? job.data.createdAt : job.timestamp;
+        const recordedAt = recordedAtOf(job.data) ?? job.timestamp;
         oldest = oldest === null ? recordedAt : Math.min(oldest, recordedAt);
       }
     }
@@ -386,11 +436,9 @@ export class BullmqJobQueue implements JobQueue {
     const now = Date.now();
     let lost: string[];
     try {
-      lost = await this.claimer.extendJobLocks(
-        entries.map(([, held]) => held.job.id!),
-        entries.map(([, held]) => held.token),
-        this.leaseMs,
-      );
+      // A job of several is held once per delivery: renewed once.
+      const tokens = new Map(entries.map(([, held]) => [held.job.id!, held.token]));
+      lost = await this.claimer.extendJobLocks([...tokens.keys()], [...tokens.values()], this.leaseMs);
     } catch (error) {
       for (const [key, held] of entries) if (held.until <= Date.now() && this.held.get(key) === held) this.held.delete(key);
       throw error;
@@ -406,8 +454,13 @@ export class BullmqJobQueue implements JobQueue {
     return this.held.size > 0;
   }
 
-  /** Settles each job held under the given claim; a job whose lock was lost (taken over) is left out. */
-  private async settle(jobs: ClaimedJob[], action: (job: Job, token: string) => Promise<unknown>): Promise<DeliveryKey[]> {
+  /**
+   * Settles each job held under the given claim; a job whose lock was lost
+   * (taken over) is left out. A delivery of a job of several is settled
+   * alone (`alone`: what its own settling needs, none for a completion),
+   * and the job completes with the last of them.
+   */
+  private async settle(jobs: ClaimedJob[], action: (job: Job, token: string) => Promise<unknown>, alone?: (claimed: ClaimedJob, held: HeldJob) => Promise<void>): Promise<DeliveryKey[]> {
     const settled: DeliveryKey[] = [];
     await Promise.all(
       jobs.map(async (claimed) => {
@@ -416,7 +469,11 @@ export class BullmqJobQueue implements JobQueue {
         if (!held || held.token !== claimed.claim) return;
         this.held.delete(key);
         try {
-          await action(held.job, held.token);
+          if (held.unsettled) {
+            await alone?.(claimed, held);
+            held.unsettled.delete(key);
+            if (held.unsettled.size === 0) await held.job.moveToCompleted(null, held.token, false);
+          } else await action(held.job, held.token);
           settled.push({ listenerId: claimed.listenerId, emitterId: claimed.emitterId, eventId: claimed.eventId });
         } catch (error) {
           // BullMQ refuses a token that no longer holds the job's lock (its lease ran out: it is someone else's now),
@@ -478,4 +535,21 @@ function stepOf(repeat: RepeatShape | undefined): ((dueTime: number) => number |
  */
 function catchUpJobId(schedulerId: string, dueTime: number): string {
   return `catch-up:${encodeURIComponent(schedulerId)}:${dueTime}`;
+}
+
+/** A job of one delivery, named by its key: enqueuing a key that exists already (waiting, running, kept completed) adds nothing. */
+function singleJob(delivery: SingleData, now: number): { name: string; data: SingleData; opts: { jobId: string; delay: number; removeOnComplete: typeof KEEP_COMPLETED; removeOnFail: typeof KEEP_FAILED } } {
+  return { name: "delivery", data: delivery, opts: { jobId: deliveryKeyText(delivery), delay: Math.max(0, delivery.availableAt - now), removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED } };
+}
+
+function chunksOf<T>(items: T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
+  return chunks;
+}
+
+/** When a job's delivery was recorded (the oldest of several); undefined when its data does not say. */
+function recordedAtOf(data: DeliveryData | undefined): number | undefined {
+  const times = (data && "together" in data ? data.together : [data]).map((delivery) => delivery?.createdAt).filter((at): at is number => typeof at === "number");
+  return times.length > 0 ? Math.min(...times) : undefined;
 }
