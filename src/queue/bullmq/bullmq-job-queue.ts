@@ -227,12 +227,12 @@ export class BullmqJobQueue implements JobQueue {
   }
 
   retry(jobs: ClaimedJob[], retryAt: number): Promise<DeliveryKey[]> {
-    return this.settle(jobs, (job, token) => job.moveToDelayed(retryAt, token), async (claimed) => {
+    return this.settle(jobs, (job, token) => job.moveToDelayed(retryAt, token), async (claimed, held) => {
       // One delivery of several goes back alone, as a job of its own that goes on counting its attempts.
-      const { status: _status, attempts, interruptions, claim: _claim, unrecorded: _unrecorded, storeRow: _storeRow, admission: _admission, ...delivery } = claimed;
-      const now = Date.now();
-      const job = singleJob({ ...delivery, availableAt: retryAt }, now);
-      await this.deliveries.add(job.name, { ...job.data, attemptsBefore: attempts, interruptionsBefore: interruptions }, job.opts);
+      const key = deliveryKeyText(claimed);
+      const delivery = (held.job.data as TogetherData).together.find((member) => deliveryKeyText(member) === key)!;
+      const job = singleJob({ ...delivery, availableAt: retryAt, attemptsBefore: claimed.attempts, interruptionsBefore: claimed.interruptions }, Date.now());
+      await this.deliveries.add(job.name, job.data, job.opts);
     });
   }
 
