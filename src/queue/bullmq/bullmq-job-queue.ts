@@ -92,7 +92,8 @@ interface HeldJob {
 
 /**
  * The adapter on BullMQ 6 (Redis, or PostgreSQL alone). Deliveries are jobs
- * named by their delivery key, claimed by hand (Worker.getNextJob) so the
+ * named by their delivery key (those enqueued `together`: one job for
+ * several, see TOGETHER_MAX), claimed by hand (Worker.getNextJob) so the
  * engine keeps its own batching; the lock token is the claim, renewed while
  * held (extendLocks, one call for all), and a lock that runs out (its
  * holder died) is taken over by any live instance's stall check. Timer
