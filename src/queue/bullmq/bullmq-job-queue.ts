@@ -163,15 +163,19 @@ export class BullmqJobQueue implements JobQueue {
     const dueNow = options.together ? deliveries.filter((delivery) => delivery.availableAt <= now) : [];
     const together = dueNow.length > 1 ? dueNow : [];
     const single = together.length > 0 ? deliveries.filter((delivery) => delivery.availableAt > now) : deliveries;
-    await this.deliveries.addBulk([
+    const jobs = [
       ...chunksOf(together, TOGETHER_MAX).map((group) => ({
         name: "deliveries",
-        data: { together: group } satisfies TogetherData,
+        data: { together: group } as DeliveryData,
         // No key of its own to repeat (see enqueue's `together`), and nothing to keep once done.
-        opts: { jobId: `together-${randomUUID()}`, removeOnComplete: true, removeOnFail: KEEP_FAILED },
+        opts: { jobId: `together-${randomUUID()}`, removeOnComplete: true as const, removeOnFail: KEEP_FAILED },
       })),
       ...single.map((delivery) => singleJob(delivery, now)),
-    ]);
+    ];
+    // One job (the usual hand-off): `add`, since BullMQ's PostgreSQL backend makes two temporary tables for every
+    // `addBulk` (about 2.2 ms of PostgreSQL's CPU each here, auto_explain), where its `add` makes none.
+    if (jobs.length === 1) await this.deliveries.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
+    else await this.deliveries.addBulk(jobs);
   }
 
   async claim(limit: number): Promise<ClaimedJob[]> {
