@@ -107,10 +107,9 @@ export class QueueHandOff implements DeliveryHandOff {
   }
 
   /** Rows of deliveries queued now: dropped. (The recorded ones the queue did not take wait for their lease: this process's until then.) */
-  private async dropRows(recorded: ClaimedDelivery[]): Promise<void> {
-    const rows: DeliveryKey[] = recorded;
-    if (rows.length === 0) return;
+  private async dropRows(recorded: DeliveryKey[]): Promise<void> {
+    if (recorded.length === 0) return;
     // Queued already: a row left behind is queued again by the relay after its lease, and its job id adds nothing.
-    await this.options.store.dropDeliveries(rows).catch((error: unknown) => this.options.logger.warn({ err: error, deliveries: rows.length }, "queued deliveries' rows could not be removed; the relay will find their jobs queued already"));
+    await this.options.store.dropDeliveries(recorded).catch((error: unknown) => this.options.logger.warn({ err: error, deliveries: recorded.length }, "queued deliveries' rows could not be removed; the relay will find their jobs queued already"));
   }
 }
