@@ -59,7 +59,8 @@ describe("the console's run page for a delayed run, in a real browser", () => {
           {
             name: "slow",
             props: { store: "ui-cancel" },
-            code: `export default defineComponent({ props: { store: { type: "data_store" } }, async run() { await this.store.set("started", true); await new Promise((resolve) => setTimeout(resolve, 4000)); return 1; } })`,
+            // Runs until the test lets it go (at most 40 s, under the run's timeout): a slow machine cannot let it end before the click.
+            code: `export default defineComponent({ props: { store: { type: "data_store" } }, async run() { await this.store.set("started", true); const until = Date.now() + 40000; while (Date.now() < until && !(await this.store.get("release"))) await new Promise((resolve) => setTimeout(resolve, 50)); return 1; } })`,
           },
           { name: "last", props: { store: "ui-cancel" }, code: `export default defineComponent({ props: { store: { type: "data_store" } }, async run() { await this.store.set("last", true); } })` },
         ],
@@ -76,6 +77,7 @@ describe("the console's run page for a delayed run, in a real browser", () => {
     await notRecorded.waitFor();
     await notRecorded.getByRole("button", { name: "Cancel run" }).click();
     await page.getByRole("status").filter({ hasText: "Cancelling" }).waitFor();
+    expect((await call(harness.url, "PUT", "/v1/data_stores/ui-cancel/records/release", { key: harness.key, json: { value: true } })).status).toBe(200);
     // Recorded when the step in progress ends; the page finds it.
     await page.locator(".facts .status-badge").filter({ hasText: "Cancelled" }).waitFor({ timeout: 15_000 });
     expect((await call(harness.url, "GET", "/v1/data_stores/ui-cancel/records/last", { key: harness.key })).status).toBe(404);
