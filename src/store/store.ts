@@ -321,11 +321,13 @@ export interface Store {
   workflowsTriggeredBy(ownerId: string, sourceId: string): Promise<Workflow[]>;
   listRuns(ownerId: string, workflowId: string, page: PageRequest): Promise<PageSlice<WorkflowRun>>;
   /**
-   * The runs of these run keys (the workflow's deliveries from `emitterId`
-   * of `eventId`) that wait to retry a step (status `retrying`), with what
-   * they resume with. Asked only for deliveries claimed more than once.
+   * The recorded runs of these run keys (the workflow's deliveries from
+   * `emitterId` of `eventId`), whatever their status: one waiting to retry a
+   * step or delayed comes with what it resumes with; one that ended says its
+   * delivery's run happened already. Asked only for deliveries claimed more
+   * than once.
    */
-  findRetryingRuns(ownerId: string, workflowId: string, keys: Array<{ emitterId: string; eventId: string }>): Promise<WorkflowRun[]>;
+  findRunsByKey(ownerId: string, workflowId: string, keys: Array<{ emitterId: string; eventId: string }>): Promise<WorkflowRun[]>;
   /**
    * Changes the row of a run that waits in the queue (`retrying` or
    * `delayed`) while it is still at `attempt` (a later attempt has not

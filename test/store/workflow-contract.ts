@@ -179,8 +179,8 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       expect([...first.recorded]).toEqual([base.id]);
       // Read back without what is the default (attempt 1).
       const { attempt: _first, ...stored1 } = attempt1;
-      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }, { emitterId: emitter, eventId: "0-0" }])).toEqual([stored1]);
-      expect(await store.findRetryingRuns(otherId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([]);
+      expect(await store.findRunsByKey(ownerId, listener.id, [{ emitterId: emitter, eventId }, { emitterId: emitter, eventId: "0-0" }])).toEqual([stored1]);
+      expect(await store.findRunsByKey(otherId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([]);
       // A second claimer's record of the same attempt changes nothing.
       expect((await store.finishRuns({ runs: [{ ...attempt1, nextAttemptAt: 999 }], deliveries: [], appends: [] })).recorded.size).toBe(0);
       expect((await store.findRun(ownerId, base.id))?.nextAttemptAt).toBe(123);
@@ -189,7 +189,8 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       const second = await store.finishRuns({ runs: [{ ...done, nextAttemptAt: null, continuation: null }], deliveries: [delivery!], appends: [] });
       expect([...second.recorded]).toEqual([base.id]);
       expect(await store.findRun(ownerId, base.id)).toEqual(done);
-      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([]);
+      // Ended, it is still found by its key: a delivery claimed again finds its run happened.
+      expect(await store.findRunsByKey(ownerId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([done]);
       // An ended run is never replaced, whatever attempt says so.
       expect((await store.finishRuns({ runs: [{ ...done, status: "error", attempt: 3 }], deliveries: [], appends: [] })).recorded.size).toBe(0);
       expect((await store.findRun(ownerId, base.id))?.status).toBe("success");
@@ -201,7 +202,7 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       const flow = { resumeAt: 1, token: "t".repeat(32), rerun: { runs: 1, context: { job: 1 }, maxReruns: 3 } };
       const delayed = { ...runFor(listener, emitter, eventId), status: "delayed" as const, nextAttemptAt: 456, continuation: { sends: [], sendPlaces: [], tries: {}, flow } };
       expect([...(await store.finishRuns({ runs: [delayed], deliveries: [], appends: [] })).recorded]).toEqual([delayed.id]);
-      expect(await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([delayed]);
+      expect(await store.findRunsByKey(ownerId, listener.id, [{ emitterId: emitter, eventId }])).toEqual([delayed]);
       // A resumed execution (attempt 2) replaces it, and may be delayed again.
       const again = { ...delayed, attempt: 2, nextAttemptAt: 789 };
       expect((await store.finishRuns({ runs: [again], deliveries: [], appends: [] })).recorded.size).toBe(1);
@@ -214,7 +215,7 @@ export function describeWorkflowContract(name: string, makeBackend: () => Promis
       const { nextAttemptAt: _next, continuation: _continuation, ...rest } = again;
       expect(await store.findRun(ownerId, delayed.id)).toEqual({ ...rest, status: "cancelled", finishedAt: 1_000, cancelledBy: "u_someone" });
       // Found by run key (its delivery, claimed again, is settled without running), and never replaced or cancelled twice.
-      expect((await store.findRetryingRuns(ownerId, listener.id, [{ emitterId: emitter, eventId }]))[0]?.status).toBe("cancelled");
+      expect((await store.findRunsByKey(ownerId, listener.id, [{ emitterId: emitter, eventId }]))[0]?.status).toBe("cancelled");
       expect((await store.finishRuns({ runs: [{ ...again, status: "success", attempt: 3, nextAttemptAt: null, continuation: null }], deliveries: [], appends: [] })).recorded.size).toBe(0);
       expect(await store.updateWaitingRun(ownerId, delayed.id, 2, cancel)).toBe(false);
       expect((await store.findRun(ownerId, delayed.id))?.status).toBe("cancelled");

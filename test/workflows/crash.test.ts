@@ -353,6 +353,57 @@ describe("a redelivery of an event whose run is recorded", () => {
     const emitted = await call(server.url, "GET", `/v1/workflows/${workflow.id}/event_summaries?expand=event`, { key });
     expect(emitted.body.data.map((event: any) => event.event.raw_event.n).sort()).toEqual([1, 2]);
   });
+  it("settles a delivery claimed again whose run was recorded ended without running its steps again (its worker died before settling it)", async () => {
+    const { key, id: ownerId } = await createUser(server, "recorded-before");
+    const workflow = await createWorkflow(server, key, {
+      name: "Runs once",
+      trigger: { type: "http" },
+      steps: [
+        {
+          name: "count",
+          // Each execution of the step tells the gate, as it runs (not a send, which the record would dedupe).
+          code: `export default defineComponent({ async run({ steps, $ }) {
+            await fetch(${JSON.stringify(`${gate.url}/ran`)}, { method: "POST", body: JSON.stringify({ n: steps.trigger.event.body.n }) });
+            $.send.emit({ raw_event: { n: steps.trigger.event.body.n } });
+            return steps.trigger.event.body.n;
+          } })`,
+        },
+      ],
+    });
+    const ran = () => gate.posted.filter((post) => post.path === "/ran").map((post) => JSON.parse(post.body).n as number);
+    await fetch(workflow.trigger.endpoint_url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":10}' });
+    const listRuns = async () => (await call(server.url, "GET", `/v1/workflows/${workflow.id}/runs?limit=100`, { key })).body.data as any[];
+    const [run] = await waitFor(listRuns, (runs) => runs.length === 1, "the first run");
+    expect(ran()).toEqual([10]);
+
+    // Its delivery again, as a worker that died after recording the run left it: claimed by it, its lease over. With it in
+    // the same batch, a fresh event's delivery left the same way, whose run never ended.
+    const store = server.server.store;
+    const at = Date.now();
+    const subscriptionId = (await store.listSubscriptions(ownerId)).find((sub) => sub.listenerId === workflow.id)!.id;
+    const delivery = (eventId: string, body: unknown) => ({
+      listenerId: workflow.id,
+      emitterId: workflow.trigger.source_id,
+      eventId,
+      ownerId,
+      subscriptionId,
+      channel: "",
+      availableAt: at,
+      createdAt: at,
+      event: { method: "POST", path: "/", query: {}, headers: {}, bodyRaw: JSON.stringify(body), body },
+      indexedAtMs: at,
+    });
+    await store.enqueueDeliveries([delivery(run.trigger.event_id, { n: 10 }), delivery(`${at}-98`, { n: 11 })], { claimer: "a-worker-that-died", until: at - 1 });
+    server.server.engine.worker.wake();
+
+    const runs = await waitFor(listRuns, (runs) => runs.length === 2, "the fresh event's run");
+    expect(runs.find((item) => item.trigger.event_id === run.trigger.event_id)).toEqual(run);
+    // The recorded run's step ran once in all; the other's ran now. Both deliveries are settled: nothing is left to claim.
+    expect(ran().sort()).toEqual([10, 11]);
+    await waitFor(() => store.claimDeliveries({ now: Date.now() + 86_400_000, leaseMs: 1_000, limit: 10 }), (left) => left.length === 0, "both deliveries settled");
+    const emitted = await call(server.url, "GET", `/v1/workflows/${workflow.id}/event_summaries?expand=event`, { key });
+    expect(emitted.body.data.map((event: any) => event.event.raw_event.n).sort()).toEqual([10, 11]);
+  });
 });
 
 /**

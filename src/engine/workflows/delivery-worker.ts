@@ -388,11 +388,15 @@ export class DeliveryWorker implements DeliveryHandOff {
         }
         let made = 0;
         const retries: Array<{ delivery: ClaimedDelivery; at: number }> = [];
+        const recordedBefore: ClaimedDelivery[] = [];
         for (const [kind, group] of await this.byTriggerKind(deliveries)) {
           const outcome = await executor.runBatch(workflow, group, kind);
           made += outcome.made;
           retries.push(...outcome.retries);
+          recordedBefore.push(...outcome.recordedBefore);
         }
+        // Runs recorded before, not run again: no commit settled their deliveries in the store this time.
+        if (recordedBefore.length > 0 && queue.settlesInStore) await this.complete(deliveries.filter((delivery) => recordedBefore.includes(delivery)));
         // Its runs emitted to listeners ($errors, $.send.emit): their runs are waiting.
         if (made > 0) this.wake();
         if (retries.length > 0) finished = await this.retryLater(deliveries, retries);
@@ -400,7 +404,7 @@ export class DeliveryWorker implements DeliveryHandOff {
     } catch (error) {
       const done = error instanceof PartlyDone ? new Set(error.done) : null;
       const failed = done ? deliveries.filter((delivery) => !done.has(delivery)) : deliveries;
-      const given = await deliveriesToGiveUp(failed, (ownerId, workflowId, keys) => this.options.store.findRetryingRuns(ownerId, workflowId, keys));
+      const given = await deliveriesToGiveUp(failed, (ownerId, workflowId, keys) => this.options.store.findRunsByKey(ownerId, workflowId, keys));
       const retry = failed.filter((delivery) => !given.includes(delivery));
       logger.error({ err: error, listenerId: first.listenerId, deliveries: failed.length, givenUp: given.length }, "runs could not be recorded; they will be tried again");
       finished = done ? deliveries.filter((delivery) => done.has(delivery)) : [];

@@ -3,7 +3,7 @@ import type { ClaimedDelivery } from "../../store/store.js";
 /** Failed recordings of one delivery after which it is given up (with the backoff, about ten minutes of failing). */
 export const MAX_FAILED_RECORDINGS = 10;
 
-/** The executions each waiting run has had so far (its row's `attempt`), found by run key; may throw (the store is down). */
+/** The executions each recorded run has had so far (its row's `attempt`), found by run key; may throw (the store is down). */
 export type ExecutionsLookup = (ownerId: string, workflowId: string, keys: Array<{ emitterId: string; eventId: string }>) => Promise<Array<{ emitterId: string; eventId: string; attempt?: number | undefined }>>;
 
 /**

@@ -104,6 +104,12 @@ interface PreparedWorkflow {
 export interface BatchOutcome {
   made: number;
   retries: Array<{ delivery: ClaimedDelivery; at: number }>;
+  /**
+   * Deliveries claimed again whose run had ended and was recorded already
+   * (its worker died before it settled them, or a job of several was taken
+   * over after some of its runs were recorded): not run again, only settled.
+   */
+  recordedBefore: ClaimedDelivery[];
 }
 
 const MAX_LOG_ENTRIES_PER_STEP = 200;
@@ -146,11 +152,12 @@ export class RunExecutor {
    */
   async runBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
     const { current, others } = await this.byVersion(workflow, deliveries);
-    const outcome = current.length > 0 ? await this.runVersionBatch(workflow, current, triggerKind) : { made: 0, retries: [] };
+    const outcome: BatchOutcome = current.length > 0 ? await this.runVersionBatch(workflow, current, triggerKind) : { made: 0, retries: [], recordedBefore: [] };
     for (const [version, group] of others) {
       const other = await this.runVersionBatch(version, group, triggerKind);
       outcome.made += other.made;
       outcome.retries.push(...other.retries);
+      outcome.recordedBefore.push(...other.recordedBefore);
     }
     return outcome;
   }
@@ -186,12 +193,15 @@ export class RunExecutor {
     fresh.forEach((run, index) => (run.id = ids[index]!));
     // A replay from a failed step starts there; a retry of it (below) reads its own record instead.
     for (const run of runs) resumeReplay(run, workflow, this.now());
-    await this.resumeRetries(workflow, runs);
-    for (const run of runs) this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
+    const recordedBefore = await this.resumeRetries(workflow, runs);
+    const toRun = recordedBefore.size === 0 ? runs : runs.filter((run) => !recordedBefore.has(run));
+    const settledOnly = [...recordedBefore].map((run) => run.delivery);
+    if (toRun.length === 0) return { made: 0, retries: [], recordedBefore: settledOnly };
+    for (const run of toRun) this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
     try {
-      return await this.runAndRecord(workflow, runs, triggerKind);
+      return { ...(await this.runAndRecord(workflow, toRun, triggerKind)), recordedBefore: settledOnly };
     } finally {
-      for (const run of runs) this.inProgress.delete(run.id);
+      for (const run of toRun) this.inProgress.delete(run.id);
     }
   }
 
@@ -208,7 +218,7 @@ export class RunExecutor {
     return true;
   }
 
-  private async runAndRecord(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
+  private async runAndRecord(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other"): Promise<Omit<BatchOutcome, "recordedBefore">> {
     this.abandonRepeatedCrashes(workflow, runs);
     let prepared: PreparedWorkflow | Error;
     try {
@@ -239,23 +249,31 @@ export class RunExecutor {
 
   /**
    * Deliveries claimed again (attempts above 1) may be runs waiting to retry
-   * a step: those resume at it. A first attempt never asks the store.
+   * a step: those resume at it. Others may be runs that ended and were
+   * recorded, their delivery not settled (the worker died between the two,
+   * or a job of several was taken over after some of its runs ended): those
+   * are returned, not to be run again (a run's steps run once to completion;
+   * its record could not be written twice anyway). A first attempt never
+   * asks the store.
    */
-  private async resumeRetries(workflow: Workflow, runs: RunState[]): Promise<void> {
+  private async resumeRetries(workflow: Workflow, runs: RunState[]): Promise<Set<RunState>> {
+    const recordedBefore = new Set<RunState>();
     const again = runs.filter((run) => run.delivery.attempts > 1);
-    if (again.length === 0) return;
-    const waiting = await this.options.store.findRetryingRuns(
+    if (again.length === 0) return recordedBefore;
+    const recorded = await this.options.store.findRunsByKey(
       workflow.ownerId,
       workflow.id,
       again.map((run) => ({ emitterId: run.delivery.emitterId, eventId: run.delivery.eventId })),
     );
-    for (const row of waiting) {
+    for (const row of recorded) {
       const run = again.find((candidate) => candidate.delivery.emitterId === row.emitterId && candidate.delivery.eventId === row.eventId);
       if (!run) continue;
       // Cancelled while it waited: its delivery is settled without running anything (its row stays as the cancel left it).
       if (row.status === "cancelled") settleCancelledWait(run, row);
-      else resumeRun(run, row, workflow.steps);
+      else if (isWaitingStatus(row.status)) resumeRun(run, row, workflow.steps);
+      else recordedBefore.add(run);
     }
+    return recordedBefore;
   }
 
   /** The steps of `runs` from step `from` on, each sandboxed stretch as one call per run, built-in steps here. */

@@ -4,24 +4,22 @@ import type { QueryContext } from "./context.js";
 import { toRun } from "./workflow-queries.js";
 import { toJson } from "./json-columns.js";
 
-type RunRetryQueries = Pick<Store, "findRetryingRuns" | "updateWaitingRun" | "hurryDeliveries">;
+type RunRetryQueries = Pick<Store, "findRunsByKey" | "updateWaitingRun" | "hurryDeliveries">;
 
 /**
- * The continuations of runs waiting to retry a step: their `retrying` rows in
- * `runs`, read by run key. Asked only for deliveries claimed again (attempts
- * above 1), never on a run's first attempt.
+ * Runs read by run key for deliveries claimed again (attempts above 1), never
+ * on a run's first attempt: the continuations of runs waiting to retry a step
+ * (their `retrying` and `delayed` rows), and the runs that ended already.
  */
 export function runRetryQueries({ db }: QueryContext): RunRetryQueries {
   return {
-    async findRetryingRuns(ownerId, workflowId, keys) {
+    async findRunsByKey(ownerId, workflowId, keys) {
       if (keys.length === 0) return [];
       const rows = await db
         .selectFrom("runs")
         .selectAll()
         .where("workflow_id", "=", workflowId)
         .where("owner_id", "=", ownerId)
-        // A cancelled one too: its delivery, claimed again, is settled without running.
-        .where("status", "in", [...WAITING_RUN_STATUSES, "cancelled"])
         .where((eb) => eb.or(keys.map((key) => eb.and([eb("emitter_id", "=", key.emitterId), eb("event_id", "=", key.eventId)]))))
         .execute();
       return rows.map(toRun);
