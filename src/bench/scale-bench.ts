@@ -7,6 +7,7 @@ import pg from "pg";
 import { ServerProcess } from "../chaos/server-process.js";
 import { ADMIN_KEY_FILE_NAME } from "../server/admin-key-file.js";
 import { startBenchServer, POSTGRES_URL } from "./bench-server.js";
+import { describeStatements, StatementCounter, type StatementsPerRun } from "./pg-statements.js";
 import { cpuMsBetween, cpuSnapshot, processTree, serviceProcesses } from "./process-cpu.js";
 import { freePort } from "./peers/child-server.js";
 import { chooseLoadGenerator, type LoadGenerator } from "./peers/load.js";
@@ -115,7 +116,8 @@ export async function dropQueueNamespace(queue: "redis" | "postgres", namespace:
  * most changes); each side's median is reported, and the median of the
  * rounds' ratios. `RUNNEL_BENCH_TOGGLE=NAME` adds a third side: the same
  * set-up again, with NAME=1 in its processes' environment (for code under
- * test that reads it).
+ * test that reads it). `RUNNEL_BENCH_STATEMENTS=1` adds PostgreSQL's
+ * statements a run to each side's note (see pg-statements.ts).
  */
 export async function benchScale(setups = process.argv.slice(3)): Promise<BenchRow[]> {
   const wanted = (queue: "redis" | "postgres", workers: number) => setups.length === 0 || setups.includes(`${queue}:${workers}`);
@@ -123,42 +125,61 @@ export async function benchScale(setups = process.argv.slice(3)): Promise<BenchR
   const load = chooseLoadGenerator();
   const rounds = process.env.RUNNEL_BENCH_ROUNDS === undefined ? undefined : Number(process.env.RUNNEL_BENCH_ROUNDS);
   const toggle = process.env.RUNNEL_BENCH_TOGGLE || undefined;
-  if (rounds === undefined && toggle === undefined) return benchApart(load, named);
+  if (rounds === undefined && toggle === undefined) return withCounter((counter) => benchApart(load, named, counter));
   if (setups.length === 0) throw new Error("RUNNEL_BENCH_ROUNDS and RUNNEL_BENCH_TOGGLE measure named set-ups in turns: name them (npm run bench -- --scale redis:1).");
   if (rounds !== undefined && !(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`RUNNEL_BENCH_ROUNDS must be a whole number of 1 or more, not ${process.env.RUNNEL_BENCH_ROUNDS}.`);
-  const embedded = await startBenchServer("postgres");
+  return withCounter(async (counter) => {
+    const embedded = await startBenchServer("postgres");
+    try {
+      const reference: Side = { label: EMBEDDED_LABEL, url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) };
+      const rows: BenchRow[] = [];
+      for (const { queue, workers } of named) rows.push(...(await inTurns(load, queue, workers, reference, rounds ?? 6, toggle, counter)));
+      return rows;
+    } finally {
+      await embedded.close();
+    }
+  });
+}
+
+/** Runs `bench` with a statement counter when RUNNEL_BENCH_STATEMENTS asks for one (null otherwise), closed after. */
+async function withCounter<T>(bench: (counter: StatementCounter | null) => Promise<T>): Promise<T> {
+  const counter = await StatementCounter.open(POSTGRES_URL);
   try {
-    const reference: Side = { label: EMBEDDED_LABEL, url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) };
-    const rows: BenchRow[] = [];
-    for (const { queue, workers } of named) rows.push(...(await inTurns(load, queue, workers, reference, rounds ?? 6, toggle)));
-    return rows;
+    return await bench(counter);
   } finally {
-    await embedded.close();
+    await counter?.close();
   }
+}
+
+/** A note's tail: PostgreSQL's statements a run, when counted. */
+function statementsNote(measured: { statements: StatementsPerRun | null }): string {
+  return measured.statements ? `; ${describeStatements(measured.statements)}` : "";
 }
 
 const EMBEDDED_LABEL = "embedded (one process, PostgreSQL): 3-step workflow that responds";
 
 /** The embedded reference once, then each set-up alone (the reference closed: the set-ups have the machine to themselves). */
-async function benchApart(load: LoadGenerator, named: Array<{ queue: "redis" | "postgres"; workers: number }>): Promise<BenchRow[]> {
+async function benchApart(load: LoadGenerator, named: Array<{ queue: "redis" | "postgres"; workers: number }>, counter: StatementCounter | null): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const embedded = await startBenchServer("postgres");
   let reference: number;
   try {
-    const { figures, cpuUsPerRun, servicesUsPerRun } = await measure(load, { label: EMBEDDED_LABEL, url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) });
+    const measured = await measure(load, { label: EMBEDDED_LABEL, url: await deployWorkflow(embedded, "three steps", 3), pids: () => processTree(process.pid) }, counter);
+    const { figures, cpuUsPerRun, servicesUsPerRun } = measured;
     reference = figures.perSecond;
-    rows.push({ benchmark: EMBEDDED_LABEL, ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run, PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run` });
+    rows.push({ benchmark: EMBEDDED_LABEL, ...figures, note: `reference; CPU ${Math.round(cpuUsPerRun)} µs/run, PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run${statementsNote(measured)}` });
   } finally {
     await embedded.close();
   }
   for (const { queue, workers } of named) {
     const cluster = await startCluster(queue, workers);
     try {
-      const { figures, cpuUsPerRun, apiUsPerRun, servicesUsPerRun } = await measure(load, await sideOn(cluster, setupName(queue, workers)));
+      const measured = await measure(load, await sideOn(cluster, setupName(queue, workers)), counter);
+      const { figures, cpuUsPerRun, apiUsPerRun, servicesUsPerRun } = measured;
       rows.push({
         benchmark: setupName(queue, workers),
         ...figures,
-        note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes; the api ${Math.round(apiUsPerRun)}), PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run; errors ${figures.errors}, non-2xx ${figures.non2xx}`,
+        note: `${(figures.perSecond / reference).toFixed(2)}× embedded; CPU ${Math.round(cpuUsPerRun)} µs/run (all processes; the api ${Math.round(apiUsPerRun)}), PostgreSQL and Redis ${Math.round(servicesUsPerRun)} µs/run; errors ${figures.errors}, non-2xx ${figures.non2xx}${statementsNote(measured)}`,
       });
     } finally {
       await cluster.stop();
@@ -186,15 +207,18 @@ async function sideOn(cluster: Cluster, label: string): Promise<Side> {
 }
 
 /** Throughput, and the CPU per run of Runnel's processes and of PostgreSQL's and Redis's (shared with whatever else runs). */
-async function measure(load: LoadGenerator, side: Side) {
+async function measure(load: LoadGenerator, side: Side, counter: StatementCounter | null) {
   await vacuumAsAutovacuumWould();
   await load.post(side.url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
   const [watched, api, services] = [side.pids(), side.apiPids?.() ?? [], serviceProcesses()];
   const before = [cpuSnapshot(watched), cpuSnapshot(api), cpuSnapshot(services)] as const;
+  await counter?.reset();
   const figures = await load.post(side.url, { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
   const [cpuMs, apiMs, servicesMs] = [cpuMsBetween(before[0], cpuSnapshot(watched)), cpuMsBetween(before[1], cpuSnapshot(api)), cpuMsBetween(before[2], cpuSnapshot(services))];
-  const perRun = (ms: number) => (ms * 1000) / Math.max(1, figures.perSecond * SECONDS);
-  return { figures, cpuUsPerRun: perRun(cpuMs), apiUsPerRun: perRun(apiMs), servicesUsPerRun: perRun(servicesMs) };
+  const runs = figures.perSecond * SECONDS;
+  const statements = counter ? await counter.perRun(runs) : null;
+  const perRun = (ms: number) => (ms * 1000) / Math.max(1, runs);
+  return { figures, cpuUsPerRun: perRun(cpuMs), apiUsPerRun: perRun(apiMs), servicesUsPerRun: perRun(servicesMs), statements };
 }
 
 /** The middle item by `key` (the upper one of an even count). */
@@ -208,7 +232,7 @@ function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
  * side, its median round, the clusters' with the median of their rounds'
  * ratios to the embedded server's.
  */
-async function inTurns(load: LoadGenerator, queue: "redis" | "postgres", workers: number, embedded: Side, rounds: number, toggle: string | undefined): Promise<BenchRow[]> {
+async function inTurns(load: LoadGenerator, queue: "redis" | "postgres", workers: number, embedded: Side, rounds: number, toggle: string | undefined, counter: StatementCounter | null): Promise<BenchRow[]> {
   const clusters = [await startCluster(queue, workers), ...(toggle !== undefined ? [await startCluster(queue, workers, { [toggle]: "1" })] : [])];
   try {
     // The clusters' processes are this process's children too: the embedded server's CPU leaves them out.
@@ -219,7 +243,7 @@ async function inTurns(load: LoadGenerator, queue: "redis" | "postgres", workers
     }
     const results: Array<Array<Awaited<ReturnType<typeof measure>>>> = sides.map(() => []);
     for (let round = 0; round < rounds; round++) {
-      for (const [index, side] of sides.entries()) results[index]!.push(await measure(load, side));
+      for (const [index, side] of sides.entries()) results[index]!.push(await measure(load, side, counter));
     }
     const reference = results[0]!.map((one) => one.figures.perSecond);
     return sides.map((side, index) => {
@@ -232,7 +256,7 @@ async function inTurns(load: LoadGenerator, queue: "redis" | "postgres", workers
       return {
         benchmark: side.label,
         ...median.figures,
-        note: `${share}; median of ${measured.length} rounds taken in turns; CPU ${Math.round(median.cpuUsPerRun)} µs/run${index === 0 ? "" : ` (the api ${Math.round(median.apiUsPerRun)})`}; rounds in order ${inOrder}; errors and non-2xx in all rounds ${errors}`,
+        note: `${share}; median of ${measured.length} rounds taken in turns; CPU ${Math.round(median.cpuUsPerRun)} µs/run${index === 0 ? "" : ` (the api ${Math.round(median.apiUsPerRun)})`}; rounds in order ${inOrder}; errors and non-2xx in all rounds ${errors}${statementsNote(median)}`,
       };
     });
   } finally {
