@@ -294,6 +294,22 @@ describe("a delivery given twice", () => {
 describe("a redelivery of an event whose run is recorded", () => {
   let server: TestServer;
   let gate: Gate;
+  /** Deliveries of HTTP events (`body` as their JSON) to the workflow, made at `at`, as the store keeps them. */
+  const deliveriesOf = async (ownerId: string, workflow: { id: string; trigger: { source_id: string } }, at: number) => {
+    const subscriptionId = (await server.server.store.listSubscriptions(ownerId)).find((sub) => sub.listenerId === workflow.id)!.id;
+    return (eventId: string, body: unknown) => ({
+      listenerId: workflow.id,
+      emitterId: workflow.trigger.source_id,
+      eventId,
+      ownerId,
+      subscriptionId,
+      channel: "",
+      availableAt: at,
+      createdAt: at,
+      event: { method: "POST", path: "/", query: {}, headers: {}, bodyRaw: JSON.stringify(body), body },
+      indexedAtMs: at,
+    });
+  };
   beforeAll(async () => {
     server = await startTestServer({ RUNNEL_EGRESS_ALLOW: "127.0.0.1" });
     gate = new Gate();
@@ -329,19 +345,7 @@ describe("a redelivery of an event whose run is recorded", () => {
     // The same delivery again (as a second claimer would get it), with a fresh event behind it in the same batch.
     const store = server.server.store;
     const at = Date.now();
-    const subscriptionId = (await store.listSubscriptions(ownerId)).find((sub) => sub.listenerId === workflow.id)!.id;
-    const delivery = (eventId: string, body: unknown) => ({
-      listenerId: workflow.id,
-      emitterId: workflow.trigger.source_id,
-      eventId,
-      ownerId,
-      subscriptionId,
-      channel: "",
-      availableAt: at,
-      createdAt: at,
-      event: { method: "POST", path: "/", query: {}, headers: {}, bodyRaw: JSON.stringify(body), body },
-      indexedAtMs: at,
-    });
+    const delivery = await deliveriesOf(ownerId, workflow, at);
     await store.enqueueDeliveries([delivery(run.trigger.event_id, { n: 1 }), delivery(`${at}-99`, { n: 2 })]);
     server.server.engine.worker.wake();
 
@@ -380,19 +384,7 @@ describe("a redelivery of an event whose run is recorded", () => {
     // the same batch, a fresh event's delivery left the same way, whose run never ended.
     const store = server.server.store;
     const at = Date.now();
-    const subscriptionId = (await store.listSubscriptions(ownerId)).find((sub) => sub.listenerId === workflow.id)!.id;
-    const delivery = (eventId: string, body: unknown) => ({
-      listenerId: workflow.id,
-      emitterId: workflow.trigger.source_id,
-      eventId,
-      ownerId,
-      subscriptionId,
-      channel: "",
-      availableAt: at,
-      createdAt: at,
-      event: { method: "POST", path: "/", query: {}, headers: {}, bodyRaw: JSON.stringify(body), body },
-      indexedAtMs: at,
-    });
+    const delivery = await deliveriesOf(ownerId, workflow, at);
     await store.enqueueDeliveries([delivery(run.trigger.event_id, { n: 10 }), delivery(`${at}-98`, { n: 11 })], { claimer: "a-worker-that-died", until: at - 1 });
     server.server.engine.worker.wake();
 
