@@ -193,7 +193,7 @@ export class RunExecutor {
     fresh.forEach((run, index) => (run.id = ids[index]!));
     // A replay from a failed step starts there; a retry of it (below) reads its own record instead.
     for (const run of runs) resumeReplay(run, workflow, this.now());
-    const recordedBefore = await this.resumeRetries(workflow, runs);
+    const recordedBefore = await this.resumeFromRecords(workflow, runs);
     const toRun = recordedBefore.size === 0 ? runs : runs.filter((run) => !recordedBefore.has(run));
     const settledOnly = [...recordedBefore].map((run) => run.delivery);
     if (toRun.length === 0) return { made: 0, retries: [], recordedBefore: settledOnly };
@@ -256,7 +256,7 @@ export class RunExecutor {
    * its record could not be written twice anyway). A first attempt never
    * asks the store.
    */
-  private async resumeRetries(workflow: Workflow, runs: RunState[]): Promise<Set<RunState>> {
+  private async resumeFromRecords(workflow: Workflow, runs: RunState[]): Promise<Set<RunState>> {
     const recordedBefore = new Set<RunState>();
     const again = runs.filter((run) => run.delivery.attempts > 1);
     if (again.length === 0) return recordedBefore;
