@@ -45,8 +45,9 @@ export interface JobQueue {
    * workflow runs, handed over without a store row): the adapter may queue
    * those due now as one job, claimed by one claim and each settled on its
    * own as usual. That gives up the check of a repeated key, which cannot
-   * come; a claim of several taken over runs all of them again (at least
-   * once, as always: their runs are recorded once).
+   * come; a claim of several taken over hands all of them out again (at
+   * least once, as always): the engine runs only those whose run was not
+   * recorded, and settles the others (RunExecutor.resumeFromRecords).
    */
   enqueue(deliveries: NewDelivery[], options?: EnqueueOptions): Promise<void>;
   /**

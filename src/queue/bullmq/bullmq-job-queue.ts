@@ -188,8 +188,7 @@ export class BullmqJobQueue implements JobQueue {
     // (the claim, then BullMQ's "no job" signal), and the job a claim finds is mostly an api turn's runs alone in
     // the queue, so a wave of two after it mostly cost four statements for nothing (bench --scale with
     // RUNNEL_BENCH_STATEMENTS: 1.68 statements a run against 1.46, session 23). On Redis it is one script.
-    const secondWave = this.kind === "postgres" ? 1 : 2;
-    for (let wave = 1, round = 1; claimed.length < limit; wave = round === 1 ? secondWave : Math.min(wave * 2, CLAIM_WAVE_MAX), round += 1) {
+    for (let wave = 1, next = this.kind === "postgres" ? 1 : 2; claimed.length < limit; wave = next, next = Math.min(wave * 2, CLAIM_WAVE_MAX)) {
       const calls = Array.from({ length: Math.min(wave, limit - claimed.length) }, () => this.claimer.getNextJob(token, { block: false }) as Promise<Job<DeliveryData> | undefined>);
       const answers = await Promise.allSettled(calls);
       let drained = false;
