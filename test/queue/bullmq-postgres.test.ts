@@ -1,8 +1,10 @@
 import { createPostgresBackend, withBackend } from "bullmq";
 import pg from "pg";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import pino from "pino";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { postgresReadyJobs } from "../../src/queue/bullmq/ready-jobs.js";
 import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
-import { describeJobQueueConformance } from "./conformance.js";
+import { describeJobQueueConformance, type QueueFixture } from "./conformance.js";
 import { describeTickCatchUp } from "./tick-catch-up.js";
 import { bullmqFixture, obliterateQueues, uniqueNamespace } from "./bullmq-fixture.js";
 
@@ -43,3 +45,72 @@ it("names DATABASE_URL when PostgreSQL cannot be reached", async () => {
     BullmqJobQueue.open({ target: { kind: "postgres", url: "postgres://postgres@127.0.0.1:1/none" }, logger: pino({ level: "silent" }), connectTimeoutMs: 1_500 }),
   ).rejects.toThrow(/PostgreSQL at DATABASE_URL/);
 }, 30_000);
+
+describe("a claim on PostgreSQL alone asks how many jobs are ready before each wave after the first", () => {
+  const opened: Array<{ close(): Promise<unknown> }> = [];
+  let fixture: QueueFixture;
+
+  beforeEach(async () => {
+    fixture = await makeFixture();
+  });
+
+  afterEach(async () => {
+    for (const closable of opened.splice(0)) await closable.close().catch(() => undefined);
+    await fixture.dispose();
+  });
+
+  /** BullMQ's claim calls (each a `move_to_active`, and a "no job" signal when it finds nothing), counted. */
+  const countingClaims = async () => {
+    const queue = await fixture.open({ leaseMs: 60_000 });
+    opened.push(queue);
+    const claimer = (queue as unknown as { claimer: { getNextJob(...args: unknown[]): Promise<unknown> } }).claimer;
+    const calls = vi.spyOn(claimer, "getNextJob");
+    return { queue, calls };
+  };
+
+  it("takes a job alone in the queue with one call, none that finds nothing", async () => {
+    const { queue, calls } = await countingClaims();
+    await queue.enqueue([fixture.delivery("1000-0")]);
+    expect((await queue.claim(64)).map((job) => job.eventId)).toEqual(["1000-0"]);
+    expect(calls).toHaveBeenCalledTimes(1);
+  });
+
+  it("takes every ready job, in as many calls as there are jobs", async () => {
+    const { queue, calls } = await countingClaims();
+    const deliveries = Array.from({ length: 11 }, (_, index) => fixture.delivery(`1000-${index}`));
+    await queue.enqueue(deliveries);
+    const claimed = await queue.claim(64);
+    expect(claimed.map((job) => job.eventId).sort()).toEqual(deliveries.map((delivery) => delivery.eventId).sort());
+    expect(calls).toHaveBeenCalledTimes(11);
+    // Within the claim's limit: the rest stays for the next claim.
+    await queue.enqueue([fixture.delivery("2000-0"), fixture.delivery("2000-1"), fixture.delivery("2000-2")]);
+    calls.mockClear();
+    expect(await queue.claim(2)).toHaveLength(2);
+    expect(calls).toHaveBeenCalledTimes(2);
+    expect(await queue.claim(2)).toHaveLength(1);
+  });
+});
+
+it("counts a queue's ready jobs for a claim: waiting ones, and delayed ones whose time has come, up to the limit asked and delayed ones whose time has come, up to the limit asked", async () => {
+  const schema = uniqueNamespace("runnel_ready_jobs_test");
+  schemas.push(schema);
+  const queue = new Queue("deliveries", { connection: { connectionString: TEST_DATABASE_URL, schema, migrate: true } });
+  const ready = postgresReadyJobs(TEST_DATABASE_URL, schema, pino({ level: "silent" }));
+  try {
+    await queue.add("job", {}, { jobId: "later", delay: 3_600_000 });
+    await queue.add("job", {}, { jobId: "due-soon", delay: 50 });
+    expect(await ready.count("deliveries", Date.now(), 8)).toBe(0);
+    await queue.add("job", {}, { jobId: "now-1" });
+    await queue.add("job", {}, { jobId: "now-2" });
+    expect(await ready.count("deliveries", Date.now(), 8)).toBe(2);
+    // Still "delayed" in BullMQ's table (nothing promoted it): counted once its time has come.
+    expect(await ready.count("deliveries", Date.now() + 1_000, 8)).toBe(3);
+    expect(await ready.count("deliveries", Date.now() + 1_000, 2)).toBe(2);
+    expect(await ready.count("another-queue", Date.now() + 1_000, 8)).toBe(0);
+  } finally {
+    await ready.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+  }
+});

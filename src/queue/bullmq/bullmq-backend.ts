@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { LiveChannel } from "../live-channel.js";
 import { postgresHeldJobs, redisHeldJobs, type HeldJobs } from "./held-jobs.js";
 import { PostgresLiveChannel } from "./postgres-live-channel.js";
+import { postgresReadyJobs, type ReadyJobs } from "./ready-jobs.js";
 import { RedisLiveChannel } from "./redis-live-channel.js";
 import { throttledWarning } from "../throttled-warning.js";
 
@@ -29,6 +30,8 @@ export interface BullmqBackend {
   readonly live: LiveChannel;
   /** The jobs a worker name holds, read from BullMQ's storage (takeBackInterrupted). */
   readonly held: HeldJobs;
+  /** PostgreSQL only: how many jobs a claim would find now (a claim's next wave is sized by it; see BullmqJobQueue.claim). */
+  readonly readyJobs: ReadyJobs | null;
   /** Lets go of what the backend opened itself (the shared Redis connection, the live channel). */
   close(): Promise<void>;
 }
@@ -49,6 +52,8 @@ function redisBackend(url: string, prefix: string, logger: Logger): BullmqBacken
     worker: (name, processor, _connections, settings) => new Worker(name, processor, { ...settings, connection, prefix }),
     live,
     held: redisHeldJobs(connection, prefix),
+    // A claim that finds nothing is one script on Redis: cheaper than asking first.
+    readyJobs: null,
     async close() {
       await live.close();
       await closeRedis(connection);
@@ -67,6 +72,7 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
   // pg's default ten, or a few processes of an installation fill PostgreSQL's max_connections (100 by default).
   const connection = { connectionString: pinnedSearchPath(url, schema), schema, migrate: true, max: POOL_PER_QUEUE_OBJECT };
   const live = new PostgresLiveChannel(url, `${schema}_live`, logger);
+  const readyJobs = postgresReadyJobs(url, schema, logger);
   return {
     kind: "postgres",
     // The PostgreSQL classes are BullMQ's own, over another backend: the same methods, typed apart.
@@ -75,7 +81,11 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
       new classes.Worker(name, processor, { ...settings, connection: { ...connection, max: Math.max(POOL_PER_QUEUE_OBJECT, connections) } }) as unknown as Worker,
     live,
     held: postgresHeldJobs(url, schema),
-    close: () => live.close(),
+    readyJobs,
+    async close() {
+      await readyJobs.close().catch(() => undefined);
+      await live.close();
+    },
   };
 }
 

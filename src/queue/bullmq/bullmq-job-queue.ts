@@ -182,14 +182,10 @@ export class BullmqJobQueue implements JobQueue {
   async claim(limit: number): Promise<ClaimedJob[]> {
     const token = `${this.claimer.id}:${randomUUID()}`;
     const claimed: ClaimedJob[] = [];
-    // BullMQ takes one job per call. Calls go out in waves that double while every call finds a job (1, 2, 4…, up to
-    // CLAIM_WAVE_MAX at once): an idle queue costs one call, a busy one is taken without a round trip per job. On
-    // PostgreSQL the second wave is of one too (1, 1, 2, 4…): there a call that finds nothing is two statements
-    // (the claim, then BullMQ's "no job" signal), and the job a claim finds is mostly an api turn's runs alone in
-    // the queue, so a wave of two after it mostly cost four statements for nothing (bench --scale with
-    // RUNNEL_BENCH_STATEMENTS: 1.68 statements a run against 1.46, session 23). On Redis it is one script.
-    for (let wave = 1, next = this.kind === "postgres" ? 1 : 2; claimed.length < limit; wave = next, next = Math.min(wave * 2, CLAIM_WAVE_MAX)) {
-      const calls = Array.from({ length: Math.min(wave, limit - claimed.length) }, () => this.claimer.getNextJob(token, { block: false }) as Promise<Job<DeliveryData> | undefined>);
+    // BullMQ takes one job per call, so a claim goes out in waves of calls at once: an idle queue costs one call, a
+    // busy one is taken without a round trip per job. The first wave is of one; see nextWave for the others.
+    for (let wave = limit > 0 ? 1 : 0; wave > 0; wave = await this.nextWave(wave, limit - claimed.length)) {
+      const calls = Array.from({ length: wave }, () => this.claimer.getNextJob(token, { block: false }) as Promise<Job<DeliveryData> | undefined>);
       const answers = await Promise.allSettled(calls);
       let drained = false;
       for (const answer of answers) {
@@ -208,6 +204,27 @@ export class BullmqJobQueue implements JobQueue {
     }
     if (claimed.length > 0 && this.options.renewClaims !== false) this.renewal.held();
     return claimed;
+  }
+
+  /**
+   * The size of a claim's next wave, after a wave of `previous` calls that
+   * all found a job; 0 ends the claim. On Redis the waves double (1, 2, 4…,
+   * up to CLAIM_WAVE_MAX): a call that finds nothing is one script there. On
+   * PostgreSQL a call that finds nothing is two PL/pgSQL calls (the claim,
+   * then BullMQ's "no job" signal), and the job a claim finds is mostly an
+   * api turn's runs alone in the queue: so it asks first how many are ready
+   * (one read of two indexes) and makes a wave of that many, none when none
+   * are (bench --scale: move_to_active 0.19 -> 0.10 and next_signal
+   * 0.10 -> 0.02 a run, session 24). A job added after that read has its
+   * wake-up, which arrives after the worker asked, so the next claim takes it.
+   */
+  private async nextWave(previous: number, left: number): Promise<number> {
+    const most = Math.min(CLAIM_WAVE_MAX, left);
+    const { readyJobs } = this.backend;
+    if (!readyJobs) return Math.min(previous * 2, most);
+    if (most <= 0) return 0;
+    // Not answered (a connection lost): the wave is claimed as it would have been without asking.
+    return readyJobs.count(DELIVERIES, Date.now(), most).catch(() => most);
   }
 
   /** A job this instance took, as its deliveries: each kept with the job and its token until settled. */
