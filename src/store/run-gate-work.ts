@@ -111,7 +111,8 @@ export function* gateAppendRows(rows: DeliveryRowPlan[], gatedListeners: Set<str
       continue;
     }
     if (gate.concurrency !== null) {
-      const key = gateKeyOf(gate.concurrency_key, row.payload === null ? null : JSON.parse(row.payload));
+      // The event is parsed only when the gate has a key to read from it.
+      const key = gateKeyOf(gate.concurrency_key, row.payload === null || gate.concurrency_key === null ? null : JSON.parse(row.payload));
       const state = dialect === "postgres" ? yield* joinLine(gate, key, row) : yield* joinLineStepwise(gate, key, row);
       // Recorded before (the same delivery again): it is in its line already, or ran.
       if (state === null) continue;

@@ -152,7 +152,8 @@ export class TwoTripAppend {
       statements.push(gatesUnchanged([...gates.values()]));
       for (const row of gated) {
         const gate = gates.get(row.listener_id)!;
-        const key = gateKeyOf(gate.concurrency_key, row.payload === null ? null : JSON.parse(row.payload));
+        // The event is parsed only when the gate has a key to read from it.
+        const key = gateKeyOf(gate.concurrency_key, row.payload === null || gate.concurrency_key === null ? null : JSON.parse(row.payload));
         const asAdmitted = claimRows(batch, plan, appended, [{ ...row }]);
         const written = asAdmitted.rows[0] ?? null;
         joins.push({ row, written, held: asAdmitted.unrecorded[0] ?? null });
