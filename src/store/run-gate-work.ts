@@ -41,7 +41,7 @@ export interface GateRow {
   next_position: number | string;
 }
 
-interface WaitingRow {
+export interface WaitingRow {
   workflow_id: string;
   emitter_id: string;
   event_id: string;
@@ -67,7 +67,7 @@ function* rowsOf<T>(sql: string, params: unknown[]): GateWork<T[]> {
   return (yield { sql, params, rows: true }) as T[];
 }
 
-function* run(sql: string, params: unknown[]): GateWork<number> {
+function* change(sql: string, params: unknown[]): GateWork<number> {
   return (yield { sql, params, rows: false }) as number;
 }
 
@@ -87,7 +87,7 @@ function* rateSlot(gate: GateRow, now: number): GateWork<number> {
   const recent = gate.rate_recent ? (JSON.parse(gate.rate_recent) as number[]) : [];
   const slot = nextRateSlot(recent, { runs: Number(gate.rate_runs), perMs: Number(gate.rate_per_ms) }, now);
   gate.rate_recent = JSON.stringify(slot.recent);
-  yield* run("UPDATE workflow_gates SET rate_recent = ? WHERE workflow_id = ?", [gate.rate_recent, gate.workflow_id]);
+  yield* change("UPDATE workflow_gates SET rate_recent = ? WHERE workflow_id = ?", [gate.rate_recent, gate.workflow_id]);
   return slot.at;
 }
 
@@ -132,10 +132,10 @@ export function* gateAppendRows(rows: DeliveryRowPlan[], gatedListeners: Set<str
 function* joinLineStepwise(gate: GateRow, key: string, row: DeliveryRowPlan): GateWork<"admitted" | "waiting" | null> {
   const position = Number(gate.next_position);
   gate.next_position = position + 1;
-  yield* run("UPDATE workflow_gates SET next_position = ? WHERE workflow_id = ?", [position + 1, gate.workflow_id]);
+  yield* change("UPDATE workflow_gates SET next_position = ? WHERE workflow_id = ?", [position + 1, gate.workflow_id]);
   const free = yield* hasFreeSlot(gate, key);
   const state = free ? "admitted" : "waiting";
-  const inserted = yield* run(
+  const inserted = yield* change(
     `INSERT INTO run_gate (workflow_id, emitter_id, event_id, owner_id, gate_key, position, state, subscription_id, channel, payload, indexed_at_ms, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     [row.listener_id, row.emitter_id, row.event_id, row.owner_id, key, position, state, row.subscription_id, row.channel, row.payload, row.indexed_at_ms, row.created_at],
@@ -220,7 +220,8 @@ export function joinLineStatement(workflowId: string, key: string, row: Delivery
 
 /** Whether the key's line of the gate has a free slot and nobody waiting in it. */
 function* hasFreeSlot(gate: GateRow, key: string): GateWork<boolean> {
-  const waiting = yield* rowsOf("SELECT 1 AS one FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state = 'waiting' LIMIT 1", [gate.workflow_id, key]);
+  // Followers (state `following`) are ahead in the line too.
+  const waiting = yield* rowsOf("SELECT 1 AS one FROM run_gate WHERE workflow_id = ? AND gate_key = ? AND state IN ('waiting', 'following') LIMIT 1", [gate.workflow_id, key]);
   if (waiting.length > 0) return false;
   return (yield* admittedIn(gate.workflow_id, key)) < Number(gate.concurrency);
 }
@@ -247,7 +248,7 @@ export interface AdmittedWrites {
 type AdmissionClaim = { claimer: string | null; leaseMs: number };
 
 /** What an admitted delivery's row records once claimed for `claim` (running, leased to its claimer). */
-function claimedState(claim: AdmissionClaim, now: number): Pick<DeliveryRowPlan, "status" | "attempts" | "available_at" | "claimed_by"> {
+export function claimedState(claim: AdmissionClaim, now: number): Pick<DeliveryRowPlan, "status" | "attempts" | "available_at" | "claimed_by"> {
   return { status: "running", attempts: 1, available_at: now + claim.leaseMs, claimed_by: claim.claimer };
 }
 
@@ -260,10 +261,29 @@ export function gatedWorkflowsOf(runs: Array<{ workflowId: string; status: strin
 }
 
 /**
+ * A one-at-a-time line's chain, recorded (FinishRunsInput.chains): the
+ * event its record admitted took the line's next waiting events as its
+ * followers (`following`, see followersOf), and the process ran some of
+ * them after it. Those it did not run go back to waiting with the record,
+ * even when the gate was removed meanwhile.
+ */
+export interface LineChain {
+  workflowId: string;
+  /** The admitted event the followers follow. */
+  headEventId: string;
+  gateKey: string;
+}
+
+/**
  * Runs recorded: each ended run of an admitted delivery frees its slot, and
  * its line admits the next waiting ones (in arrival order) into the free
  * slots. Answers the delivery rows admitted, pending and due at their time
  * (the caller writes them, claimed when it hands them over at once).
+ *
+ * A follower's run (see LineChain) that ended leaves the line with it; one
+ * that waits (a retry, a delay) holds the slot its head freed. The followers
+ * of a head recorded or released that were not run wait again, in their
+ * places, before they are admitted.
  */
 export function* gateFinishedRuns(
   runs: Array<{ workflowId: string; emitterId: string; eventId: string; status: string }>,
@@ -272,37 +292,74 @@ export function* gateFinishedRuns(
   writes?: AdmittedWrites,
   /** The gate rows of gatedWorkflowsOf(runs), locked already by an earlier statement of the transaction (PostgreSQL's run insert). */
   locked?: Map<string, GateRow>,
+  chains: readonly LineChain[] = [],
 ): GateWork<DeliveryRowPlan[]> {
   const ended = runs.filter((run) => ENDED_RUN_STATUSES.has(run.status));
-  if (ended.length === 0) return [];
+  if (ended.length === 0 && chains.length === 0) return [];
+  const chained = new Set(chains.map((chain) => chain.workflowId));
   // One look per batch (a batch is one workflow's), which locks the gate rows it finds (taken first, as by every
   // admission): an ungated workflow's runs cost that one statement, a gated one's no second look to lock it.
-  const gates = locked ?? (yield* lockGates(ended.map((run) => run.workflowId)));
-  if (gates.size === 0) return [];
-  const freed: Array<{ workflowId: string; key: string }> = [];
+  const gates = locked ?? (yield* lockGates([...ended.map((run) => run.workflowId), ...chained]));
+  if (gates.size === 0 && chains.length === 0) return [];
+  const freed: Array<{ workflowId: string; key: string; eventId: string }> = [];
   const admitted: DeliveryRowPlan[] = [];
   for (const run of ended) {
     const gate = gates.get(run.workflowId);
-    if (!gate) continue;
-    if (dialect === "postgres" && admitsInOneStatement(gate)) {
+    if (!gate && !chained.has(run.workflowId)) continue;
+    if (dialect === "postgres" && gate && admitsInOneStatement(gate)) {
       admitted.push(...(yield* freeAndAdmitNext(run, now, writes)));
       continue;
     }
-    const rows = yield* rowsOf<{ gate_key: string }>(
-      "DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state = 'admitted' RETURNING gate_key",
+    const rows = yield* rowsOf<{ gate_key: string; state: string }>(
+      "DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state IN ('admitted', 'following') RETURNING gate_key, state",
       [run.workflowId, run.emitterId, run.eventId],
     );
-    if (rows[0]) freed.push({ workflowId: run.workflowId, key: rows[0].gate_key });
+    if (rows[0]?.state === "admitted") freed.push({ workflowId: run.workflowId, key: rows[0].gate_key, eventId: run.eventId });
   }
-  if (freed.length === 0) return admitted;
-  const lines = new Set<string>();
-  for (const slot of freed) {
-    const line = JSON.stringify([slot.workflowId, slot.key]);
-    if (lines.has(line)) continue;
-    lines.add(line);
-    admitted.push(...(yield* admitWaiting(gates.get(slot.workflowId) ?? null, slot.workflowId, slot.key, now)));
+  if (chains.length > 0) {
+    for (const run of runs) {
+      if (ENDED_RUN_STATUSES.has(run.status) || !chained.has(run.workflowId)) continue;
+      yield* change("UPDATE run_gate SET state = 'admitted', follows = NULL WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state = 'following'", [
+        run.workflowId,
+        run.emitterId,
+        run.eventId,
+      ]);
+    }
   }
+  // Only the embedded store (SQLite) makes followers: PostgreSQL is spared the look.
+  if (dialect === "sqlite") {
+    const heads = new Map<string, { workflowId: string; key: string; eventId: string }>();
+    for (const slot of freed) heads.set(JSON.stringify([slot.workflowId, slot.eventId]), slot);
+    for (const chain of chains) heads.set(JSON.stringify([chain.workflowId, chain.headEventId]), { workflowId: chain.workflowId, key: chain.gateKey, eventId: chain.headEventId });
+    for (const head of heads.values()) yield* releaseFollowers(head.workflowId, head.key, head.eventId);
+  }
+  const lines = new Map<string, { workflowId: string; key: string }>();
+  for (const slot of freed) lines.set(JSON.stringify([slot.workflowId, slot.key]), slot);
+  // A chain's line admits into what its slots allow now (its head may still hold one, waiting to retry); one whose
+  // gate was removed while the chain ran sends what waits in it, as the removal sent the rest.
+  for (const chain of chains) lines.set(JSON.stringify([chain.workflowId, chain.gateKey]), { workflowId: chain.workflowId, key: chain.gateKey });
+  for (const line of lines.values()) admitted.push(...(yield* admitWaiting(gates.get(line.workflowId) ?? null, line.workflowId, line.key, now)));
   return admitted;
+}
+
+/**
+ * An embedded server starting (nothing of its runs goes on): every follower
+ * waits again, and its line admits what its slots allow (a line whose gate
+ * was removed meanwhile sends all it holds). Answers the rows admitted.
+ */
+export function* releaseAllFollowers(now: number): GateWork<DeliveryRowPlan[]> {
+  const released = yield* rowsOf<{ workflow_id: string; gate_key: string }>("UPDATE run_gate SET state = 'waiting', follows = NULL WHERE state = 'following' RETURNING workflow_id, gate_key", []);
+  if (released.length === 0) return [];
+  const lines = new Map(released.map((row) => [JSON.stringify([row.workflow_id, row.gate_key]), row]));
+  const gates = yield* lockGates(released.map((row) => row.workflow_id));
+  const admitted: DeliveryRowPlan[] = [];
+  for (const line of lines.values()) admitted.push(...(yield* admitWaiting(gates.get(line.workflow_id) ?? null, line.workflow_id, line.gate_key, now)));
+  return admitted;
+}
+
+/** The followers of an admitted event it did not run wait again, in their places (nothing when it had none). */
+function* releaseFollowers(workflowId: string, key: string, headEventId: string): GateWork<number> {
+  return yield* change("UPDATE run_gate SET state = 'waiting', follows = NULL WHERE workflow_id = ? AND gate_key = ? AND state = 'following' AND follows = ?", [workflowId, key, headEventId]);
 }
 
 /**
@@ -402,8 +459,8 @@ function* admitWaiting(gate: GateRow | null, workflowId: string, key: string, no
   const admitted: DeliveryRowPlan[] = [];
   for (const waiter of waiting) {
     // Without a concurrency any more, nothing holds a slot: the row goes.
-    if (limit === Number.MAX_SAFE_INTEGER) yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, waiter.event_id]);
-    else yield* run("UPDATE run_gate SET state = 'admitted' WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, waiter.event_id]);
+    if (limit === Number.MAX_SAFE_INTEGER) yield* change("DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, waiter.event_id]);
+    else yield* change("UPDATE run_gate SET state = 'admitted' WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, waiter.event_id]);
     const at = gate ? yield* rateSlot(gate, now) : now;
     admitted.push(deliveryOf(waiter, at, now));
   }
@@ -411,7 +468,7 @@ function* admitWaiting(gate: GateRow | null, workflowId: string, key: string, no
 }
 
 /** The delivery row of an admitted event (pending, due at `at`; its creation time stays its arrival, for the queue's order). */
-function deliveryOf(waiter: WaitingRow, at: number, now: number): DeliveryRowPlan {
+export function deliveryOf(waiter: WaitingRow, at: number, now: number): DeliveryRowPlan {
   return {
     listener_id: waiter.workflow_id,
     emitter_id: waiter.emitter_id,
@@ -445,18 +502,18 @@ export function* syncWorkflowGate(
   if (!current && !gate) return [];
   if (gate) {
     const values = [gate.concurrency, gate.concurrencyKey, gate.rateLimit?.runs ?? null, gate.rateLimit ? gate.rateLimit.perSeconds * 1000 : null];
-    if (current) yield* run("UPDATE workflow_gates SET concurrency = ?, concurrency_key = ?, rate_runs = ?, rate_per_ms = ? WHERE workflow_id = ?", [...values, workflow.id]);
-    else yield* run("INSERT INTO workflow_gates (workflow_id, owner_id, concurrency, concurrency_key, rate_runs, rate_per_ms, rate_recent, next_position) VALUES (?, ?, ?, ?, ?, ?, NULL, 0)", [workflow.id, workflow.ownerId, ...values]);
+    if (current) yield* change("UPDATE workflow_gates SET concurrency = ?, concurrency_key = ?, rate_runs = ?, rate_per_ms = ? WHERE workflow_id = ?", [...values, workflow.id]);
+    else yield* change("INSERT INTO workflow_gates (workflow_id, owner_id, concurrency, concurrency_key, rate_runs, rate_per_ms, rate_recent, next_position) VALUES (?, ?, ?, ?, ?, ?, NULL, 0)", [workflow.id, workflow.ownerId, ...values]);
   } else {
-    yield* run("DELETE FROM workflow_gates WHERE workflow_id = ?", [workflow.id]);
+    yield* change("DELETE FROM workflow_gates WHERE workflow_id = ?", [workflow.id]);
     // No gate any more: the admitted hold no slot.
-    yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND state = 'admitted'", [workflow.id]);
+    yield* change("DELETE FROM run_gate WHERE workflow_id = ? AND state = 'admitted'", [workflow.id]);
   }
   const [locked] = gate ? yield* rowsOf<GateRow>("SELECT * FROM workflow_gates WHERE workflow_id = ?", [workflow.id]) : [];
   const keys = yield* rowsOf<{ gate_key: string }>("SELECT DISTINCT gate_key FROM run_gate WHERE workflow_id = ? AND state = 'waiting'", [workflow.id]);
   const admitted: DeliveryRowPlan[] = [];
   for (const { gate_key: key } of keys) admitted.push(...(yield* admitWaiting(locked ?? null, workflow.id, key, now)));
-  if (locked && locked.concurrency === null) yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND state = 'admitted'", [workflow.id]);
+  if (locked && locked.concurrency === null) yield* change("DELETE FROM run_gate WHERE workflow_id = ? AND state = 'admitted'", [workflow.id]);
   return admitted;
 }
 
@@ -465,7 +522,7 @@ export function* takeWaiting(workflowId: string, eventId: string): GateWork<Wait
   yield* lockGates([workflowId]);
   const [waiter] = yield* rowsOf<WaitingRow>("SELECT * FROM run_gate WHERE workflow_id = ? AND event_id = ? AND state = 'waiting' LIMIT 1", [workflowId, eventId]);
   if (!waiter) return null;
-  yield* run("DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, eventId]);
+  yield* change("DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ?", [workflowId, waiter.emitter_id, eventId]);
   return waiter;
 }
 

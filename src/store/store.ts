@@ -1,3 +1,4 @@
+import type { LineChain } from "./run-gate-work.js";
 import type { ApiKey, User } from "../domain/accounts.js";
 import type { ActivityWindow, EmitterEventStats, WorkflowRunStats } from "../domain/activity.js";
 import type { DataStoreRecord, DataStoreSummary, StepStoreWrite } from "../domain/data-stores.js";
@@ -529,6 +530,16 @@ export interface ClaimedDelivery extends Delivery {
    * once it settled, and not when it failed (the admission never happened).
    */
   admission?: Promise<void>;
+  /**
+   * A one-at-a-time line's next waiting events, taken with this admitted one
+   * by the record that admitted it (embedded store): run one after the other
+   * after it, in this process, and recorded with it (FinishRunsInput.chains).
+   * Each is handed over unrecorded and holds no slot: its run starts only
+   * after the one before it ended.
+   */
+  followers?: ClaimedDelivery[];
+  /** With followers: the line they wait in (its gate key). */
+  lineKey?: string;
 }
 
 /** What updateWaitingRun writes over a waiting run's row (see RunControl). */
@@ -568,6 +579,12 @@ export interface FinishRunsInput {
    * without it.
    */
   onAdmitted?: ((admitted: ClaimedDelivery[]) => boolean) | undefined;
+  /**
+   * One-at-a-time lines whose admitted event came with followers
+   * (ClaimedDelivery.followers) among these runs: the followers not run wait
+   * again, and the line admits what its slots allow.
+   */
+  chains?: LineChain[] | undefined;
   now?: number | undefined;
 }
 

@@ -45,7 +45,8 @@ export const runGateRoutes: FastifyPluginAsyncTypebox<{ engine: Pick<Engine, "wo
     },
     async (request) => {
       const { id, event_id: eventId } = request.params;
-      const run = await workflows.cancelWaiting(principalOf(request).user.id, id, eventId);
+      const user = principalOf(request).user;
+      const run = await workflows.cancelWaiting(user.id, id, eventId, user.id);
       if (!run) {
         throw new RunnelError(
           "NotFound",

@@ -429,6 +429,9 @@ export class DeliveryWorker implements DeliveryHandOff {
     const waiting = new Set<ClaimedDelivery>(retries.map((retry) => retry.delivery));
     for (const [at, group] of groupBy(retries, (retry) => retry.at)) {
       const jobs = deliveries.filter((delivery) => group.some((retry) => retry.delivery === delivery));
+      // A line's follower that waits (ClaimedDelivery.followers): not claimed with the batch, its delivery recorded for it by its run's record.
+      const followers = group.filter((retry) => !deliveries.includes(retry.delivery as ClaimedJob)).map((retry) => retry.delivery);
+      if (followers.length > 0) jobs.push(...(this.options.queue.adopt?.(followers) ?? []));
       await this.giveBack(jobs, at).catch((error) => this.options.logger.error({ err: error, count: jobs.length }, "runs waiting to retry could not be put back in the queue; they run again when their lease ends"));
     }
     return deliveries.filter((delivery) => !waiting.has(delivery));

@@ -4,11 +4,13 @@ import { stepPropChecks } from "../../domain/step-prop-checks.js";
 import { sendRecord } from "../../domain/send-records.js";
 import { sendIdempotencyKey, type NewOutboxSend, type OutboxSendType } from "../../domain/durable-sends.js";
 import type { SavedComponent } from "../../domain/sources.js";
-import { runErrorCodeOf, type RunErrorCode, type Workflow, type WorkflowStep } from "../../domain/workflows.js";
+import { runErrorCodeOf, type RunErrorCode, type Workflow, type WorkflowRun, type WorkflowStep } from "../../domain/workflows.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ChainStep } from "../../sandbox/protocol.js";
 import type { ComponentBundle, InvokeRequest, InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
 import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
+import type { LineChain } from "../../store/run-gate-work.js";
+import { newId } from "../../domain/ids.js";
 import type { BundleFiles } from "../bundle-files.js";
 import type { ComponentLoader } from "../component-loader.js";
 import type { EventHub } from "../event-hub.js";
@@ -136,6 +138,8 @@ export class RunExecutor {
   private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
   /** The runs of this process's batches, from their claim to their record, by id: a cancel finds them here. */
   private readonly inProgress = new Map<string, { ownerId: string; run: RunState }>();
+  /** Followers of this process's chains not started yet, by workflow and event: a cancel of a waiting event finds them here. */
+  private readonly queuedFollowers = new Map<string, { ownerId: string; delivery: ClaimedDelivery; runId: string; cancel?: { by: string; at: number } }>();
   private readonly now: () => number;
   private readonly metrics: Metrics;
 
@@ -154,7 +158,7 @@ export class RunExecutor {
     const { current, others } = await this.byVersion(workflow, deliveries);
     const outcome: BatchOutcome = current.length > 0 ? await this.runVersionBatch(workflow, current, triggerKind) : { made: 0, retries: [], recordedBefore: [] };
     for (const [version, group] of others) {
-      const other = await this.runVersionBatch(version, group, triggerKind);
+      const other = await this.runVersionBatch(version, group, triggerKind, false);
       outcome.made += other.made;
       outcome.retries.push(...other.retries);
       outcome.recordedBefore.push(...other.recordedBefore);
@@ -184,7 +188,8 @@ export class RunExecutor {
     return { current, others };
   }
 
-  private async runVersionBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other"): Promise<BatchOutcome> {
+  /** `current`: the workflow's current code (a replay may ask for an earlier version's; followers run only on the current one). */
+  private async runVersionBatch(workflow: Workflow, deliveries: ClaimedDelivery[], triggerKind: "http" | "timer" | "other", current = true): Promise<BatchOutcome> {
     const runs = deliveries.map((delivery) => startRun(workflow, delivery, triggerKind, this.now()));
     // Ids of one millisecond sort by their random part: hand them out in delivery order, so runs list in event order.
     // Not a manual run's: its caller was given that id when it was queued, and waits on it.
@@ -198,10 +203,13 @@ export class RunExecutor {
     const settledOnly = [...recordedBefore].map((run) => run.delivery);
     if (toRun.length === 0) return { made: 0, retries: [], recordedBefore: settledOnly };
     for (const run of toRun) this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
+    const followers = toRun.flatMap((run) => run.delivery.followers ?? []);
+    for (const delivery of followers) this.queuedFollowers.set(followerKey(workflow.id, delivery.eventId), { ownerId: workflow.ownerId, delivery, runId: newId("run", this.now()) });
     try {
-      return { ...(await this.runAndRecord(workflow, toRun, triggerKind)), recordedBefore: settledOnly };
+      return { ...(await this.runAndRecord(workflow, toRun, triggerKind, current)), recordedBefore: settledOnly };
     } finally {
       for (const run of toRun) this.inProgress.delete(run.id);
+      for (const delivery of followers) this.queuedFollowers.delete(followerKey(workflow.id, delivery.eventId));
     }
   }
 
@@ -218,7 +226,7 @@ export class RunExecutor {
     return true;
   }
 
-  private async runAndRecord(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other"): Promise<Omit<BatchOutcome, "recordedBefore">> {
+  private async runAndRecord(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other", current: boolean): Promise<Omit<BatchOutcome, "recordedBefore">> {
     this.abandonRepeatedCrashes(workflow, runs);
     let prepared: PreparedWorkflow | Error;
     try {
@@ -242,9 +250,97 @@ export class RunExecutor {
     for (const run of runs) settleFailedAttempt(workflow, run, now);
     for (const run of runs) stopIfCancelled(run);
     for (const run of runs) if (run.status !== "running") skipRest(run, workflow.steps);
-    const made = await this.commit(workflow, runs, triggerKind);
-    const retries = runs.flatMap((run) => (isWaitingStatus(run.status) ? [{ delivery: run.delivery, at: run.nextAttemptAt ?? now }] : []));
-    return { made, retries };
+    const { followed, chains } = await this.runFollowers(workflow, prepared, runs, triggerKind, timeoutMs, stepStores, current);
+    try {
+      const all = followed.length > 0 ? [...runs, ...followed] : runs;
+      const made = await this.commit(workflow, all, triggerKind, chains);
+      // A follower that waits to retry (or is delayed) is put back as its head would be: its delivery was recorded for it.
+      const retries = all.flatMap((run) => (isWaitingStatus(run.status) ? [{ delivery: run.delivery, at: run.nextAttemptAt ?? now }] : []));
+      return { made, retries };
+    } finally {
+      for (const run of followed) this.inProgress.delete(run.id);
+    }
+  }
+
+  /**
+   * A one-at-a-time line's followers (ClaimedDelivery.followers, taken by the
+   * record that admitted their head): run one after the other once the run
+   * before them ended, each from the step stores that run left, and recorded
+   * with the batch in one transaction, where each run had a commit of its
+   * own. The chain stops at a run that waits (to retry, or delayed: it holds
+   * the line's slot) and at a replay asking for other code (admitted on its
+   * own later); the followers not run wait again (LineChain). One cancelled
+   * while queued (cancelQueuedFollower) is recorded cancelled, unrun.
+   */
+  private async runFollowers(
+    workflow: Workflow,
+    prepared: PreparedWorkflow | Error,
+    runs: RunState[],
+    triggerKind: "http" | "timer" | "other",
+    timeoutMs: number,
+    stepStores: Record<string, DbSnapshot>,
+    current: boolean,
+  ): Promise<{ followed: RunState[]; chains: LineChain[] }> {
+    const followed: RunState[] = [];
+    const chains: LineChain[] = [];
+    const chain = async (head: RunState, followers: ClaimedDelivery[]): Promise<void> => {
+      let stores = storesAfter(stepStores, head);
+      let previous = head;
+      head.endedAt = this.now();
+      let stopped = false;
+      for (const delivery of followers) {
+        const queued = this.queuedFollowers.get(followerKey(workflow.id, delivery.eventId));
+        this.queuedFollowers.delete(followerKey(workflow.id, delivery.eventId));
+        // Earlier code, asked for by the head's replay: the followers wait again, for the current code.
+        stopped ||= !current || isWaitingStatus(previous.status) || versionAskedFor(workflow, delivery) !== null;
+        // Past where the chain stopped, only those cancelled while queued are recorded (cancelled, as their caller was told).
+        if (stopped && !queued?.cancel) continue;
+        const run = startRun(workflow, delivery, triggerKind, this.now());
+        followed.push(run);
+        if (queued?.cancel) {
+          run.id = queued.runId;
+          run.cancel = queued.cancel;
+          run.endedAt = run.startedAt;
+          stopIfCancelled(run);
+          continue;
+        }
+        resumeReplay(run, workflow, this.now());
+        previous = run;
+        this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
+        await this.runSteps(workflow, prepared, run.resumeAt, [run], timeoutMs, stores);
+        run.endedAt = this.now();
+        settleFailedAttempt(workflow, run, run.endedAt);
+        stopIfCancelled(run);
+        if (run.status !== "running") skipRest(run, workflow.steps);
+        stores = storesAfter(stores, run);
+      }
+    };
+    const going: Array<Promise<void>> = [];
+    for (const head of runs) {
+      const { followers, lineKey } = head.delivery;
+      if (!followers?.length || lineKey === undefined) continue;
+      chains.push({ workflowId: workflow.id, headEventId: head.delivery.eventId, gateKey: lineKey });
+      // Lines of different keys go on side by side, as their heads did.
+      going.push(chain(head, followers));
+    }
+    await Promise.all(going);
+    return { followed, chains };
+  }
+
+  /**
+   * A person cancelled an event waiting at the gate that a chain of this
+   * process has taken as a follower and not started yet (the store's
+   * cancelWaiting finds it `following`): it is recorded cancelled with the
+   * chain, never run. Answers its run as it will be recorded, or null when
+   * no chain here holds it unstarted (it runs: cancel its run instead).
+   */
+  cancelQueuedFollower(ownerId: string, workflowId: string, eventId: string, by: string): WorkflowRun | null {
+    const queued = this.queuedFollowers.get(followerKey(workflowId, eventId));
+    if (!queued || queued.ownerId !== ownerId) return null;
+    const now = this.now();
+    queued.cancel ??= { by, at: now };
+    const delivery = queued.delivery;
+    return { id: queued.runId, ownerId, workflowId, emitterId: delivery.emitterId, eventId, status: "cancelled", triggerEvent: delivery.event, steps: [], error: null, exitReason: null, replayOf: null, startedAt: now, finishedAt: now, durationMs: 0 };
   }
 
   /**
@@ -599,7 +695,7 @@ export class RunExecutor {
     for (const delivery of held) delete delivery.unrecorded;
   }
 
-  private async commit(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other"): Promise<number> {
+  private async commit(workflow: Workflow, runs: RunState[], triggerKind: "http" | "timer" | "other", chains: LineChain[] = []): Promise<number> {
     const { store, hub } = this.options;
     for (const run of runs) run.recording = true;
     const securing = runs.flatMap((run) => (run.securing ? [run.securing] : []));
@@ -637,6 +733,7 @@ export class RunExecutor {
       sends,
       now,
       ...(stepStores.length > 0 ? { stepStores } : {}),
+      ...(chains.length > 0 ? { chains } : {}),
       ...(admitClaim ? { admitClaim, ...(takeBeforeCommit ? { onAdmitted: takeBeforeCommit } : {}) } : {}),
     });
     for (const delivery of rows) if (delivery.storeRow === "held") delivery.storeRow = "removed";
@@ -738,4 +835,21 @@ function outboxSendsOf(workflow: Workflow, run: RunState, now: number): NewOutbo
     });
   });
   return sends;
+}
+
+function followerKey(workflowId: string, eventId: string): string {
+  return `${workflowId} ${eventId}`;
+}
+
+/** The steps' stores as a run left them (its `$.service.db` writes applied), for the run after it in a chain. */
+function storesAfter(stores: Record<string, DbSnapshot>, run: RunState): Record<string, DbSnapshot> {
+  // A cancelled run's writes are dropped with it (see commit).
+  if (run.storeWrites.length === 0 || run.status === "cancelled") return stores;
+  const after = { ...stores };
+  for (const write of run.storeWrites) {
+    const store: DbSnapshot = { ...after[write.stepId], ...write.set };
+    for (const key of write.removed) delete store[key];
+    after[write.stepId] = store;
+  }
+  return after;
 }

@@ -19,6 +19,12 @@ export interface RunState {
   id: string;
   delivery: ClaimedDelivery;
   startedAt: number;
+  /**
+   * When its steps ended, when it is recorded later than that with others
+   * that ran after it (a one-at-a-time line's chain): its record's end, so
+   * that it shows ended before the next began. Otherwise its record's time.
+   */
+  endedAt?: number;
   triggerEvent: unknown;
   replayOf: string | null;
   sourceType: SourceType;
@@ -215,8 +221,8 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     exitReason: run.exitReason,
     replayOf: run.replayOf,
     startedAt: run.startedAt,
-    finishedAt: now,
-    durationMs: Math.max(0, now - run.startedAt),
+    finishedAt: run.endedAt ?? now,
+    durationMs: Math.max(0, (run.endedAt ?? now) - run.startedAt),
     attempt: run.attempt,
     attempts: run.attempts,
     nextAttemptAt: isWaitingStatus(run.status) ? run.nextAttemptAt : null,

@@ -39,6 +39,8 @@ export interface WorkflowsServiceOptions {
   onChanged(workflowId: string): void | Promise<void>;
   /** Deliveries were queued here (replays): the worker takes them now. */
   onEnqueued(): void;
+  /** Events waiting at a gate that a chain of this process holds as followers (RunExecutor.cancelQueuedFollower). */
+  followers?: { cancelQueuedFollower(ownerId: string, workflowId: string, eventId: string, by: string): WorkflowRun | null };
   now?: () => number;
 }
 
@@ -189,9 +191,10 @@ export class WorkflowsService {
     return this.options.store.listWaiting(ownerId, workflow.id, page);
   }
 
-  async cancelWaiting(ownerId: string, idOrSlug: string, eventId: string): Promise<WorkflowRun | null> {
+  async cancelWaiting(ownerId: string, idOrSlug: string, eventId: string, by = ownerId): Promise<WorkflowRun | null> {
     const workflow = await this.get(ownerId, idOrSlug);
-    return this.options.store.cancelWaiting(ownerId, workflow.id, eventId, this.now());
+    // Taken as a follower by a one-at-a-time line's chain here and not started: the chain records it cancelled.
+    return this.options.followers?.cancelQueuedFollower(ownerId, workflow.id, eventId, by) ?? this.options.store.cancelWaiting(ownerId, workflow.id, eventId, this.now());
   }
 
   /**

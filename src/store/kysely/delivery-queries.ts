@@ -7,7 +7,7 @@ import type { AppendResult, ClaimedDelivery, FinishRunsInput, Store } from "../s
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
-import { admittedLaterAt, claimAdmitted, gatedWorkflowsOf, gateFinishedRuns, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
+import { admittedLaterAt, claimAdmitted, gatedWorkflowsOf, gateFinishedRuns, releaseAllFollowers, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
 import { claimedFrom } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
@@ -60,6 +60,13 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
         .where("status", "=", "running");
       if (claimer !== undefined) query = query.where("claimed_by", "=", claimer);
       const result = await query.executeTakeFirst();
+      // Everything stopped with the process (the embedded server): one-at-a-time lines' followers wait again.
+      if (claimer === undefined) {
+        await db.transaction().execute(async (trx) => {
+          const admitted = await runGateWork(trx, releaseAllFollowers(now));
+          if (admitted.length > 0) await trx.insertInto("deliveries").values(admitted).onConflict((oc) => oc.doNothing()).execute();
+        });
+      }
       return Number(result.numUpdatedRows);
     },
 
@@ -110,7 +117,7 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
       // with snapshots taken once the lock is held. Not when no run row was written (a redelivery): then the gate's
       // work locks them itself.
       const gateIds = sqlite ? [] : gatedWorkflowsOf(runs);
-      const recordOnly = runs.length > 0 && appends.length === 0 && !stepStores?.length && !sends?.length && dueTrims.length === 0;
+      const recordOnly = runs.length > 0 && appends.length === 0 && !input.chains?.length && !stepStores?.length && !sends?.length && dueTrims.length === 0;
       if (oneTrip && recordOnly && (deliveries.length === 0 || removedWithRuns)) {
         const finished = await oneTrip.finish(input, now, () => runsInsertStatement(db, runs, removedWithRuns ? deliveries : [], gateIds), gateIds);
         if (finished) return finished;
@@ -144,7 +151,7 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
         // Ended runs of gated workflows free their slots: the next waiting events are admitted now, with the record.
         // On PostgreSQL a one-at-a-time line's admitted rows are written by the statement that admits them (AdmittedWrites).
         const writes: AdmittedWrites = { claim: admitClaim, written: new Map() };
-        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx), writes, lockedGates));
+        const admittedRows = await runGateWork(trx, gateFinishedRuns(runs, now, gateDialectOf(trx), writes, lockedGates, input.chains));
         if (admittedRows.length === 0) return { appended: results, recorded };
         const toWrite = admittedRows.filter((row) => !writes.written.has(row));
         claimAdmitted(toWrite, admitClaim, now);

@@ -32,12 +32,13 @@ export function runGateQueries({ db }: QueryContext): RunGateQueries {
         .where("attempts", "=", 0)
         .where("available_at", ">", now)
         .executeTakeFirst();
-      const waitingLine = lines.find((line) => line.state === "waiting");
+      // Followers (taken by a one-at-a-time line's chain, not started or running) are counted as waiting until recorded.
+      const waitingLines = lines.filter((line) => line.state === "waiting" || line.state === "following");
       const admitted = lines.find((line) => line.state === "admitted");
       const throttled = Number(later?.count ?? 0);
-      const oldest = [waitingLine?.oldest, throttled > 0 ? later?.oldest : null].filter((value) => value !== null && value !== undefined).map(Number);
+      const oldest = [...waitingLines.map((line) => line.oldest), throttled > 0 ? later?.oldest : null].filter((value) => value !== null && value !== undefined).map(Number);
       return {
-        waiting: Number(waitingLine?.count ?? 0),
+        waiting: waitingLines.reduce((sum, line) => sum + Number(line.count), 0),
         inFlight: Math.max(0, Number(admitted?.count ?? 0) - throttled),
         throttled,
         oldestWaitingSince: oldest.length > 0 ? Math.min(...oldest) : null,

@@ -5,6 +5,9 @@ import type { QueryContext } from "./context.js";
 
 type WaitingQueries = Pick<Store, "listWaiting">;
 
+/** A line's events not admitted: waiting, or taken by a one-at-a-time line's chain as followers (until their runs are recorded). */
+const WAITING_STATES = ["waiting", "following"] as const;
+
 /**
  * The events waiting at a workflow's gate, listed in line order: by line
  * (gate_key, the shared line "" first) then arrival (position), the order
@@ -39,13 +42,13 @@ export function runGateWaitingQueries({ db }: QueryContext): WaitingQueries {
             .select((inner) => inner.fn.countAll<number>().as("n"))
             .whereRef("ahead.workflow_id", "=", "g.workflow_id")
             .whereRef("ahead.gate_key", "=", "g.gate_key")
-            .where("ahead.state", "=", "waiting")
+            .where("ahead.state", "in", WAITING_STATES)
             .whereRef("ahead.position", "<=", "g.position")
             .as("place"),
         ])
         .where("g.workflow_id", "=", workflowId)
         .where("g.owner_id", "=", ownerId)
-        .where("g.state", "=", "waiting");
+        .where("g.state", "in", WAITING_STATES);
       if (cursor) {
         const op = backwards ? "<" : ">";
         const { key, position } = cursor;
@@ -59,7 +62,7 @@ export function runGateWaitingQueries({ db }: QueryContext): WaitingQueries {
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .where("workflow_id", "=", workflowId)
         .where("owner_id", "=", ownerId)
-        .where("state", "=", "waiting")
+        .where("state", "in", WAITING_STATES)
         .executeTakeFirst();
       const items: WaitingEvent[] = rows.map((row) => ({
         eventId: row.event_id,

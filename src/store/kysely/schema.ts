@@ -58,7 +58,9 @@ export interface RunGateRow {
   owner_id: string;
   gate_key: string;
   position: number;
-  state: "waiting" | "admitted";
+  /** `following`: taken by the admitted event `follows`, to run right after it (migration 0028). */
+  state: "waiting" | "admitted" | "following";
+  follows: string | null;
   subscription_id: string;
   channel: string;
   payload: string | null;

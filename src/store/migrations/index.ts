@@ -25,6 +25,7 @@ import { runRetriesMigration } from "./0024-run-retries.js";
 import { runGateMigration } from "./0025-run-gate.js";
 import { runFlowMigration } from "./0026-run-flow.js";
 import { workflowVersionsMigration } from "./0027-workflow-versions.js";
+import { lineFollowersMigration } from "./0028-line-followers.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0025-run-gate": runGateMigration,
   "0026-run-flow": runFlowMigration,
   "0027-workflow-versions": workflowVersionsMigration,
+  "0028-line-followers": lineFollowersMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
