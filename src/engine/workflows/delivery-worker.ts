@@ -381,6 +381,7 @@ export class DeliveryWorker implements DeliveryHandOff {
         const workflow = await this.workflowOf(first.ownerId, first.listenerId);
         // Deleted or deactivated: what it was sent is not run (a paused workflow does not pile up work).
         if (!workflow || !workflow.active) {
+          executor.forgetFollowers(deliveries);
           await this.complete(deliveries);
           // Held slots of a gated workflow's line are freed (its next events are dropped the same way while it is paused).
           if (workflow && gateOf(workflow.settings)) await this.releaseGateSlots(workflow.id, deliveries);
@@ -443,6 +444,8 @@ export class DeliveryWorker implements DeliveryHandOff {
    * recorded now, so that they are run later all the same.
    */
   private async giveBack(deliveries: ClaimedJob[], availableAt: number): Promise<void> {
+    // A line's head going back unrun: its followers are left to its later record (they wait again then).
+    this.options.executor.forgetFollowers(deliveries);
     const { rows, others } = this.byClaim(deliveries);
     const unrecorded = others.filter((delivery) => delivery.unrecorded).map((delivery) => ({ ...delivery, availableAt }));
     const recorded = others.filter((delivery) => !delivery.unrecorded);

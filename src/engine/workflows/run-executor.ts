@@ -138,8 +138,12 @@ export class RunExecutor {
   private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
   /** The runs of this process's batches, from their claim to their record, by id: a cancel finds them here. */
   private readonly inProgress = new Map<string, { ownerId: string; run: RunState }>();
-  /** Followers of this process's chains not started yet, by workflow and event: a cancel of a waiting event finds them here. */
-  private readonly queuedFollowers = new Map<string, { ownerId: string; delivery: ClaimedDelivery; runId: string; cancel?: { by: string; at: number } }>();
+  /**
+   * The followers this process's records handed over (ClaimedDelivery.followers), by workflow and event, from that
+   * record until their chain's record (or their head goes back unrun: forgetFollowers): a cancel of a waiting event
+   * finds them here, queued (then recorded cancelled by the chain, unrun) or started (then it is a running run).
+   */
+  private readonly followers = new Map<string, { ownerId: string; delivery: ClaimedDelivery; runId: string; started: boolean; cancel?: { by: string; at: number } }>();
   private readonly now: () => number;
   private readonly metrics: Metrics;
 
@@ -203,13 +207,11 @@ export class RunExecutor {
     const settledOnly = [...recordedBefore].map((run) => run.delivery);
     if (toRun.length === 0) return { made: 0, retries: [], recordedBefore: settledOnly };
     for (const run of toRun) this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
-    const followers = toRun.flatMap((run) => run.delivery.followers ?? []);
-    for (const delivery of followers) this.queuedFollowers.set(followerKey(workflow.id, delivery.eventId), { ownerId: workflow.ownerId, delivery, runId: newId("run", this.now()) });
     try {
       return { ...(await this.runAndRecord(workflow, toRun, triggerKind, current)), recordedBefore: settledOnly };
     } finally {
       for (const run of toRun) this.inProgress.delete(run.id);
-      for (const delivery of followers) this.queuedFollowers.delete(followerKey(workflow.id, delivery.eventId));
+      this.forgetFollowers(toRun.map((run) => run.delivery));
     }
   }
 
@@ -289,14 +291,14 @@ export class RunExecutor {
       head.endedAt = this.now();
       let stopped = false;
       for (const delivery of followers) {
-        const queued = this.queuedFollowers.get(followerKey(workflow.id, delivery.eventId));
-        this.queuedFollowers.delete(followerKey(workflow.id, delivery.eventId));
+        const queued = this.followers.get(followerKey(workflow.id, delivery.eventId));
         // Earlier code, asked for by the head's replay: the followers wait again, for the current code.
         stopped ||= !current || isWaitingStatus(previous.status) || versionAskedFor(workflow, delivery) !== null;
         // Past where the chain stopped, only those cancelled while queued are recorded (cancelled, as their caller was told).
         if (stopped && !queued?.cancel) continue;
         const run = startRun(workflow, delivery, triggerKind, this.now());
         followed.push(run);
+        if (queued) queued.started = true;
         if (queued?.cancel) {
           run.id = queued.runId;
           run.cancel = queued.cancel;
@@ -305,6 +307,7 @@ export class RunExecutor {
           continue;
         }
         resumeReplay(run, workflow, this.now());
+        run.chained = true;
         previous = run;
         this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
         await this.runSteps(workflow, prepared, run.resumeAt, [run], timeoutMs, stores);
@@ -335,13 +338,20 @@ export class RunExecutor {
    * no chain here holds it unstarted (it runs: cancel its run instead).
    */
   cancelQueuedFollower(ownerId: string, workflowId: string, eventId: string, by: string): WorkflowRun | null {
-    const queued = this.queuedFollowers.get(followerKey(workflowId, eventId));
-    if (!queued || queued.ownerId !== ownerId) return null;
+    const queued = this.followers.get(followerKey(workflowId, eventId));
+    // Cancelled already, or running: not waiting.
+    if (!queued || queued.ownerId !== ownerId || queued.started || queued.cancel) return null;
     const now = this.now();
-    queued.cancel ??= { by, at: now };
+    queued.cancel = { by, at: now };
     const delivery = queued.delivery;
-    return { id: queued.runId, ownerId, workflowId, emitterId: delivery.emitterId, eventId, status: "cancelled", triggerEvent: delivery.event, steps: [], error: null, exitReason: null, replayOf: null, startedAt: now, finishedAt: now, durationMs: 0 };
+    return { id: queued.runId, ownerId, workflowId, emitterId: delivery.emitterId, eventId, status: "cancelled", triggerEvent: delivery.event, steps: [], error: null, exitReason: null, replayOf: null, startedAt: now, finishedAt: now, durationMs: 0, cancelledBy: by };
   }
+
+  /** Heads handed over by a record here that will not run here (given back, or their workflow paused): their followers are the store's again. */
+  forgetFollowers(heads: ClaimedDelivery[]): void {
+    for (const head of heads) for (const follower of head.followers ?? []) this.followers.delete(followerKey(head.listenerId, follower.eventId));
+  }
+
 
   /**
    * Deliveries claimed again (attempts above 1) may be runs waiting to retry
@@ -663,7 +673,8 @@ export class RunExecutor {
    */
   private secureHeldAnswer(run: RunState, waited = false): void {
     const response = run.heldResponse;
-    if (run.recording || !response) return;
+    // A chain's follower is answered with the chain's record (RunState.chained).
+    if (run.recording || !response || run.chained) return;
     if (run.stepsEnded && !waited) {
       setTimeout(() => this.secureHeldAnswer(run, true), ENDED_RUN_ANSWER_WAIT_MS);
       return;
@@ -737,6 +748,9 @@ export class RunExecutor {
       ...(admitClaim ? { admitClaim, ...(takeBeforeCommit ? { onAdmitted: takeBeforeCommit } : {}) } : {}),
     });
     for (const delivery of rows) if (delivery.storeRow === "held") delivery.storeRow = "removed";
+    for (const head of admitted ?? []) {
+      for (const follower of head.followers ?? []) this.followers.set(followerKey(head.listenerId, follower.eventId), { ownerId: head.ownerId, delivery: follower, runId: newId("run", now), started: false });
+    }
     if (admitted && admitted.length > 0) this.options.handOff?.take(admitted);
     if (admittedPending) this.options.onAdmittedPending?.();
     // Due later (rate limits): told when, so that an idle claimer wakes then rather than at its next poll.

@@ -25,6 +25,13 @@ export interface RunState {
    * that it shows ended before the next began. Otherwise its record's time.
    */
   endedAt?: number;
+  /**
+   * A follower of a one-at-a-time line's chain (RunExecutor.runFollowers):
+   * its place in the line is recorded only with the chain, so an answer it
+   * gives before its steps end waits for that record rather than recording
+   * a delivery of its own (which a crash would leave running beside its line).
+   */
+  chained?: true;
   triggerEvent: unknown;
   replayOf: string | null;
   sourceType: SourceType;
