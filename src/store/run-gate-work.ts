@@ -348,7 +348,15 @@ export function* gateFinishedRuns(
  * was removed meanwhile sends all it holds). Answers the rows admitted.
  */
 export function* releaseAllFollowers(now: number): GateWork<DeliveryRowPlan[]> {
-  const released = yield* rowsOf<{ workflow_id: string; gate_key: string }>("UPDATE run_gate SET state = 'waiting', follows = NULL WHERE state = 'following' RETURNING workflow_id, gate_key", []);
+  // One whose delivery was recorded (it waited to retry; the stop came before its chain's record) holds a slot, as
+  // its record would have made it: it runs again from that row, and is not admitted a second time.
+  const released = yield* rowsOf<{ workflow_id: string; gate_key: string }>(
+    `UPDATE run_gate SET follows = NULL, state = CASE WHEN EXISTS (
+       SELECT 1 FROM deliveries d WHERE d.listener_id = run_gate.workflow_id AND d.emitter_id = run_gate.emitter_id AND d.event_id = run_gate.event_id
+     ) THEN 'admitted' ELSE 'waiting' END
+     WHERE state = 'following' RETURNING workflow_id, gate_key`,
+    [],
+  );
   if (released.length === 0) return [];
   const lines = new Map(released.map((row) => [JSON.stringify([row.workflow_id, row.gate_key]), row]));
   const gates = yield* lockGates(released.map((row) => row.workflow_id));

@@ -130,6 +130,22 @@ describe("a one-at-a-time line's followers (SQLite store)", () => {
     expect(finished.admitted![0]!.followers?.map((follower) => follower.event)).toEqual([{ n: 3 }, { n: 4 }]);
   });
 
+  it("keeps a follower whose delivery was recorded before the stop (it waited to retry) as admitted at the start, never admitted twice", async () => {
+    const workflow = await gated({ concurrency: 1 });
+    const head = await admittedWithFollowers(workflow, 5);
+    const [first] = head.followers!;
+    // It waited to retry: its delivery recorded, then the process stopped before the chain's record.
+    await store.enqueueDeliveries([first!], { claimer: "me", until: Date.now() + 30_000 });
+    expect(await store.requeueDeliveries(Date.now())).toBe(2);
+    expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 2, inFlight: 2 });
+    const again = await store.claimDeliveries({ now: Date.now(), leaseMs: 30_000, limit: 10 });
+    expect(again.map((delivery) => delivery.eventId).sort()).toEqual([head.eventId, first!.eventId].sort());
+    const headRecorded = await store.finishRuns({ runs: [ended(workflow, again.find((delivery) => delivery.eventId === head.eventId)!)], deliveries: [head], appends: [], admitClaim: claim });
+    expect(headRecorded.admitted ?? []).toEqual([]);
+    const firstRecorded = await store.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [], admitClaim: claim });
+    expect(firstRecorded.admitted?.map((delivery) => delivery.event)).toEqual([{ n: 3 }]);
+  });
+
   it("takes no followers for a line of more than one slot, or under a rate limit", async () => {
     for (const settings of [{ concurrency: 2 }, { concurrency: 1, rateLimit: { runs: 100, perSeconds: 1 } }]) {
       const workflow = await gated(settings);
