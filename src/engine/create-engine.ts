@@ -358,7 +358,7 @@ export function createEngine(options: EngineOptions): Engine {
     resolveAction: (ownerId, key) => componentRegistry.resolve(ownerId, key),
     onChanged: changed,
     onEnqueued: onAppended,
-    followers: executor,
+    followers: runControl,
   });
   const subscriptions = new SubscriptionsService({ store });
   const webhooks = new WebhooksService({ store, secrets, egressPolicy });

@@ -2,6 +2,7 @@ import type { StoredEvent } from "../domain/sources.js";
 import type { deliveriesFor, planAppend } from "./append-plan.js";
 import { toDelivery } from "./kysely/subscription-queries.js";
 import type { ClaimedDelivery, EventBatch } from "./store.js";
+import { claimedState, deliveryOf, type TakenFollower } from "./run-gate-work.js";
 
 type DeliveryRowPlan = ReturnType<typeof deliveriesFor>[number];
 
@@ -45,4 +46,15 @@ export function claimedFrom(row: DeliveryRowPlan, event: StoredEvent | undefined
 function isHeld(batch: EventBatch, plan: ReturnType<typeof planAppend>, index: number | undefined, listenerId: string): boolean {
   if (index === undefined || index >= plan.accepted.length) return false;
   return batch.held?.get(plan.accepted[index]!)?.includes(listenerId) ?? false;
+}
+
+/**
+ * The followers an admitted event took (run-gate-work.ts takeFollowers), on
+ * its delivery: claimed as it is, by the same claimer, and handed over
+ * without a row (their chain's record is their only write).
+ */
+export function withFollowers(head: ClaimedDelivery, taken: TakenFollower[], claim: { claimer: string | null; leaseMs: number }, now: number): void {
+  if (taken.length === 0) return;
+  head.lineKey = taken[0]!.gate_key;
+  head.followers = taken.map((waiter) => ({ ...claimedFrom(Object.assign(deliveryOf(waiter, now, now), claimedState(claim, now)), undefined), unrecorded: true as const }));
 }

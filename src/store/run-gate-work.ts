@@ -297,19 +297,21 @@ export function* gateFinishedRuns(
   const ended = runs.filter((run) => ENDED_RUN_STATUSES.has(run.status));
   if (ended.length === 0 && chains.length === 0) return [];
   const chained = new Set(chains.map((chain) => chain.workflowId));
+  const isHead = (run: EndedRun) => chains.some((chain) => chain.workflowId === run.workflowId && chain.headEventId === run.eventId);
   // One look per batch (a batch is one workflow's), which locks the gate rows it finds (taken first, as by every
   // admission): an ungated workflow's runs cost that one statement, a gated one's no second look to lock it.
   const gates = locked ?? (yield* lockGates([...ended.map((run) => run.workflowId), ...chained]));
   if (gates.size === 0 && chains.length === 0) return [];
+  // PostgreSQL frees a line's slot and admits its next in one statement (freeAndAdmitNext), which must see the line
+  // as the chain left it: those come after the chain's followers are out of the line or waiting again.
+  const inOneStatement = (run: EndedRun): boolean => {
+    const gate = gates.get(run.workflowId);
+    return dialect === "postgres" && gate !== undefined && admitsInOneStatement(gate) && !(chained.has(run.workflowId) && !isHead(run));
+  };
   const freed: Array<{ workflowId: string; key: string; eventId: string }> = [];
   const admitted: DeliveryRowPlan[] = [];
   for (const run of ended) {
-    const gate = gates.get(run.workflowId);
-    if (!gate && !chained.has(run.workflowId)) continue;
-    if (dialect === "postgres" && gate && admitsInOneStatement(gate)) {
-      admitted.push(...(yield* freeAndAdmitNext(run, now, writes)));
-      continue;
-    }
+    if ((!gates.has(run.workflowId) && !chained.has(run.workflowId)) || inOneStatement(run)) continue;
     const rows = yield* rowsOf<{ gate_key: string; state: string }>(
       "DELETE FROM run_gate WHERE workflow_id = ? AND emitter_id = ? AND event_id = ? AND state IN ('admitted', 'following') RETURNING gate_key, state",
       [run.workflowId, run.emitterId, run.eventId],
@@ -326,12 +328,16 @@ export function* gateFinishedRuns(
       ]);
     }
   }
-  // Only the embedded store (SQLite) makes followers: PostgreSQL is spared the look.
-  if (dialect === "sqlite") {
-    const heads = new Map<string, { workflowId: string; key: string; eventId: string }>();
-    for (const slot of freed) heads.set(JSON.stringify([slot.workflowId, slot.eventId]), slot);
-    for (const chain of chains) heads.set(JSON.stringify([chain.workflowId, chain.headEventId]), { workflowId: chain.workflowId, key: chain.gateKey, eventId: chain.headEventId });
-    for (const head of heads.values()) yield* releaseFollowers(head.workflowId, head.key, head.eventId);
+  // Followers exist only in one-at-a-time lines (or lines that were one when they were taken: a chain says so).
+  const heads = new Map<string, { workflowId: string; key: string; eventId: string }>();
+  for (const slot of freed) if (mayHaveFollowers(gates.get(slot.workflowId))) heads.set(JSON.stringify([slot.workflowId, slot.eventId]), slot);
+  for (const chain of chains) heads.set(JSON.stringify([chain.workflowId, chain.headEventId]), { workflowId: chain.workflowId, key: chain.gateKey, eventId: chain.headEventId });
+  for (const head of heads.values()) yield* releaseFollowers(head.workflowId, head.key, head.eventId);
+  for (const run of ended) {
+    if (!inOneStatement(run)) continue;
+    // A head recorded without its chain (run again after its process died): its followers wait again first.
+    if (!isHead(run) && mayHaveFollowers(gates.get(run.workflowId))) yield* releaseFollowersOfAdmitted(run);
+    admitted.push(...(yield* freeAndAdmitNext(run, now, writes)));
   }
   const lines = new Map<string, { workflowId: string; key: string }>();
   for (const slot of freed) lines.set(JSON.stringify([slot.workflowId, slot.key]), slot);
@@ -340,6 +346,52 @@ export function* gateFinishedRuns(
   for (const chain of chains) lines.set(JSON.stringify([chain.workflowId, chain.gateKey]), { workflowId: chain.workflowId, key: chain.gateKey });
   for (const line of lines.values()) admitted.push(...(yield* admitWaiting(gates.get(line.workflowId) ?? null, line.workflowId, line.key, now)));
   return admitted;
+}
+
+/** Whether a line of this gate may hold followers: one at a time (a gate removed since is a chain's to tell). */
+function mayHaveFollowers(gate: GateRow | undefined): boolean {
+  return gate !== undefined && Number(gate.concurrency) === 1;
+}
+
+/** The followers of a line's admitted event, before its slot is freed, wait again (PostgreSQL's freeAndAdmitNext then sees them). */
+function* releaseFollowersOfAdmitted(run: EndedRun): GateWork<number> {
+  return yield* change(
+    `UPDATE run_gate SET state = 'waiting', follows = NULL WHERE workflow_id = ? AND state = 'following' AND follows = ?
+       AND gate_key IN (SELECT a.gate_key FROM run_gate a WHERE a.workflow_id = ? AND a.emitter_id = ? AND a.event_id = ? AND a.state = 'admitted')`,
+    [run.workflowId, run.eventId, run.workflowId, run.emitterId, run.eventId],
+  );
+}
+
+/**
+ * How many waiting events an admitted one of a one-at-a-time line takes as
+ * its followers. A chain's runs share one record (one commit, one gate lock)
+ * where each run had its own; more would hold the line's callers' answers
+ * longer for little (the benchmark's 32 callers keep about 31 waiting).
+ */
+export const FOLLOWERS_PER_ADMISSION = 16;
+
+/** A follower taken (takeFollowers): its waiting row, now `following`. */
+export type TakenFollower = WaitingRow & { position: number | string; gate_key: string };
+
+/**
+ * A one-at-a-time line's next waiting events (at most FOLLOWERS_PER_ADMISSION)
+ * taken by its admitted event `head` as its followers, in line order; none
+ * for a line of more than one slot or under a rate limit (a rate limit times
+ * each start). The caller hands them over with the head, claimed.
+ */
+export function* takeFollowers(head: { workflowId: string; emitterId: string; eventId: string }): GateWork<TakenFollower[]> {
+  const taken = yield* rowsOf<TakenFollower>(
+    `UPDATE run_gate SET state = 'following', follows = ?
+     WHERE (workflow_id, emitter_id, event_id) IN (
+       SELECT w.workflow_id, w.emitter_id, w.event_id FROM run_gate a
+       JOIN workflow_gates g ON g.workflow_id = a.workflow_id AND g.concurrency = 1 AND g.rate_runs IS NULL
+       JOIN run_gate w ON w.workflow_id = a.workflow_id AND w.gate_key = a.gate_key AND w.state = 'waiting'
+       WHERE a.workflow_id = ? AND a.emitter_id = ? AND a.event_id = ? AND a.state = 'admitted'
+       ORDER BY w.position LIMIT CAST(? AS INTEGER))
+     RETURNING *`,
+    [head.eventId, head.workflowId, head.emitterId, head.eventId, FOLLOWERS_PER_ADMISSION],
+  );
+  return taken.sort((a, b) => Number(a.position) - Number(b.position));
 }
 
 /**

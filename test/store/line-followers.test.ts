@@ -1,37 +1,71 @@
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
 import type { ClaimedDelivery, Store } from "../../src/store/store.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
 import { newUserInput } from "./store-contract.js";
 
 /**
- * A one-at-a-time line's followers on the embedded store (migration 0028):
+ * A one-at-a-time line's followers (migration 0028), on each store:
  * the record that admits a line's next event hands it over with the next
  * waiting ones, which no one else admits or counts as admitted; the record
  * of the chain takes those it ran out of the line, and those it did not run
  * wait again in their places, whatever happened to the gate meanwhile.
  */
-describe("a one-at-a-time line's followers (SQLite store)", () => {
-  let dir: string;
+await requirePostgres();
+
+/** Each store, opened fresh for a test, and what removes it. */
+const STORES: Array<{ name: string; open(): Promise<{ store: Store; dispose(): Promise<void> }> }> = [
+  {
+    name: "SQLite",
+    async open() {
+      const dir = await mkdtemp(join(tmpdir(), "runnel-followers-"));
+      const store = createSqliteStore({ file: join(dir, "runnel.sqlite") });
+      return { store, dispose: () => rm(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    async open() {
+      const schema = `runnel_test_${randomBytes(6).toString("hex")}`;
+      const store = createPostgresStore({ connectionString: TEST_DATABASE_URL, schema, maxConnections: 4 });
+      const dispose = async () => {
+        const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await client.connect();
+        try {
+          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        } finally {
+          await client.end();
+        }
+      };
+      return { store, dispose };
+    },
+  },
+];
+
+describe.each(STORES)("a one-at-a-time line's followers ($name store)", (kind) => {
+  let dispose: () => Promise<void>;
   let store: Store;
   let ownerId: string;
   const emitter = "dc_emitter0000000000000000000";
   const claim = { claimer: "me", leaseMs: 30_000 };
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "runnel-followers-"));
-    store = createSqliteStore({ file: join(dir, "runnel.sqlite") });
+    ({ store, dispose } = await kind.open());
     await store.migrate();
     ownerId = (await store.createUser(newUserInput())).id;
   });
   afterEach(async () => {
     await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await dispose();
   });
 
   async function gated(settings: Partial<Workflow["settings"]>): Promise<Workflow> {
@@ -128,6 +162,17 @@ describe("a one-at-a-time line's followers (SQLite store)", () => {
     const finished = await store.finishRuns({ runs: [ended(workflow, again!)], deliveries: [again!], appends: [], admitClaim: claim });
     expect(finished.admitted?.map((delivery) => delivery.event)).toEqual([{ n: 2 }]);
     expect(finished.admitted![0]!.followers?.map((follower) => follower.event)).toEqual([{ n: 3 }, { n: 4 }]);
+  });
+
+  it("lets the followers of a head recorded without its chain (run again after its process died) wait again, first in line", async () => {
+    const workflow = await gated({ concurrency: 1 });
+    const head = await admittedWithFollowers(workflow, 6);
+    expect(head.followers?.map((follower) => follower.event)).toEqual([{ n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }]);
+    // Another process ran the head again, with no chain: its record frees the slot, and the line goes on from n 2.
+    const finished = await store.finishRuns({ runs: [{ ...ended(workflow, head), attempt: 1 }], deliveries: [head], appends: [], admitClaim: claim });
+    expect(finished.admitted?.map((delivery) => delivery.event)).toEqual([{ n: 2 }]);
+    expect(finished.admitted![0]!.followers?.map((follower) => follower.event)).toEqual([{ n: 3 }, { n: 4 }, { n: 5 }]);
+    expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 3, inFlight: 1 });
   });
 
   it("keeps a follower whose delivery was recorded before the stop (it waited to retry) as admitted at the start, never admitted twice", async () => {

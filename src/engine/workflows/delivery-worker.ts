@@ -432,10 +432,28 @@ export class DeliveryWorker implements DeliveryHandOff {
       const jobs = deliveries.filter((delivery) => group.some((retry) => retry.delivery === delivery));
       // A line's follower that waits (ClaimedDelivery.followers): not claimed with the batch, its delivery recorded for it by its run's record.
       const followers = group.filter((retry) => !deliveries.includes(retry.delivery as ClaimedJob)).map((retry) => retry.delivery);
-      if (followers.length > 0) jobs.push(...(this.options.queue.adopt?.(followers) ?? []));
+      if (followers.length > 0) jobs.push(...this.adoptFollowers(followers));
       await this.giveBack(jobs, at).catch((error) => this.options.logger.error({ err: error, count: jobs.length }, "runs waiting to retry could not be put back in the queue; they run again when their lease ends"));
     }
     return deliveries.filter((delivery) => !waiting.has(delivery));
+  }
+
+  /**
+   * A line's followers that wait (a retry, a delay): their deliveries were
+   * recorded for them, leased to this process, by their runs' record; they
+   * are put back as claims of the queue that holds such rows (the local
+   * queue's own, or rowQueue's beside a shared queue, as takeAdmitted's).
+   */
+  private adoptFollowers(followers: ClaimedDelivery[]): ClaimedJob[] {
+    const { queue, rowQueue } = this.options;
+    if (queue.adopt) return queue.adopt(followers);
+    if (!rowQueue) return [];
+    const claimed = rowQueue.adopt(followers);
+    for (const job of claimed) {
+      this.rowClaims.add(job);
+      job.storeRow = "held";
+    }
+    return claimed;
   }
 
   /**

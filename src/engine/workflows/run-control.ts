@@ -11,6 +11,8 @@ import type { LiveTransport } from "../event-hub.js";
 export const CANCEL_CHANNEL = "$runnel:cancel";
 /** How long a cancel waits for the process running the run to say it has it. */
 const RUNNING_CANCEL_WAIT_MS = 1_500;
+/** How long a cancel of a waiting event waits for a process whose chain holds it to answer (it answers at once). */
+const FOLLOWER_CANCEL_WAIT_MS = 500;
 /** A delivery not waiting in the queue yet (its claim is still putting it back) is hurried again this often, this many times. */
 const HURRY_TRIES = 20;
 const HURRY_PAUSE_MS = 100;
@@ -28,8 +30,8 @@ export interface CallbackRequest {
 export interface RunControlOptions {
   store: Store;
   queue: Pick<JobQueue, "hurry">;
-  /** This process's runs in progress (none in an api process). */
-  executor: { cancelInProgress(ownerId: string, runId: string, by: string): boolean };
+  /** This process's runs in progress (none in an api process), and the followers its chains hold. */
+  executor: { cancelInProgress(ownerId: string, runId: string, by: string): boolean; cancelQueuedFollower?(ownerId: string, workflowId: string, eventId: string, by: string): WorkflowRun | null };
   /** The channel between processes; null when this process is alone. */
   across: LiveTransport | null;
   /** Deliveries were made due now: this process's worker (and the others') look at once. */
@@ -107,11 +109,52 @@ export class RunControl {
     if (!across) return async () => undefined;
     return across.subscribe(CANCEL_CHANNEL, (message) => {
       if (message.kind !== "event") return;
-      const request = message.item as { ownerId?: unknown; runId?: unknown; by?: unknown; reply?: unknown };
-      if (typeof request.ownerId !== "string" || typeof request.runId !== "string" || typeof request.by !== "string") return;
+      const request = message.item as { ownerId?: unknown; runId?: unknown; workflowId?: unknown; eventId?: unknown; by?: unknown; reply?: unknown };
+      if (typeof request.ownerId !== "string" || typeof request.by !== "string") return;
+      if (typeof request.workflowId === "string" && typeof request.eventId === "string" && typeof request.reply === "string") {
+        const run = this.options.executor.cancelQueuedFollower?.(request.ownerId, request.workflowId, request.eventId, request.by);
+        if (!run) return;
+        across.publish(`${CANCEL_CHANNEL}:${request.reply}`, { kind: "event", channel: "cancelled", item: { run } }).catch((error: unknown) => this.options.logger.warn({ err: error }, "could not tell the process that asked that a waiting event is cancelled"));
+        return;
+      }
+      if (typeof request.runId !== "string") return;
       if (!this.options.executor.cancelInProgress(request.ownerId, request.runId, request.by) || typeof request.reply !== "string") return;
       across.publish(`${CANCEL_CHANNEL}:${request.reply}`, { kind: "event", channel: "cancelled", item: { runId: request.runId } }).catch((error: unknown) => this.options.logger.warn({ err: error }, "could not tell the process that asked that a run is being cancelled"));
     });
+  }
+
+  /**
+   * An event waiting at a gate that a one-at-a-time line's chain holds as a
+   * follower, not started (RunExecutor.cancelQueuedFollower): cancelled by the
+   * process whose chain holds it, this one or another (asked on
+   * CANCEL_CHANNEL). Answers its run as the chain records it, or null when no
+   * process holds it so.
+   */
+  async cancelFollower(ownerId: string, workflowId: string, eventId: string, by: string): Promise<WorkflowRun | null> {
+    const here = this.options.executor.cancelQueuedFollower?.(ownerId, workflowId, eventId, by);
+    if (here) return here;
+    const across = this.options.across;
+    if (!across) return null;
+    const reply = randomUUID();
+    let answered: (run: WorkflowRun) => void = () => undefined;
+    const answer = new Promise<WorkflowRun>((resolve) => (answered = resolve));
+    const stop = await across.subscribe(`${CANCEL_CHANNEL}:${reply}`, (message) => {
+      if (message.kind !== "event") return;
+      const run = (message.item as { run?: WorkflowRun } | undefined)?.run;
+      if (run) answered(run);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await across.publish(CANCEL_CHANNEL, { kind: "event", channel: "cancel", item: { ownerId, workflowId, eventId, by, reply } });
+      const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), FOLLOWER_CANCEL_WAIT_MS)));
+      return await Promise.race([answer, timedOut]);
+    } catch (error) {
+      this.options.logger.warn({ err: error, eventId }, "could not ask the other processes to cancel a waiting event");
+      return null;
+    } finally {
+      clearTimeout(timer);
+      await stop().catch(() => undefined);
+    }
   }
 
   /** The run the URL names, when its token is the one it waits with; anything else is not found (the URL says nothing more). */

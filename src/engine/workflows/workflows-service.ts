@@ -39,8 +39,8 @@ export interface WorkflowsServiceOptions {
   onChanged(workflowId: string): void | Promise<void>;
   /** Deliveries were queued here (replays): the worker takes them now. */
   onEnqueued(): void;
-  /** Events waiting at a gate that a chain of this process holds as followers (RunExecutor.cancelQueuedFollower). */
-  followers?: { cancelQueuedFollower(ownerId: string, workflowId: string, eventId: string, by: string): WorkflowRun | null };
+  /** Events waiting at a gate that a one-at-a-time line's chain holds as followers (RunControl.cancelFollower). */
+  followers?: { cancelFollower(ownerId: string, workflowId: string, eventId: string, by: string): Promise<WorkflowRun | null> };
   now?: () => number;
 }
 
@@ -193,8 +193,10 @@ export class WorkflowsService {
 
   async cancelWaiting(ownerId: string, idOrSlug: string, eventId: string, by = ownerId): Promise<WorkflowRun | null> {
     const workflow = await this.get(ownerId, idOrSlug);
-    // Taken as a follower by a one-at-a-time line's chain here and not started: the chain records it cancelled.
-    return this.options.followers?.cancelQueuedFollower(ownerId, workflow.id, eventId, by) ?? this.options.store.cancelWaiting(ownerId, workflow.id, eventId, this.now());
+    // Waiting in the store; or taken as a follower by a one-at-a-time line's chain, here or in another process, and
+    // not started: that chain records it cancelled.
+    const waiting = await this.options.store.cancelWaiting(ownerId, workflow.id, eventId, this.now());
+    return waiting ?? (await this.options.followers?.cancelFollower(ownerId, workflow.id, eventId, by)) ?? null;
   }
 
   /**

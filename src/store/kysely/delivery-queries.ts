@@ -7,8 +7,8 @@ import type { AppendResult, ClaimedDelivery, FinishRunsInput, Store } from "../s
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
-import { admittedLaterAt, claimAdmitted, gatedWorkflowsOf, gateFinishedRuns, releaseAllFollowers, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
-import { claimedFrom } from "../claimed-deliveries.js";
+import { admittedLaterAt, claimAdmitted, gatedWorkflowsOf, gateFinishedRuns, releaseAllFollowers, takeFollowers, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
+import { claimedFrom, withFollowers } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
 import { toDelivery } from "./subscription-queries.js";
@@ -160,6 +160,8 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
         const tookRow = (row: DeliveryRowPlan) => writes.written.get(row) ?? insertedKeys.has(`${row.emitter_id}/${row.event_id}`);
         // Claimed (by claimAdmitted, or by the statement that wrote it) and written here: the worker in hand's to run.
         const admitted = admittedRows.filter((row) => row.status === "running" && tookRow(row)).map((row) => claimedFrom(row, undefined));
+        // A one-at-a-time line's next waiting events go with the event admitted, as its followers (ClaimedDelivery.followers).
+        if (admitClaim) for (const delivery of admitted) withFollowers(delivery, await runGateWork(trx, takeFollowers({ workflowId: delivery.listenerId, emitterId: delivery.emitterId, eventId: delivery.eventId })), admitClaim, now);
         const laterAt = admittedLaterAt(admittedRows, now);
         return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
       });

@@ -9,7 +9,7 @@ import type { ClaimedDelivery, FinishedRuns, FinishRunsInput } from "../store.js
  * freed and the line's next admitted in one statement (a concurrency
  * without a rate limit), or the gate's stepwise work.
  */
-type GateKind = "none" | "line" | "stepwise";
+type GateKind = "none" | "line" | "chain" | "stepwise";
 
 /** Workflows whose gate kind is remembered at most; past it the memory starts again (each workflow's next batch relearns it). */
 const REMEMBERED_MAX = 10_000;
@@ -56,7 +56,11 @@ export class OneTripFinish {
   async finish(input: FinishRunsInput, now: number, runsInsert: () => TripStatement, gateIds: readonly string[]): Promise<FinishedRuns | null> {
     const kinds = gateIds.map((id) => this.kinds.get(id));
     if (kinds.some((kind) => kind === undefined || kind === "stepwise")) return null;
-    const lines = gateIds.filter((_, index) => kinds[index] === "line");
+    // A one-at-a-time line's record releases the followers its head did not run and takes the next ones
+    // (run-gate-work.ts), each with the answer of the statement before it: the usual path's. Its records are
+    // chains' then: one a chain rather than one a run.
+    if (kinds.includes("chain")) return null;
+    const lines = gateIds.filter((_, index) => kinds[index] === "line" || kinds[index] === "chain");
     const none = gateIds.filter((_, index) => kinds[index] === "none");
     const writes: AdmittedWrites = { claim: input.admitClaim, written: new Map() };
     // As gateFinishedRuns goes: each ended run in the batch's order, those of a line's workflow.
@@ -120,7 +124,8 @@ export class OneTripFinish {
 
 function kindOf(gate: GateRow | undefined): GateKind {
   if (!gate) return "none";
-  return admitsInOneStatement(gate) ? "line" : "stepwise";
+  if (!admitsInOneStatement(gate)) return "stepwise";
+  return Number(gate.concurrency) === 1 ? "chain" : "line";
 }
 
 /**

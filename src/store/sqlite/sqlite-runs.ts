@@ -11,17 +11,9 @@ import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-pl
 import type { GroupCommit } from "./group-commit.js";
 import { deliveryInserter, outsideKyselyTransaction } from "./sqlite-append.js";
 import { gateRunnerFor } from "../run-gate-drivers.js";
-import { admittedLaterAt, claimAdmitted, claimedState, deliveryOf, gateFinishedRuns, type WaitingRow } from "../run-gate-work.js";
-import { claimedFrom } from "../claimed-deliveries.js";
-import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, FinishRunsInput, Store } from "../store.js";
-
-/**
- * How many waiting events an admitted one of a one-at-a-time line takes as
- * its followers. A chain's runs share one record (one commit, one gate lock)
- * where each run had its own; more would hold the line's callers' answers
- * longer for little (the benchmark's 32 callers keep about 31 waiting).
- */
-const FOLLOWERS_PER_ADMISSION = 16;
+import { admittedLaterAt, claimAdmitted, gateFinishedRuns, takeFollowers } from "../run-gate-work.js";
+import { claimedFrom, withFollowers } from "../claimed-deliveries.js";
+import type { AppendResult, ClaimedDelivery, EventBatch, FinishedRuns, Store } from "../store.js";
 
 /** Runs waiting with their row as their continuation (retrying, delayed), as an SQL list. */
 const WAITING_IN_SQL = WAITING_RUN_STATUSES.map((status) => `'${status}'`).join(", ");
@@ -61,26 +53,6 @@ export function createSqliteRuns(
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
   const insertDelivery = deliveryInserter(database);
   const runGate = gateRunnerFor(database);
-  // A one-at-a-time line's next waiting events, taken by the event just admitted as its followers (see
-  // ClaimedDelivery.followers). Only a concurrency-1 line without a rate limit: a rate limit times each start.
-  const takeFollowers = database.prepare(
-    `UPDATE run_gate SET state = 'following', follows = @head
-     WHERE (workflow_id, emitter_id, event_id) IN (
-       SELECT w.workflow_id, w.emitter_id, w.event_id FROM run_gate a
-       JOIN workflow_gates g ON g.workflow_id = a.workflow_id AND g.concurrency = 1 AND g.rate_runs IS NULL
-       JOIN run_gate w ON w.workflow_id = a.workflow_id AND w.gate_key = a.gate_key AND w.state = 'waiting'
-       WHERE a.workflow_id = @workflow AND a.emitter_id = @emitter AND a.event_id = @head AND a.state = 'admitted'
-       ORDER BY w.position LIMIT CAST(@limit AS INTEGER))
-     RETURNING *`,
-  );
-  const followersOf = (delivery: ClaimedDelivery, claim: NonNullable<FinishRunsInput["admitClaim"]>, now: number): void => {
-    const taken = takeFollowers.all({ head: delivery.eventId, workflow: delivery.listenerId, emitter: delivery.emitterId, limit: FOLLOWERS_PER_ADMISSION }) as Array<WaitingRow & { position: number; gate_key: string }>;
-    if (taken.length === 0) return;
-    taken.sort((a, b) => Number(a.position) - Number(b.position));
-    delivery.lineKey = taken[0]!.gate_key;
-    // As the admitted one: claimed by the same claimer, handed over without a row (its run's record is its only write).
-    delivery.followers = taken.map((waiter) => ({ ...claimedFrom(Object.assign(deliveryOf(waiter, now, now), claimedState(claim, now)), undefined), unrecorded: true as const }));
-  };
   const insertSend = database.prepare(
     `INSERT INTO send_outbox (id, owner_id, workflow_id, run_id, step_index, send_index, type, payload, context, status, attempts, available_at, claimed_by, last_error, created_at)
      VALUES (@id, @owner_id, @workflow_id, @run_id, @step_index, @send_index, @type, @payload, @context, @status, @attempts, @available_at, @claimed_by, @last_error, @created_at)
@@ -129,7 +101,8 @@ export function createSqliteRuns(
       const inserted = insertDelivery(row);
       if (inserted && claimedRows.has(row)) admitted.push(claimedFrom(row, undefined));
     }
-    if (input.admitClaim) for (const delivery of admitted) followersOf(delivery, input.admitClaim, now);
+    // A one-at-a-time line's next waiting events go with the event admitted, as its followers (ClaimedDelivery.followers).
+    if (input.admitClaim) for (const delivery of admitted) withFollowers(delivery, runGate(takeFollowers({ workflowId: delivery.listenerId, emitterId: delivery.emitterId, eventId: delivery.eventId })), input.admitClaim, now);
     const laterAt = admittedLaterAt(admittedRows, now);
     return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
   });
