@@ -103,45 +103,73 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
 
   const claimFor = (workflow: Workflow) => store.claimDeliveries({ now: Date.now(), leaseMs: 30_000, limit: 100 }).then((claimed) => claimed.filter((one) => one.listenerId === workflow.id));
 
-  it("records a one-at-a-time line's runs and admits the next in one trip once the gate's kind is known, in arrival order", async () => {
-    const workflow = await gated({ concurrency: 1 });
-    await append([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
-    let [running] = await claimFor(workflow);
+  it("records a line's runs and admits the next in one trip once the gate's kind is known, in arrival order", async () => {
+    const workflow = await gated({ concurrency: 2 });
+    await append([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+    const running = await claimFor(workflow);
+    expect(running.map((one) => one.event)).toEqual([{ n: 0 }, { n: 1 }]);
     const before = { ...trips };
     const order: unknown[] = [];
-    for (let n = 0; n < 4; n += 1) {
-      order.push(running!.event);
-      const finished = await store.finishRuns({ runs: [ended(workflow, running!)], deliveries: [running!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } });
+    while (running.length > 0) {
+      const done = running.shift()!;
+      order.push(done.event);
+      const finished = await store.finishRuns({ runs: [ended(workflow, done)], deliveries: [done], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } });
       expect(finished.recorded.size).toBe(1);
-      [running] = finished.admitted ?? [];
-      if (n < 3) expect(running).toMatchObject({ event: { n: n + 1 }, status: "running" });
-      else expect(running).toBeUndefined();
+      for (const next of finished.admitted ?? []) {
+        expect(next).toMatchObject({ status: "running" });
+        // A line of two slots takes no followers: only a one-at-a-time line's records are chains.
+        expect(next.followers).toBeUndefined();
+        running.push(next);
+      }
     }
-    expect(order).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
-    // The first batch learnt the gate the usual way; the three after it went in one trip each.
-    expect(trips.sent - before.sent).toBe(3);
+    expect(order).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+    // The first batch learnt the gate the usual way; the four after it went in one trip each.
+    expect(trips.sent - before.sent).toBe(4);
     expect(trips.failed).toBe(before.failed);
     // Nothing left behind: the runs' delivery rows dropped, the line empty, every run recorded once.
     expect(await claimFor(workflow)).toEqual([]);
+    expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 0, inFlight: 0 });
+    expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(5);
+  });
+
+  it("records a one-at-a-time line's runs the usual way: each admission takes the next waiting events as its followers", async () => {
+    const workflow = await gated({ concurrency: 1 });
+    await append([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+    const [first] = await claimFor(workflow);
+    const before = { ...trips };
+    const learnt = await store.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } });
+    const head = learnt.admitted![0]!;
+    expect(head.followers?.map((one) => one.event)).toEqual([{ n: 2 }, { n: 3 }]);
+    const chained = await store.finishRuns({
+      runs: [head, ...head.followers!].map((one) => ended(workflow, one)),
+      deliveries: [head],
+      appends: [],
+      admitClaim: { claimer: "me", leaseMs: 30_000 },
+      chains: [{ workflowId: workflow.id, headEventId: head.eventId, gateKey: head.lineKey! }],
+    });
+    expect(chained.recorded.size).toBe(3);
+    expect(chained.admitted ?? []).toEqual([]);
+    // Neither went in one trip (taking followers needs the admission's answer).
+    expect(trips.sent).toBe(before.sent);
     expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 0, inFlight: 0 });
     expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(4);
   });
 
   it("sends the batch the usual way, whole, when the gate changed since its kind was learnt (here: a rate limit added)", async () => {
-    const workflow = await gated({ concurrency: 1 });
-    await append([{ n: 0 }, { n: 1 }, { n: 2 }]);
-    let [running] = await claimFor(workflow);
+    const workflow = await gated({ concurrency: 2 });
+    await append([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+    const [first, running] = await claimFor(workflow);
     // The kind is learnt ("a line"), and the next is admitted.
-    [running] = (await store.finishRuns({ runs: [ended(workflow, running!)], deliveries: [running!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } })).admitted ?? [];
-    expect(running?.event).toEqual({ n: 1 });
-    await store.updateWorkflow({ ...(await store.findWorkflow(ownerId, workflow.id))!, settings: { ...workflow.settings, concurrency: 1, rateLimit: { runs: 100, perSeconds: 1 } } });
+    const admitted = (await store.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } })).admitted ?? [];
+    expect(admitted.map((one) => one.event)).toEqual([{ n: 2 }]);
+    await store.updateWorkflow({ ...(await store.findWorkflow(ownerId, workflow.id))!, settings: { ...workflow.settings, concurrency: 2, rateLimit: { runs: 100, perSeconds: 1 } } });
     const before = { ...trips };
     const finished = await store.finishRuns({ runs: [ended(workflow, running!)], deliveries: [running!], appends: [], admitClaim: { claimer: "me", leaseMs: 30_000 } });
     // The trip was sent and undone by its guard; the usual way then freed the slot and admitted the next under the rate limit.
     expect(trips.sent - before.sent).toBe(1);
     expect(trips.failed - before.failed).toBe(1);
     expect(finished.recorded.size).toBe(1);
-    expect(finished.admitted?.map((one) => one.event)).toEqual([{ n: 2 }]);
+    expect(finished.admitted?.map((one) => one.event)).toEqual([{ n: 3 }]);
     expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(2);
   });
 
@@ -152,7 +180,7 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
     const [first, second] = await claimFor(workflow);
     await store.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [] });
     // A concurrency set since (by another process, say): the gate row exists now, and the run that held a slot before it does not hold one.
-    await store.updateWorkflow({ ...(await store.findWorkflow(ownerId, workflow.id))!, settings: { ...workflow.settings, concurrency: 1 } });
+    await store.updateWorkflow({ ...(await store.findWorkflow(ownerId, workflow.id))!, settings: { ...workflow.settings, concurrency: 2 } });
     const before = { ...trips };
     const finished = await store.finishRuns({ runs: [ended(workflow, second!)], deliveries: [second!], appends: [] });
     expect(trips.failed - before.failed).toBe(1);
@@ -175,17 +203,21 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
     });
     const claim = { claimer: "me", leaseMs: 30_000 };
 
-    /** A line of `count` events with the first running, its kind learnt (one record the usual way). */
-    async function lineOf(count: number) {
-      const workflow = await gated({ concurrency: 1 });
-      await append(Array.from({ length: count + 1 }, (_, n) => ({ n })));
-      const [first] = await claimFor(workflow);
-      const [running] = (await early.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [], admitClaim: claim })).admitted ?? [];
+    /**
+     * A line of two slots (a one-at-a-time line's records take followers, the usual way) and four events: the
+     * first recorded (its kind learnt, the usual way), which admitted the third; the second runs, the fourth waits.
+     */
+    async function line() {
+      const workflow = await gated({ concurrency: 2 });
+      await append(Array.from({ length: 4 }, (_, n) => ({ n })));
+      const [first, running] = await claimFor(workflow);
+      const admitted = (await early.finishRuns({ runs: [ended(workflow, first!)], deliveries: [first!], appends: [], admitClaim: claim })).admitted ?? [];
+      expect(admitted.map((one) => one.event)).toEqual([{ n: 2 }]);
       return { workflow, running: running! };
     }
 
     it("hands the next over before its record commits, with that commit; the record is there once finishRuns resolves", async () => {
-      const { workflow, running } = await lineOf(2);
+      const { workflow, running } = await line();
       let handed: ClaimedDelivery[] = [];
       let resolved = false;
       let handedBeforeResolved: boolean | undefined;
@@ -203,7 +235,7 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
       void recording.then(() => (resolved = true));
       const finished = await recording;
       expect(handedBeforeResolved).toBe(true);
-      expect(handed.map((one) => one.event)).toEqual([{ n: 2 }]);
+      expect(handed.map((one) => one.event)).toEqual([{ n: 3 }]);
       expect(handed[0]!.admission).toBeInstanceOf(Promise);
       await expect(handed[0]!.admission).resolves.toBeUndefined();
       // Taken: not answered again in `admitted`.
@@ -213,18 +245,19 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
       // The handed-over delivery's row is there, claimed; the next run's record frees the line.
       const next = await early.finishRuns({ runs: [ended(workflow, handed[0]!)], deliveries: [handed[0]!], appends: [], admitClaim: claim, onAdmitted: () => true });
       expect(next.recorded.size).toBe(1);
-      expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 0, inFlight: 0 });
+      // The third still holds its slot.
+      expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 0, inFlight: 1 });
     });
 
     it("answers them in `admitted` after the commit when the taker declines them", async () => {
-      const { workflow, running } = await lineOf(2);
+      const { workflow, running } = await line();
       const finished = await early.finishRuns({ runs: [ended(workflow, running)], deliveries: [running], appends: [], admitClaim: claim, onAdmitted: () => false });
-      expect(finished.admitted?.map((one) => one.event)).toEqual([{ n: 2 }]);
+      expect(finished.admitted?.map((one) => one.event)).toEqual([{ n: 3 }]);
       expect(finished.admitted?.[0]?.admission).toBeUndefined();
     });
 
     it("fails the admission with its commit: nothing recorded, nothing admitted, the line as it was", async () => {
-      const { workflow, running } = await lineOf(2);
+      const { workflow, running } = await line();
       // A check PostgreSQL makes only at commit (a deferred constraint trigger): the second message fails, the first did not.
       await pool.query(`CREATE OR REPLACE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.workflow_id = '${workflow.id}' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`);
       await pool.query("CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit()");
@@ -232,16 +265,16 @@ describe("finishRuns in one round trip on PostgreSQL", () => {
         let handed: ClaimedDelivery[] = [];
         const recording = early.finishRuns({ runs: [ended(workflow, running)], deliveries: [running], appends: [], admitClaim: claim, onAdmitted: (admitted) => ((handed = admitted), true) });
         await expect(recording).rejects.toThrow(/refused at commit/);
-        expect(handed.map((one) => one.event)).toEqual([{ n: 2 }]);
+        expect(handed.map((one) => one.event)).toEqual([{ n: 3 }]);
         await expect(handed[0]!.admission).rejects.toThrow(/refused at commit/);
       } finally {
         await pool.query("DROP TRIGGER refuse_at_commit ON runs");
       }
-      // Undone whole: one run recorded (the first), the running one still holds the slot, the third still waits.
+      // Undone whole: one run recorded (the first), the running one and the third still hold their slots, the fourth waits.
       expect((await store.listRuns(ownerId, workflow.id, { limit: 10 })).items).toHaveLength(1);
-      expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 1, inFlight: 1 });
+      expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 1, inFlight: 2 });
       const again = await early.finishRuns({ runs: [ended(workflow, running)], deliveries: [running], appends: [], admitClaim: claim, onAdmitted: () => false });
-      expect(again.admitted?.map((one) => one.event)).toEqual([{ n: 2 }]);
+      expect(again.admitted?.map((one) => one.event)).toEqual([{ n: 3 }]);
     });
   });
 });
