@@ -1,14 +1,12 @@
-import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/domain/ids.js";
 import type { Workflow, WorkflowRun } from "../../src/domain/workflows.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
-import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
+import { createTestSchema, requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
 import type { ClaimedDelivery, Store } from "../../src/store/store.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
 import { newUserInput } from "./store-contract.js";
@@ -35,18 +33,8 @@ const STORES: Array<{ name: string; open(): Promise<{ store: Store; dispose(): P
   {
     name: "PostgreSQL",
     async open() {
-      const schema = `runnel_test_${randomBytes(6).toString("hex")}`;
-      const store = createPostgresStore({ connectionString: TEST_DATABASE_URL, schema, maxConnections: 4 });
-      const dispose = async () => {
-        const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-        await client.connect();
-        try {
-          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        } finally {
-          await client.end();
-        }
-      };
-      return { store, dispose };
+      const schema = await createTestSchema("runnel_followers");
+      return { store: createPostgresStore({ connectionString: TEST_DATABASE_URL, schema: schema.schema, maxConnections: 4 }), dispose: () => schema.drop() };
     },
   },
 ];

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { compareEventIds } from "../../src/domain/event-ids.js";
-import { call, createUser, startTestServer, type TestServer } from "../helpers/server.js";
+import { call } from "../helpers/server.js";
 import { createWorkflow, waitFor } from "./helpers.js";
-import { modes } from "./modes.js";
+import { modes, serverOnMode } from "./modes.js";
 
 /**
  * A one-at-a-time line's chains, end to end through a real server on each
@@ -62,29 +62,16 @@ async function post(url: string, body: unknown): Promise<number> {
 const MODES = modes("runnel_chain");
 
 describe.each(MODES)("a one-at-a-time line's chains ($name)", (mode) => {
-  let server: TestServer;
-  let key: string;
-  let drop: () => Promise<void>;
-
-  beforeAll(async () => {
-    const setup = await mode.env();
-    drop = setup.drop;
-    server = await startTestServer(setup.env);
-    key = (await createUser(server, "chains")).key;
-  });
-  afterAll(async () => {
-    await server?.close();
-    await drop?.();
-  });
+  const held = serverOnMode(mode, "chains");
 
   async function allRuns(workflowId: string): Promise<any[]> {
-    const answer = await call(server.url, "GET", `/v1/workflows/${workflowId}/runs?limit=100`, { key });
+    const answer = await call(held.server.url, "GET", `/v1/workflows/${workflowId}/runs?limit=100`, { key: held.key });
     expect(answer.status).toBe(200);
     return (answer.body.data as any[]).sort((a, b) => compareEventIds(a.trigger.event_id, b.trigger.event_id));
   }
 
   async function storeValue(store: string, recordKey: string): Promise<unknown> {
-    const answer = await call(server.url, "GET", `/v1/data_stores/${store}/records/${recordKey}`, { key });
+    const answer = await call(held.server.url, "GET", `/v1/data_stores/${store}/records/${recordKey}`, { key: held.key });
     return answer.status === 200 ? answer.body.data.value : undefined;
   }
 
@@ -93,7 +80,7 @@ describe.each(MODES)("a one-at-a-time line's chains ($name)", (mode) => {
   }
 
   it("runs 60 events at once one at a time, in order, each seeing the step store as the run before it left it", async () => {
-    const workflow = await createWorkflow(server, key, { name: "Counted line", trigger: { type: "http" }, steps: [{ name: "count", code: COUNTER }], settings: { concurrency: 1 } });
+    const workflow = await createWorkflow(held.server, held.key, { name: "Counted line", trigger: { type: "http" }, steps: [{ name: "count", code: COUNTER }], settings: { concurrency: 1 } });
     const statuses = await Promise.all(Array.from({ length: 60 }, (_, n) => post(workflow.trigger.endpoint_url, { n })));
     expect(statuses.every((status) => status === 200)).toBe(true);
     const runs = await waitFor(() => allRuns(workflow.id), (runs) => runs.length === 60 && runs.every((run) => run.status === "success"), "60 runs", 60_000);
@@ -104,7 +91,7 @@ describe.each(MODES)("a one-at-a-time line's chains ($name)", (mode) => {
 
   it("holds the line while a follower waits to retry: the events behind it run after its third try", async () => {
     const store = "flaky-line";
-    const workflow = await createWorkflow(server, key, {
+    const workflow = await createWorkflow(held.server, held.key, {
       name: "Flaky line",
       trigger: { type: "http" },
       steps: [{ name: "flaky", code: FLAKY_THIRD, props: { store } }],
@@ -122,23 +109,23 @@ describe.each(MODES)("a one-at-a-time line's chains ($name)", (mode) => {
 
   it("cancels an event a chain holds before it starts: recorded cancelled, never run, and the line goes on in order", async () => {
     const store = "cancel-line";
-    const workflow = await createWorkflow(server, key, { name: "Cancel in a chain", trigger: { type: "http" }, steps: [{ name: "slow", code: SLOW_SECOND, props: { store } }], settings: { concurrency: 1 } });
+    const workflow = await createWorkflow(held.server, held.key, { name: "Cancel in a chain", trigger: { type: "http" }, steps: [{ name: "slow", code: SLOW_SECOND, props: { store } }], settings: { concurrency: 1 } });
     for (let n = 0; n < 5; n += 1) expect(await post(workflow.trigger.endpoint_url, { n })).toBe(200);
-    const events = (await call(server.url, "GET", `/v1/sources/${workflow.trigger.source_id}/event_summaries?expand=event`, { key })).body.data as any[];
+    const events = (await call(held.server.url, "GET", `/v1/sources/${workflow.trigger.source_id}/event_summaries?expand=event`, { key: held.key })).body.data as any[];
     const eventOf = (n: number): string => events.find((event) => event.event.body.n === n).id;
     // The first run's record admitted the slow second, which took the three behind it as followers: still waiting to the user.
     await waitFor(() => allRuns(workflow.id), (runs) => runs.length === 1, "the first run", 10_000);
-    const listed = await call(server.url, "GET", `/v1/workflows/${workflow.id}/waiting`, { key });
+    const listed = await call(held.server.url, "GET", `/v1/workflows/${workflow.id}/waiting`, { key: held.key });
     expect(listed.body.data.map((item: any) => [item.event_id, item.position])).toEqual([
       [eventOf(2), 1],
       [eventOf(3), 2],
       [eventOf(4), 3],
     ]);
-    const cancelled = await call(server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(3)}/cancel`, { key });
+    const cancelled = await call(held.server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(3)}/cancel`, { key: held.key });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.data).toMatchObject({ status: "cancelled", trigger: { event_id: eventOf(3) } });
     // Cancelled once: not waiting any more.
-    expect((await call(server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(3)}/cancel`, { key })).status).toBe(404);
+    expect((await call(held.server.url, "POST", `/v1/workflows/${workflow.id}/waiting/${eventOf(3)}/cancel`, { key: held.key })).status).toBe(404);
     const runs = await waitFor(() => allRuns(workflow.id), (runs) => runs.length === 5 && runs.filter((run) => run.status === "success").length === 4, "four runs and the cancelled one", 20_000);
     expect(runs.map((run) => [run.trigger.event.body.n, run.status])).toEqual([
       [0, "success"],
@@ -151,6 +138,6 @@ describe.each(MODES)("a one-at-a-time line's chains ($name)", (mode) => {
     expect(runs[3].id).toBe(cancelled.body.data.id);
     expect(await storeValue(store, "seen")).toEqual([0, 1, 2, 4]);
     expectSerialInArrivalOrder(runs.filter((run) => run.status === "success"));
-    expect((await call(server.url, "GET", `/v1/workflows/${workflow.id}`, { key })).body.data.gate).toMatchObject({ waiting: 0, in_flight: 0 });
+    expect((await call(held.server.url, "GET", `/v1/workflows/${workflow.id}`, { key: held.key })).body.data.gate).toMatchObject({ waiting: 0, in_flight: 0 });
   }, 40_000);
 });

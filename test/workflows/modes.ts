@@ -1,5 +1,7 @@
 import { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
 import { createTestSchema } from "../helpers/postgres.js";
+import { createUser, startTestServer, type TestServer } from "../helpers/server.js";
 
 /**
  * The set-ups a run-control test runs on, each one server process: SQLite
@@ -41,4 +43,33 @@ export function modes(prefix: string): Mode[] {
       },
     },
   ];
+}
+
+/**
+ * A real server on `mode` for a describe block's tests: started (with a
+ * user named `userName`) before them, closed and its schema dropped after.
+ * Read `server` and `key` inside the tests.
+ */
+export function serverOnMode(mode: Mode, userName: string): { readonly server: TestServer; readonly key: string } {
+  const held: { server?: TestServer; key?: string; drop?: () => Promise<void> } = {};
+  beforeAll(async () => {
+    const setup = await mode.env();
+    held.drop = setup.drop;
+    held.server = await startTestServer(setup.env);
+    held.key = (await createUser(held.server, userName)).key;
+  });
+  afterAll(async () => {
+    await held.server?.close();
+    await held.drop?.();
+  });
+  return {
+    get server() {
+      if (!held.server) throw new Error("the server is started in beforeAll: read it inside a test");
+      return held.server;
+    },
+    get key() {
+      if (held.key === undefined) throw new Error("the user is made in beforeAll: read it inside a test");
+      return held.key;
+    },
+  };
 }
