@@ -263,7 +263,7 @@ export function gatedWorkflowsOf(runs: Array<{ workflowId: string; status: strin
 /**
  * A one-at-a-time line's chain, recorded (FinishRunsInput.chains): the
  * event its record admitted took the line's next waiting events as its
- * followers (`following`, see followersOf), and the process ran some of
+ * followers (`following`, see takeFollowers), and the process ran some of
  * them after it. Those it did not run go back to waiting with the record,
  * even when the gate was removed meanwhile.
  */
