@@ -417,6 +417,27 @@ export function* releaseAllFollowers(now: number): GateWork<DeliveryRowPlan[]> {
   return admitted;
 }
 
+/**
+ * Heads whose process died mid-chain, their deliveries taken over (the relay
+ * queues a lease that ran out): their chains' unrun followers wait again, and
+ * their lines admit what their slots allow. The head's run again releases
+ * them too, but only through its gate: with the concurrency removed
+ * meanwhile there is none, and this is what sends them. Answers the rows
+ * admitted (pending, for a claimer).
+ */
+export function* releaseFollowersOfHeads(heads: ReadonlyArray<{ workflowId: string; eventId: string }>, now: number): GateWork<DeliveryRowPlan[]> {
+  const lines = new Map<string, { workflowId: string; key: string }>();
+  for (const head of heads) {
+    const released = yield* rowsOf<{ gate_key: string }>("UPDATE run_gate SET state = 'waiting', follows = NULL WHERE workflow_id = ? AND state = 'following' AND follows = ? RETURNING gate_key", [head.workflowId, head.eventId]);
+    for (const row of released) lines.set(JSON.stringify([head.workflowId, row.gate_key]), { workflowId: head.workflowId, key: row.gate_key });
+  }
+  if (lines.size === 0) return [];
+  const gates = yield* lockGates([...lines.values()].map((line) => line.workflowId));
+  const admitted: DeliveryRowPlan[] = [];
+  for (const line of lines.values()) admitted.push(...(yield* admitWaiting(gates.get(line.workflowId) ?? null, line.workflowId, line.key, now)));
+  return admitted;
+}
+
 /** The followers of an admitted event it did not run wait again, in their places (nothing when it had none). */
 function* releaseFollowers(workflowId: string, key: string, headEventId: string): GateWork<number> {
   return yield* change("UPDATE run_gate SET state = 'waiting', follows = NULL WHERE workflow_id = ? AND gate_key = ? AND state = 'following' AND follows = ?", [workflowId, key, headEventId]);

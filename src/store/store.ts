@@ -350,6 +350,13 @@ export interface Store {
    * ended run's record does. Answers how many were admitted.
    */
   releaseGateSlots(workflowId: string, keys: Array<{ emitterId: string; eventId: string }>, now: number): Promise<number>;
+  /**
+   * Deliveries taken over after their process died (a lease ran out): the
+   * one-at-a-time line chains they headed let their unrun followers wait
+   * again, and the lines admit what their slots allow (all, for a line whose
+   * gate was removed), recorded pending. Answers how many were admitted.
+   */
+  releaseChainsOf(heads: DeliveryKey[], now: number): Promise<number>;
   /** What waits at the workflow's gate (concurrency, rate limit): counts and times, in two cheap queries. */
   gateStats(ownerId: string, workflowId: string, now: number): Promise<GateStats>;
   /**

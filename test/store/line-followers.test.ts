@@ -163,6 +163,27 @@ describe.each(STORES)("a one-at-a-time line's followers ($name store)", (kind) =
     expect(await store.gateStats(ownerId, workflow.id, Date.now())).toMatchObject({ waiting: 3, inFlight: 1 });
   });
 
+  it("releases the chain of a head taken over after its process died: its followers wait again, or go when the gate was removed", async () => {
+    const kept = await gated({ concurrency: 1 });
+    const keptHead = await admittedWithFollowers(kept, 4);
+    expect(keptHead.followers).toHaveLength(2);
+    // The gate still holds the head's slot (its run goes again): the followers only wait again, first in line.
+    expect(await store.releaseChainsOf([keptHead], Date.now())).toBe(0);
+    expect(await store.gateStats(ownerId, kept.id, Date.now())).toMatchObject({ waiting: 2, inFlight: 1 });
+    const again = await store.finishRuns({ runs: [ended(kept, keptHead)], deliveries: [keptHead], appends: [], admitClaim: claim });
+    expect(again.admitted?.map((delivery) => delivery.event)).toEqual([{ n: 2 }]);
+
+    const removed = await gated({ concurrency: 1 });
+    const head = await admittedWithFollowers(removed, 5);
+    expect(head.followers).toHaveLength(3);
+    const { concurrency: _removed, ...ungated } = removed.settings;
+    await store.updateWorkflow({ ...removed, settings: ungated });
+    // No gate to release them through the head's run again: the take-over sends them.
+    expect(await store.releaseChainsOf([head], Date.now())).toBe(3);
+    const sent = (await store.claimDeliveries({ now: Date.now(), leaseMs: 30_000, limit: 20 })).filter((delivery) => delivery.listenerId === removed.id);
+    expect(sent.map((delivery) => delivery.event)).toEqual([{ n: 2 }, { n: 3 }, { n: 4 }]);
+  });
+
   it("keeps a follower whose delivery was recorded before the stop (it waited to retry) as admitted at the start, never admitted twice", async () => {
     const workflow = await gated({ concurrency: 1 });
     const head = await admittedWithFollowers(workflow, 5);

@@ -100,6 +100,10 @@ export class DeliveryRelay {
     await queue.enqueue(claimed.map((row) => jobOf(row, now)));
     await store.dropDeliveries(claimed);
     this.options.onRelayed?.();
+    // Rows that were running (their process died, their lease ran out): a one-at-a-time line's chain they headed is
+    // lost; its followers wait again, and are sent when the line's gate was removed meanwhile (they are relayed next).
+    const takenOver = claimed.filter((row) => row.interruptions > 0);
+    if (takenOver.length > 0 && (await store.releaseChainsOf(takenOver, now)) > 0) this.signal.wake();
     return claimed.length;
   }
 }

@@ -3,13 +3,13 @@ import { gateOf } from "../../domain/run-gate.js";
 import { newId } from "../../domain/ids.js";
 import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
 import { runGateWork } from "../run-gate-drivers.js";
-import { gateFinishedRuns, syncWorkflowGate, takeWaiting } from "../run-gate-work.js";
+import { gateFinishedRuns, releaseFollowersOfHeads, syncWorkflowGate, takeWaiting } from "../run-gate-work.js";
 import type { Store } from "../store.js";
 import type { QueryContext } from "./context.js";
 import type { Database } from "./schema.js";
 import { toRunRow } from "./workflow-queries.js";
 
-type RunGateQueries = Pick<Store, "gateStats" | "cancelWaiting" | "releaseGateSlots">;
+type RunGateQueries = Pick<Store, "gateStats" | "cancelWaiting" | "releaseGateSlots" | "releaseChainsOf">;
 
 /** The gate of workflows' runs: what waits, and taking a waiting event out of its line. */
 export function runGateQueries({ db }: QueryContext): RunGateQueries {
@@ -50,6 +50,17 @@ export function runGateQueries({ db }: QueryContext): RunGateQueries {
       if (keys.length === 0) return Promise.resolve(0);
       return db.transaction().execute(async (trx) => {
         const admitted = await runGateWork(trx, gateFinishedRuns(keys.map((key) => ({ workflowId, ...key, status: "cancelled" })), now));
+        if (admitted.length > 0) await trx.insertInto("deliveries").values(admitted).onConflict((oc) => oc.doNothing()).execute();
+        return admitted.length;
+      });
+    },
+
+    releaseChainsOf(heads, now) {
+      // Workflows' deliveries only: nothing else heads a line.
+      const workflowHeads = heads.filter((head) => head.listenerId.startsWith("p_")).map((head) => ({ workflowId: head.listenerId, eventId: head.eventId }));
+      if (workflowHeads.length === 0) return Promise.resolve(0);
+      return db.transaction().execute(async (trx) => {
+        const admitted = await runGateWork(trx, releaseFollowersOfHeads(workflowHeads, now));
         if (admitted.length > 0) await trx.insertInto("deliveries").values(admitted).onConflict((oc) => oc.doNothing()).execute();
         return admitted.length;
       });
