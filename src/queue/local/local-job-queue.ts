@@ -75,6 +75,10 @@ export class LocalJobQueue implements JobQueue {
       limit,
       claimer: this.options.claimer,
     });
+    // Rows that were running when their process died: a one-at-a-time line's chain such a row headed is lost; its
+    // followers wait again (or go, when the line's gate was removed meanwhile: claimed next).
+    const takenOver = claimed.filter((row) => row.interruptions > 0);
+    if (takenOver.length > 0) await this.options.store.releaseChainsOf(takenOver, this.now());
     // In place: the embedded hot path allocates no second object per run.
     return this.adopt(claimed);
   }
