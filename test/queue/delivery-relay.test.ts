@@ -9,6 +9,7 @@ import { requirePostgres } from "../helpers/postgres.js";
 import { workflowFor } from "../helpers/workflow-rows.js";
 import { newUserInput } from "../store/store-contract.js";
 import { openStoreAndBullmq } from "./store-and-bullmq.js";
+import { deadChainWithGateRemoved } from "./dead-chain.js";
 
 /**
  * The relay of scale-out mode: deliveries an append recorded as rows in
@@ -103,20 +104,7 @@ describe("DeliveryRelay: store rows to BullMQ jobs", () => {
   });
 
   it("sends the followers of a one-at-a-time line's head taken over after its process died, when the gate was removed meanwhile", async () => {
-    const ownerId = (await store.createUser(newUserInput())).id;
-    const workflow = await store.createWorkflow(workflowFor(ownerId, "line", { settings: { errorNotifications: true, errorRetention: 100, concurrency: 1 } }));
-    const emitterId = "dc_emitter0000000000000000000";
-    await store.subscribe({ id: newId("subscription"), ownerId, emitterId, listenerId: workflow.id, eventName: "", createdAt: Date.now() });
-    await store.appendEvents({ ownerId, emitterId, emits: [0, 1, 2, 3].map((n) => ({ event: { n } })), dedupe: null, retention: 100, now: Date.now() });
-    const [first] = (await store.claimDeliveries({ now: Date.now(), leaseMs: 30_000, limit: 10 })).filter((row) => row.listenerId === workflow.id);
-    const at = Date.now();
-    const run = { id: newId("run", at), ownerId, workflowId: workflow.id, emitterId, eventId: first!.eventId, status: "success" as const, triggerEvent: first!.event, steps: [], error: null, exitReason: null, replayOf: null, startedAt: at, finishedAt: at, durationMs: 0 };
-    // A worker ("dead") recorded the first run: the next event is its, with the two behind it as followers; then it died.
-    const { admitted } = await store.finishRuns({ runs: [run], deliveries: [first!], appends: [], admitClaim: { claimer: "dead", leaseMs: 1 } });
-    expect(admitted?.[0]?.followers?.map((follower) => follower.event)).toEqual([{ n: 2 }, { n: 3 }]);
-    const { concurrency: _removed, ...ungated } = workflow.settings;
-    await store.updateWorkflow({ ...workflow, settings: ungated });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    const workflow = await deadChainWithGateRemoved(store);
     const relay = new DeliveryRelay({ store, queue, logger, claimer: "inst_a" });
     // The head's lease ran out: relayed, and its chain's followers sent after it.
     expect(await relay.relayOnce(100)).toBe(1);
