@@ -370,6 +370,11 @@ function* releaseFollowersOfAdmitted(run: EndedRun): GateWork<number> {
  */
 export const FOLLOWERS_PER_ADMISSION = 16;
 
+/** Whether an admission under this gate row may take followers (takeFollowers decides; undefined: not known here). */
+export function mayTakeFollowers(gate: GateRow | undefined): boolean {
+  return gate === undefined || (Number(gate.concurrency) === 1 && gate.rate_runs === null);
+}
+
 /** A follower taken (takeFollowers): its waiting row, now `following`. */
 export type TakenFollower = WaitingRow & { position: number | string; gate_key: string };
 

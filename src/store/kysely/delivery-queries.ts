@@ -7,7 +7,7 @@ import type { AppendResult, ClaimedDelivery, FinishRunsInput, Store } from "../s
 import type { QueryContext } from "./context.js";
 import { appendWithin } from "./event-queries.js";
 import { gateDialectOf, runGateWork } from "../run-gate-drivers.js";
-import { admittedLaterAt, claimAdmitted, gatedWorkflowsOf, gateFinishedRuns, releaseAllFollowers, takeFollowers, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
+import { admittedLaterAt, claimAdmitted, gatedWorkflowsOf, gateFinishedRuns, mayTakeFollowers, releaseAllFollowers, takeFollowers, type AdmittedWrites, type DeliveryRowPlan, type GateRow } from "../run-gate-work.js";
 import { claimedFrom, withFollowers } from "../claimed-deliveries.js";
 import { toJson } from "./json-columns.js";
 import type { Database, DeliveryRow } from "./schema.js";
@@ -161,7 +161,11 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
         // Claimed (by claimAdmitted, or by the statement that wrote it) and written here: the worker in hand's to run.
         const admitted = admittedRows.filter((row) => row.status === "running" && tookRow(row)).map((row) => claimedFrom(row, undefined));
         // A one-at-a-time line's next waiting events go with the event admitted, as its followers (ClaimedDelivery.followers).
-        if (admitClaim) for (const delivery of admitted) withFollowers(delivery, await runGateWork(trx, takeFollowers({ workflowId: delivery.listenerId, emitterId: delivery.emitterId, eventId: delivery.eventId })), admitClaim, now);
+        // (Not asked of a line known to have more than one slot: a round trip for nothing.)
+        for (const delivery of admitted) {
+          if (!admitClaim || !mayTakeFollowers(lockedGates?.get(delivery.listenerId))) continue;
+          withFollowers(delivery, await runGateWork(trx, takeFollowers({ workflowId: delivery.listenerId, emitterId: delivery.emitterId, eventId: delivery.eventId })), admitClaim, now);
+        }
         const laterAt = admittedLaterAt(admittedRows, now);
         return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
       });
