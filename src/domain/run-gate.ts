@@ -2,6 +2,7 @@ import { ValidationError } from "./errors.js";
 import { describeValue } from "./describe-value.js";
 import { lookup, parseTemplate, type PathSegment } from "./expressions.js";
 import type { WorkflowSettings } from "./workflow-rules.js";
+import type { WorkflowRun } from "./workflows.js";
 
 /**
  * The gate of a workflow's runs (issue 19): how many run at once
@@ -154,4 +155,14 @@ export interface WaitingEvent {
 /** The value of a line's stored key (JSON, or NO_KEY: null). */
 export function keyValueOf(gateKey: string): unknown {
   return gateKey === NO_KEY ? null : JSON.parse(gateKey);
+}
+
+/**
+ * The run of an event cancelled while it waited at a gate (never run): no
+ * steps, started and ended at the cancel. The store records it for a
+ * waiting event; a chain records it for a follower it held (the cancel is
+ * answered with it first).
+ */
+export function cancelledWaitingRun(event: { id: string; ownerId: string; workflowId: string; emitterId: string; eventId: string; triggerEvent: unknown }, at: number, cancelledBy?: string): WorkflowRun {
+  return { ...event, status: "cancelled", steps: [], error: null, exitReason: null, replayOf: null, startedAt: at, finishedAt: at, durationMs: 0, ...(cancelledBy !== undefined ? { cancelledBy } : {}) };
 }

@@ -384,7 +384,7 @@ export type TakenFollower = WaitingRow & { position: number | string; gate_key: 
  * for a line of more than one slot or under a rate limit (a rate limit times
  * each start). The caller hands them over with the head, claimed.
  */
-export function* takeFollowers(head: { workflowId: string; emitterId: string; eventId: string }): GateWork<TakenFollower[]> {
+export function* takeFollowers(head: { listenerId: string; emitterId: string; eventId: string }): GateWork<TakenFollower[]> {
   const taken = yield* rowsOf<TakenFollower>(
     `UPDATE run_gate SET state = 'following', follows = ?
      WHERE (workflow_id, emitter_id, event_id) IN (
@@ -394,7 +394,7 @@ export function* takeFollowers(head: { workflowId: string; emitterId: string; ev
        WHERE a.workflow_id = ? AND a.emitter_id = ? AND a.event_id = ? AND a.state = 'admitted'
        ORDER BY w.position LIMIT CAST(? AS INTEGER))
      RETURNING *`,
-    [head.eventId, head.workflowId, head.emitterId, head.eventId, FOLLOWERS_PER_ADMISSION],
+    [head.eventId, head.listenerId, head.emitterId, head.eventId, FOLLOWERS_PER_ADMISSION],
   );
   return taken.sort((a, b) => Number(a.position) - Number(b.position));
 }

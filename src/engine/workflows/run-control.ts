@@ -133,28 +133,7 @@ export class RunControl {
   async cancelFollower(ownerId: string, workflowId: string, eventId: string, by: string): Promise<WorkflowRun | null> {
     const here = this.options.executor.cancelQueuedFollower?.(ownerId, workflowId, eventId, by);
     if (here) return here;
-    const across = this.options.across;
-    if (!across) return null;
-    const reply = randomUUID();
-    let answered: (run: WorkflowRun) => void = () => undefined;
-    const answer = new Promise<WorkflowRun>((resolve) => (answered = resolve));
-    const stop = await across.subscribe(`${CANCEL_CHANNEL}:${reply}`, (message) => {
-      if (message.kind !== "event") return;
-      const run = (message.item as { run?: WorkflowRun } | undefined)?.run;
-      if (run) answered(run);
-    });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await across.publish(CANCEL_CHANNEL, { kind: "event", channel: "cancel", item: { ownerId, workflowId, eventId, by, reply } });
-      const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), FOLLOWER_CANCEL_WAIT_MS)));
-      return await Promise.race([answer, timedOut]);
-    } catch (error) {
-      this.options.logger.warn({ err: error, eventId }, "could not ask the other processes to cancel a waiting event");
-      return null;
-    } finally {
-      clearTimeout(timer);
-      await stop().catch(() => undefined);
-    }
+    return this.askOthers({ ownerId, workflowId, eventId, by }, FOLLOWER_CANCEL_WAIT_MS, (item) => (item as { run?: WorkflowRun } | undefined)?.run, "a waiting event");
   }
 
   /** The run the URL names, when its token is the one it waits with; anything else is not found (the URL says nothing more). */
@@ -192,27 +171,42 @@ export class RunControl {
    * that long for one to say it does (true), else false.
    */
   private async askProcesses(ownerId: string, runId: string, by: string, waitMs: number): Promise<boolean> {
+    return (await this.askOthers({ ownerId, runId, by }, waitMs, (item) => ((item as { runId?: unknown } | undefined)?.runId === runId ? true : undefined), "a run")) ?? false;
+  }
+
+  /**
+   * Publishes a cancel request on CANCEL_CHANNEL and, with `waitMs`, waits
+   * that long for the first reply `pick` makes something of; null without
+   * one (or without other processes, or when the channel failed).
+   */
+  private async askOthers<T>(request: Record<string, string>, waitMs: number, pick: (item: unknown) => T | undefined, what: string): Promise<T | null> {
     const across = this.options.across;
-    if (!across) return false;
+    if (!across) return null;
     const reply = randomUUID();
-    let answered: () => void = () => undefined;
-    const answer = new Promise<void>((resolve) => (answered = resolve));
-    const stop = waitMs > 0 ? await across.subscribe(`${CANCEL_CHANNEL}:${reply}`, () => answered()) : null;
+    let answered: (value: T) => void = () => undefined;
+    const answer = new Promise<T>((resolve) => (answered = resolve));
+    const stop =
+      waitMs > 0
+        ? await across.subscribe(`${CANCEL_CHANNEL}:${reply}`, (message) => {
+            const value = message.kind === "event" ? pick(message.item) : undefined;
+            if (value !== undefined) answered(value);
+          })
+        : null;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await across.publish(CANCEL_CHANNEL, { kind: "event", channel: "cancel", item: { ownerId, runId, by, reply } });
-      if (!stop) return false;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
-      const result = await Promise.race([answer.then(() => true), timedOut]);
-      clearTimeout(timer);
-      return result;
+      await across.publish(CANCEL_CHANNEL, { kind: "event", channel: "cancel", item: { ...request, reply } });
+      if (!stop) return null;
+      const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
+      return await Promise.race([answer, timedOut]);
     } catch (error) {
-      this.options.logger.warn({ err: error, runId }, "could not ask the other processes to cancel a run");
-      return false;
+      this.options.logger.warn({ err: error, ...request }, `could not ask the other processes to cancel ${what}`);
+      return null;
     } finally {
+      clearTimeout(timer);
       await stop?.().catch(() => undefined);
     }
   }
+
 }
 
 function sameToken(expected: string, given: string): boolean {

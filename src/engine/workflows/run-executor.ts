@@ -11,6 +11,7 @@ import type { ComponentBundle, InvokeRequest, InvokeResult, Sandbox } from "../.
 import type { ClaimedDelivery, EventBatch, Store } from "../../store/store.js";
 import type { LineChain } from "../../store/run-gate-work.js";
 import { newId } from "../../domain/ids.js";
+import { cancelledWaitingRun } from "../../domain/run-gate.js";
 import type { BundleFiles } from "../bundle-files.js";
 import type { ComponentLoader } from "../component-loader.js";
 import type { EventHub } from "../event-hub.js";
@@ -343,8 +344,7 @@ export class RunExecutor {
     if (!queued || queued.ownerId !== ownerId || queued.started || queued.cancel) return null;
     const now = this.now();
     queued.cancel = { by, at: now };
-    const delivery = queued.delivery;
-    return { id: queued.runId, ownerId, workflowId, emitterId: delivery.emitterId, eventId, status: "cancelled", triggerEvent: delivery.event, steps: [], error: null, exitReason: null, replayOf: null, startedAt: now, finishedAt: now, durationMs: 0, cancelledBy: by };
+    return cancelledWaitingRun({ id: queued.runId, ownerId, workflowId, emitterId: queued.delivery.emitterId, eventId, triggerEvent: queued.delivery.event }, now, by);
   }
 
   /** Heads handed over by a record here that will not run here (given back, or their workflow paused): their followers are the store's again. */

@@ -164,7 +164,7 @@ export function deliveryQueries({ db, oneTrip: sendInOneTrip, tripSession }: Que
         // (Not asked of a line known to have more than one slot: a round trip for nothing.)
         for (const delivery of admitted) {
           if (!admitClaim || !mayTakeFollowers(lockedGates?.get(delivery.listenerId))) continue;
-          withFollowers(delivery, await runGateWork(trx, takeFollowers({ workflowId: delivery.listenerId, emitterId: delivery.emitterId, eventId: delivery.eventId })), admitClaim, now);
+          withFollowers(delivery, await runGateWork(trx, takeFollowers(delivery)), admitClaim, now);
         }
         const laterAt = admittedLaterAt(admittedRows, now);
         return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };

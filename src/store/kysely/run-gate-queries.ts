@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
-import { gateOf } from "../../domain/run-gate.js";
+import { cancelledWaitingRun, gateOf } from "../../domain/run-gate.js";
 import { newId } from "../../domain/ids.js";
-import type { Workflow, WorkflowRun } from "../../domain/workflows.js";
+import type { Workflow } from "../../domain/workflows.js";
 import { runGateWork } from "../run-gate-drivers.js";
 import { gateFinishedRuns, releaseFollowersOfHeads, syncWorkflowGate, takeWaiting } from "../run-gate-work.js";
 import type { Store } from "../store.js";
@@ -72,22 +72,8 @@ export function runGateQueries({ db }: QueryContext): RunGateQueries {
         if (!workflow) return null;
         const waiter = await runGateWork(trx, takeWaiting(workflowId, eventId));
         if (!waiter) return null;
-        const run: WorkflowRun = {
-          id: newId("run", now),
-          ownerId,
-          workflowId,
-          emitterId: waiter.emitter_id,
-          eventId: waiter.event_id,
-          status: "cancelled",
-          triggerEvent: waiter.payload === null ? null : JSON.parse(waiter.payload),
-          steps: [],
-          error: null,
-          exitReason: null,
-          replayOf: null,
-          startedAt: now,
-          finishedAt: now,
-          durationMs: 0,
-        };
+        const triggerEvent = waiter.payload === null ? null : JSON.parse(waiter.payload);
+        const run = cancelledWaitingRun({ id: newId("run", now), ownerId, workflowId, emitterId: waiter.emitter_id, eventId: waiter.event_id, triggerEvent }, now);
         // Recorded by its run key: the event never runs now (a delivery of it again records nothing).
         await trx.insertInto("runs").values(toRunRow(run)).onConflict((oc) => oc.doNothing()).execute();
         return run;

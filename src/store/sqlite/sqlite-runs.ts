@@ -102,7 +102,7 @@ export function createSqliteRuns(
       if (inserted && claimedRows.has(row)) admitted.push(claimedFrom(row, undefined));
     }
     // A one-at-a-time line's next waiting events go with the event admitted, as its followers (ClaimedDelivery.followers).
-    if (input.admitClaim) for (const delivery of admitted) withFollowers(delivery, runGate(takeFollowers({ workflowId: delivery.listenerId, emitterId: delivery.emitterId, eventId: delivery.eventId })), input.admitClaim, now);
+    if (input.admitClaim) for (const delivery of admitted) withFollowers(delivery, runGate(takeFollowers(delivery)), input.admitClaim, now);
     const laterAt = admittedLaterAt(admittedRows, now);
     return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
   });
