@@ -152,6 +152,8 @@ export interface TimerTick {
   ownerId: string;
   /** The time the tick was due (epoch ms): the timer's event carries it, and it names the tick. */
   dueAt: number;
+  /** Taken over from a worker that died holding it: that worker may have recorded its run. */
+  again?: boolean;
 }
 
 /** The key of a delivery as one string (for maps and job ids). */

@@ -191,6 +191,8 @@ export interface Store {
   /** Removes the source with its events, logs and state; false when the owner has none such. */
   deleteSource(ownerId: string, sourceId: string): Promise<boolean>;
   readSourceDb(ownerId: string, sourceId: string): Promise<Record<string, unknown>>;
+  /** Whether a run of the timer source's tick due at `dueAtMs` was recorded (EventBatch.ticks). */
+  timerTickRecorded(sourceId: string, dueAtMs: number): Promise<boolean>;
 
   /** Active timer sources due at or before `now`, earliest first. */
   dueTimers(now: number, limit: number): Promise<Array<{ id: string; ownerId: string; nextTickAt: number }>>;
@@ -498,6 +500,13 @@ export interface EventBatch {
    */
   completes?: DeliveryKey[] | undefined;
   /**
+   * Timer ticks this batch runs, by due time, with the emits of each: each
+   * recorded in the same transaction (timer_tick_runs). A tick recorded
+   * before (its worker died after recording it, and the shared queue ran it
+   * again) appends none of its emits: its due time is in `repeatedTicks`.
+   */
+  ticks?: Array<{ dueAtMs: number; emits: readonly PendingEmit[] }> | undefined;
+  /**
    * Record the batch's deliveries as already claimed by `claimer` for
    * `leaseMs`, and answer them in `claimed`, for a caller that runs them
    * itself at once (no claim to go through). A store that does not do it
@@ -625,6 +634,8 @@ export interface AppendResult {
   claimed?: ClaimedDelivery[];
   /** When the earliest delivery a rate limit admitted for later falls due (epoch ms); absent when none. */
   laterAt?: number;
+  /** Due times of EventBatch.ticks recorded before: their emits were not appended. */
+  repeatedTicks?: number[];
 }
 
 export interface NewUser {

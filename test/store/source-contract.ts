@@ -279,6 +279,47 @@ export function describeSourceContract(name: string, makeBackend: () => Promise<
       expect(await store.nextTimerDueAt()).toBeNull();
     });
 
+    it("records a shared queue's tick with its events: the same tick again appends none of its emits, the batch's others are kept", async () => {
+      const tickAt = 1_700_000_000_000;
+      const first = { event: { tick: 1 } };
+      const appended = await store.appendEvents({ ownerId, emitterId: source.id, emits: [first], dedupe: null, retention: 100, now: tickAt, ticks: [{ dueAtMs: tickAt, emits: [first] }] });
+      expect(appended.events.map((event) => event.event)).toEqual([{ tick: 1 }]);
+      expect(appended.repeatedTicks).toBeUndefined();
+      expect(await store.timerTickRecorded(source.id, tickAt)).toBe(true);
+      expect(await store.timerTickRecorded(source.id, tickAt + 1_000)).toBe(false);
+
+      // Run again (its worker died after recording it), batched with an HTTP call's emit and the next tick.
+      const again = { event: { tick: "again" } };
+      const request = { event: { request: true } };
+      const next = { event: { tick: 2 } };
+      const batch = await store.appendEvents({
+        ownerId,
+        emitterId: source.id,
+        emits: [again, request, next],
+        dedupe: null,
+        retention: 100,
+        now: tickAt + 1_500,
+        sourceDb: { count: 9 },
+        ticks: [
+          { dueAtMs: tickAt, emits: [again] },
+          { dueAtMs: tickAt + 1_000, emits: [next] },
+        ],
+      });
+      expect(batch.repeatedTicks).toEqual([tickAt]);
+      expect(batch.accepted).toEqual([request, next]);
+      expect(batch.events.map((event) => event.event)).toEqual([{ request: true }, { tick: 2 }]);
+      expect(await store.readSourceDb(ownerId, source.id)).toEqual({ count: 9 });
+      const all = await store.listEvents(ownerId, source.id, { page: parsePageRequest({ limit: 10 }) });
+      expect(all.items.map((event) => event.event)).toEqual([{ tick: 2 }, { request: true }, { tick: 1 }]);
+
+      // An hour on, the oldest are pruned as ticks are recorded; a deleted source leaves none.
+      await store.appendEvents({ ownerId, emitterId: source.id, emits: [], dedupe: null, retention: 100, now: tickAt + 3_700_000, ticks: [{ dueAtMs: tickAt + 3_700_000, emits: [] }] });
+      expect(await store.timerTickRecorded(source.id, tickAt)).toBe(false);
+      expect(await store.timerTickRecorded(source.id, tickAt + 3_700_000)).toBe(true);
+      await store.deleteSource(ownerId, source.id);
+      expect(await store.timerTickRecorded(source.id, tickAt + 3_700_000)).toBe(false);
+    });
+
     it("records a delivery per matching subscription with the events, once, for its owner only", async () => {
       const at = Date.now();
       const sub = (emitterId: string, eventName: string, listenerId: string, owner = ownerId) => ({

@@ -50,13 +50,14 @@ export function modes(prefix: string): Mode[] {
  * user named `userName`) before them, closed and its schema dropped after.
  * Read `server` and `key` inside the tests.
  */
-export function serverOnMode(mode: Mode, userName: string): { readonly server: TestServer; readonly key: string } {
-  const held: { server?: TestServer; key?: string; drop?: () => Promise<void> } = {};
+export function serverOnMode(mode: Mode, userName: string): { readonly server: TestServer; readonly key: string; readonly userId: string; readonly env: Record<string, string> } {
+  const held: { server?: TestServer; key?: string; userId?: string; env?: Record<string, string>; drop?: () => Promise<void> } = {};
   beforeAll(async () => {
     const setup = await mode.env();
     held.drop = setup.drop;
+    held.env = setup.env;
     held.server = await startTestServer(setup.env);
-    held.key = (await createUser(held.server, userName)).key;
+    ({ key: held.key, id: held.userId } = await createUser(held.server, userName));
   });
   afterAll(async () => {
     await held.server?.close();
@@ -70,6 +71,14 @@ export function serverOnMode(mode: Mode, userName: string): { readonly server: T
     get key() {
       if (held.key === undefined) throw new Error("the user is made in beforeAll: read it inside a test");
       return held.key;
+    },
+    get userId() {
+      if (held.userId === undefined) throw new Error("the user is made in beforeAll: read it inside a test");
+      return held.userId;
+    },
+    get env() {
+      if (!held.env) throw new Error("the set-up is made in beforeAll: read it inside a test");
+      return held.env;
     },
   };
 }

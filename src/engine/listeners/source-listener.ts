@@ -42,11 +42,11 @@ export class SourceListener {
         if (!isSourceRun(delivery.channel)) {
           // A deactivated source still runs a "run now" (as in one process), but not what it subscribed to.
           if (!source.active) return this.options.store.dropDeliveries([delivery]);
-          await this.options.invoker.invoke(source, { kind: "run", event: delivery.event }, "subscription", undefined, key);
+          await this.options.invoker.invoke(source, { kind: "run", event: delivery.event }, "subscription", { delivery: key });
           return;
         }
         const body = delivery.event as Partial<SourceRunBody>;
-        const result = await this.options.invoker.invoke(source, { kind: "run", event: body.event }, "manual", undefined, key);
+        const result = await this.options.invoker.invoke(source, { kind: "run", event: body.event }, "manual", { delivery: key });
         this.report(delivery, { kind: "ran", ok: result.ok, durationMs: result.durationMs, events: result.events, ...(result.error ? { error: result.error } : {}) });
       }),
     );

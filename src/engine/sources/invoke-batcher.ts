@@ -4,14 +4,12 @@
  * at a time under the source's mutex.
  */
 import type { DeployedSource } from "../../domain/sources.js";
-import type { DeliveryKey } from "../../domain/subscriptions.js";
-import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
 import type { KeyedMutex } from "../../domain/keyed-mutex.js";
 import type { Waiting } from "./commit-chain.js";
 import type { InvocationResult } from "./result-writer.js";
 import type { Trigger } from "./run-limits.js";
-import type { CallRequest } from "./sandbox-calls.js";
+import type { CallCarries, CallRequest } from "./sandbox-calls.js";
 
 /** A call waiting for its source's next batch. */
 export interface PendingCall extends CallRequest, Waiting {}
@@ -29,7 +27,7 @@ export class InvokeBatcher {
   ) {}
 
   /** Queues `call` for the source's next batch; settles with its result once its batch has committed. */
-  add(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey, holdFor?: readonly string[]): Promise<InvocationResult> {
+  add(source: DeployedSource, call: ComponentCall, trigger: Trigger, carries: CallCarries): Promise<InvocationResult> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(source.id);
       if (!queue) {
@@ -37,7 +35,7 @@ export class InvokeBatcher {
         this.queues.set(source.id, queue);
         this.scheduleBatch(source.id);
       }
-      queue.items.push({ call, trigger, onRespond, delivery, holdFor, resolve, reject });
+      queue.items.push({ ...carries, call, trigger, resolve, reject });
     });
   }
 

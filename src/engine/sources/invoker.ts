@@ -1,6 +1,5 @@
 import type { ValidatedComponent } from "../../domain/component-rules.js";
 import type { DeployedSource, StoredEvent } from "../../domain/sources.js";
-import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
 import { KeyedMutex } from "../../domain/keyed-mutex.js";
@@ -8,12 +7,12 @@ import { CommitChains } from "./commit-chain.js";
 import { InvokeBatcher, type PendingCall } from "./invoke-batcher.js";
 import { ResultWriter, type InvocationResult, type ResultWriterOptions } from "./result-writer.js";
 import type { Trigger } from "./run-limits.js";
-import { runCalls, type CallOutcome, type SandboxCallsOptions } from "./sandbox-calls.js";
+import { runCalls, type CallCarries, type CallOutcome, type SandboxCallsOptions } from "./sandbox-calls.js";
 import { SourceCache, type SourceComponent } from "./source-cache.js";
 
 export { DEFAULT_RUN_LIMITS, type RunLimits, type Trigger } from "./run-limits.js";
 export { describeError } from "./run-logs.js";
-export type { CallOutcome } from "./sandbox-calls.js";
+export type { CallCarries, CallOutcome } from "./sandbox-calls.js";
 export type { InvocationResult } from "./result-writer.js";
 
 export interface SourceInvokerOptions extends SandboxCallsOptions, ResultWriterOptions {}
@@ -52,9 +51,11 @@ export class SourceInvoker {
    * `delivery` (an event the source listens to) removes it in its commit.
    * `holdFor`: the listeners whose deliveries of the call's event are handed
    * over without a row (EventBatch.held), for a caller who waits for their runs.
+   * `tickDueAt`: the shared queue's timer tick the call runs, recorded with
+   * its events, so that the tick run again appends nothing (EventBatch.ticks).
    */
-  invoke(source: DeployedSource, call: ComponentCall, trigger: Trigger, onRespond?: (response: HttpResponse) => void, delivery?: DeliveryKey, holdFor?: readonly string[]): Promise<InvocationResult> {
-    return this.batcher.add(source, call, trigger, onRespond, delivery, holdFor);
+  invoke(source: DeployedSource, call: ComponentCall, trigger: Trigger, carries: CallCarries = {}): Promise<InvocationResult> {
+    return this.batcher.add(source, call, trigger, carries);
   }
 
   /**

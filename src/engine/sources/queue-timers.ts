@@ -106,10 +106,19 @@ export class QueueTimers {
     return source?.active && source.timer ? source.timer : null;
   }
 
-  /** As TimerScheduler fires a claimed tick: the same event, logs and errors. */
+  /**
+   * As TimerScheduler fires a claimed tick: the same event, logs and errors.
+   * The tick's due time is recorded with its events (EventBatch.ticks): a
+   * tick taken over from a worker that died after recording it is not run
+   * again, and one that comes twice at once appends its events once.
+   */
   private async fire(tick: TimerTick): Promise<void> {
     const { sourceId, ownerId, dueAt } = tick;
     try {
+      if (tick.again && (await this.options.store.timerTickRecorded(sourceId, dueAt))) {
+        this.options.logger.info({ sourceId, dueAt }, "timers: a tick taken over from a worker that died had been run and recorded by it; not run again");
+        return;
+      }
       const source = await this.options.store.findSource(ownerId, sourceId);
       if (!source) {
         // Deleted, and its schedule outlived it (the delete's unschedule failed): no more ticks for nothing.
@@ -117,7 +126,7 @@ export class QueueTimers {
         return;
       }
       if (!source.timer || !source.active) return;
-      const result = await this.options.invoker.invoke(source, { kind: "run", event: timerEvent(source.timer, dueAt) }, "timer");
+      const result = await this.options.invoker.invoke(source, { kind: "run", event: timerEvent(source.timer, dueAt) }, "timer", { tickDueAt: dueAt });
       if (!result.ok) this.options.logger.info({ sourceId, code: result.error?.code }, "timer run failed; see the source's logs");
     } catch (error) {
       this.options.logger.error({ err: error, sourceId }, "timer tick failed");

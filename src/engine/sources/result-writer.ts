@@ -105,6 +105,7 @@ export class ResultWriter {
     const logs = logEntries(outcomes.map((outcome) => outcome.result), outcomes.flatMap((outcome) => outcome.problems), now);
     const claim = this.options.handOff?.claimFor();
     const completes = outcomes.flatMap((outcome) => (outcome.delivery ? [outcome.delivery] : []));
+    const ticks = outcomes.flatMap((outcome) => (outcome.tickDueAt !== undefined ? [{ dueAtMs: outcome.tickDueAt, emits: outcome.emits }] : []));
     const held = claim ? heldEmits(outcomes) : undefined;
     const appended = await store.appendEvents({
       ownerId: source.ownerId,
@@ -118,10 +119,12 @@ export class ResultWriter {
       // The same lines, for `$logs` listeners (the store appends them as events only when one listens).
       logEvents: logs,
       ...(completes.length > 0 ? { completes } : {}),
+      ...(ticks.length > 0 ? { ticks } : {}),
       ...(claim ? { claim } : {}),
       ...(held ? { held } : {}),
     });
     if (appended.events.length > 0) this.metrics.eventsEmitted("source", appended.events.length);
+    if (appended.repeatedTicks) this.options.logger.info({ sourceId: source.id, dueAt: appended.repeatedTicks }, "timer tick run again (its worker died, or it came twice) was recorded before: its events were not appended again");
     const byCall: StoredEvent[][] = outcomes.map(() => []);
     appended.events.forEach((event, index) => byCall[owners.get(appended.accepted[index]!) ?? 0]!.push(event));
     for (const log of appended.logs) hub.publish(source.id, { kind: "log", item: log });

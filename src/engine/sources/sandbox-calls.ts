@@ -32,17 +32,25 @@ export interface CallOutcome {
   holdFor?: readonly string[] | undefined;
   /** What started the call (metrics count runs by it). */
   trigger?: Trigger | undefined;
+  /** The shared queue's timer tick the call runs (EventBatch.ticks). */
+  tickDueAt?: number | undefined;
 }
 
-/** A call to run: what it asks, what started it, and who takes its HTTP response. */
-export interface CallRequest {
-  call: ComponentCall;
-  trigger: Trigger;
-  onRespond: ((response: HttpResponse) => void) | undefined;
+/** What a call carries out beside running: who takes its response, and what its commit settles. */
+export interface CallCarries {
+  onRespond?: ((response: HttpResponse) => void) | undefined;
   /** The delivery the call carries out, when it runs an event the source listens to. */
   delivery?: DeliveryKey | undefined;
   /** Listeners whose deliveries of the call's event need no row: its caller waits for their runs (only a call without run, whose event is the request). */
   holdFor?: readonly string[] | undefined;
+  /** The shared queue's timer tick the call runs (its due time): recorded with its events, so that it runs once. */
+  tickDueAt?: number | undefined;
+}
+
+/** A call to run: what it asks, what started it, and what it carries out beside. */
+export interface CallRequest extends CallCarries {
+  call: ComponentCall;
+  trigger: Trigger;
 }
 
 export interface SandboxCallsOptions {
@@ -90,7 +98,7 @@ export async function runCalls(
   );
   let next = 0;
   return calls.map((pending): CallOutcome => {
-    const delivery = pending.delivery ? { delivery: pending.delivery, trigger: pending.trigger } : { trigger: pending.trigger };
+    const delivery = { trigger: pending.trigger, ...(pending.delivery ? { delivery: pending.delivery } : {}), ...(pending.tickDueAt !== undefined ? { tickDueAt: pending.tickDueAt } : {}) };
     if (plainSchedule(pending.call)) {
       // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
       const call = pending.call as Extract<ComponentCall, { kind: "run" }>;

@@ -273,7 +273,7 @@ export class SourcesService {
   private runAdmitted({ source, customResponse, hasRun }: Endpoint, request: HttpEvent, respond: (response: HttpResponse) => void): Promise<HttpHandled> {
     const call = { kind: "run" as const, event: request, httpBody: true };
     if (!customResponse || !this.options.awaitWorkflow) {
-      return this.options.invoker.invoke(source, call, "http", customResponse ? respond : undefined).then((result) => ({ customResponse, result }));
+      return this.options.invoker.invoke(source, call, "http", { onRespond: customResponse ? respond : undefined }).then((result) => ({ customResponse, result }));
     }
     let responded = false;
     const answer = (response: HttpResponse) => {
@@ -282,7 +282,7 @@ export class SourcesService {
     };
     // Without run, the request is the one event, and this caller waits for the responding workflows' runs.
     const responders = hasRun ? undefined : this.options.respondingWorkflows?.(source);
-    const invoke = (holdFor: readonly string[] | undefined) => this.options.invoker.invoke(source, call, "http", answer, undefined, holdFor?.length ? holdFor : undefined);
+    const invoke = (holdFor: readonly string[] | undefined) => this.options.invoker.invoke(source, call, "http", { onRespond: answer, holdFor: holdFor?.length ? holdFor : undefined });
     // Known (the usual case): no promise in between.
     const invoked = responders instanceof Promise ? responders.then(invoke) : invoke(responders);
     return invoked.then(async (result) => {

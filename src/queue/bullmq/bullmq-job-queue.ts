@@ -365,7 +365,7 @@ export class BullmqJobQueue implements JobQueue {
         const dueAt = dueTimeOf(job);
         // Before the handler: what it passed over is queued even if this process dies running it.
         await this.catchUp(job, dueAt).catch((error: unknown) => this.options.logger.warn({ err: error, sourceId: job.data.sourceId }, "timer ticks: the due times a late tick passed over could not be queued"));
-        await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt });
+        await handler({ sourceId: job.data.sourceId, ownerId: job.data.ownerId, dueAt, ...(job.attemptsStarted > 1 ? { again: true } : {}) });
       },
       1,
       // drainDelay 1 s, not 5: a worker that stops may take with it the wake-up of the next due tick, and the others

@@ -187,7 +187,7 @@ export class TwoTripAppend {
 
 /** Whether the batch is one this path takes (decided before anything is sent). */
 function takes(batch: EventBatch): boolean {
-  return batch.emits.length > 0 && !batch.logs?.length && !batch.logEvents?.length && !batch.completes?.length && batch.runId === undefined;
+  return batch.emits.length > 0 && !batch.logs?.length && !batch.logEvents?.length && !batch.completes?.length && !batch.ticks?.length && batch.runId === undefined;
 }
 
 /** Ends the transaction the first message opened, for the usual path to append the batch. */

@@ -8,6 +8,7 @@ import type { PageRequest, PageSlice } from "../../domain/paging.js";
 import { LOG_RETENTION, type LogEntry, type StoredEvent } from "../../domain/sources.js";
 import type { AppendResult, ClaimedDelivery, EventBatch, Store } from "../store.js";
 import { claimedFrom, claimRows } from "../claimed-deliveries.js";
+import { TICK_RUNS_KEPT_MS, withoutRepeatedTicks } from "../tick-runs.js";
 import type { QueryContext } from "./context.js";
 import { oldestDeletion, toEventRow } from "./event-statements.js";
 import { TwoTripAppend } from "./append-in-two-trips.js";
@@ -217,6 +218,22 @@ function toLogEntry(row: Selectable<LogRow>): LogEntry {
 
 /** appendEvents' work inside a transaction the caller holds (finishing runs appends in theirs). */
 export async function appendWithin(trx: Transaction<Database>, batch: EventBatch): Promise<AppendResult> {
+  if (!batch.ticks?.length) return appendBatch(trx, batch);
+  const repeated: number[] = [];
+  for (const { dueAtMs } of batch.ticks) {
+    const inserted = await trx
+      .insertInto("timer_tick_runs")
+      .values({ source_id: batch.emitterId, due_at_ms: dueAtMs })
+      .onConflict((oc) => oc.columns(["source_id", "due_at_ms"]).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) repeated.push(dueAtMs);
+    await trx.deleteFrom("timer_tick_runs").where("source_id", "=", batch.emitterId).where("due_at_ms", "<", dueAtMs - TICK_RUNS_KEPT_MS).execute();
+  }
+  if (repeated.length === 0) return appendBatch(trx, batch);
+  return { ...(await appendBatch(trx, withoutRepeatedTicks(batch, repeated))), repeatedTicks: repeated };
+}
+
+async function appendBatch(trx: Transaction<Database>, batch: EventBatch): Promise<AppendResult> {
   for (const key of batch.completes ?? []) {
     await trx.deleteFrom("deliveries").where("listener_id", "=", key.listenerId).where("emitter_id", "=", key.emitterId).where("event_id", "=", key.eventId).execute();
   }

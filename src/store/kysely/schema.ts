@@ -36,6 +36,13 @@ export interface Database {
   processes: ProcessRow;
   workflow_gates: WorkflowGateRow;
   run_gate: RunGateRow;
+  timer_tick_runs: TimerTickRunRow;
+}
+
+/** A timer's due time whose run was recorded (0029-timer-tick-runs: a tick run again appends nothing). */
+export interface TimerTickRunRow {
+  source_id: string;
+  due_at_ms: number;
 }
 
 /** A workflow's gate (0025-run-gate). */

@@ -17,6 +17,7 @@ type SourceQueries = Pick<
   | "updateSource"
   | "deleteSource"
   | "readSourceDb"
+  | "timerTickRecorded"
   | "dueTimers"
   | "nextTimerDueAt"
   | "claimTick"
@@ -103,6 +104,7 @@ export function sourceQueries({ db, isUniqueViolation }: QueryContext): SourceQu
         await trx.deleteFrom("events").where("emitter_id", "=", sourceId).execute();
         await trx.deleteFrom("logs").where("emitter_id", "=", sourceId).execute();
         await trx.deleteFrom("emitter_state").where("emitter_id", "=", sourceId).execute();
+        await trx.deleteFrom("timer_tick_runs").where("source_id", "=", sourceId).execute();
         // As emitter and as listener (a source subscribed to events, its own included).
         await trx.deleteFrom("subscriptions").where("owner_id", "=", ownerId).where((eb) => eb.or([eb("emitter_id", "=", sourceId), eb("listener_id", "=", sourceId)])).execute();
         await trx.deleteFrom("deliveries").where("owner_id", "=", ownerId).where((eb) => eb.or([eb("emitter_id", "=", sourceId), eb("listener_id", "=", sourceId)])).execute();
@@ -113,6 +115,11 @@ export function sourceQueries({ db, isUniqueViolation }: QueryContext): SourceQu
     async readSourceDb(ownerId, sourceId) {
       const row = await db.selectFrom("sources").select("db_state").where("id", "=", sourceId).where("owner_id", "=", ownerId).executeTakeFirst();
       return row ? fromJson<Record<string, unknown>>(row.db_state) : {};
+    },
+
+    async timerTickRecorded(sourceId, dueAtMs) {
+      const row = await db.selectFrom("timer_tick_runs").select("source_id").where("source_id", "=", sourceId).where("due_at_ms", "=", dueAtMs).executeTakeFirst();
+      return row !== undefined;
     },
 
     async dueTimers(now, limit) {

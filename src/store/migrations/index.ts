@@ -26,6 +26,7 @@ import { runGateMigration } from "./0025-run-gate.js";
 import { runFlowMigration } from "./0026-run-flow.js";
 import { workflowVersionsMigration } from "./0027-workflow-versions.js";
 import { lineFollowersMigration } from "./0028-line-followers.js";
+import { timerTickRunsMigration } from "./0029-timer-tick-runs.js";
 
 /**
  * Every migration, in order, for both dialects. Names sort in the order they
@@ -59,6 +60,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0026-run-flow": runFlowMigration,
   "0027-workflow-versions": workflowVersionsMigration,
   "0028-line-followers": lineFollowersMigration,
+  "0029-timer-tick-runs": timerTickRunsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

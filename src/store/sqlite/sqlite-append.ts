@@ -9,6 +9,7 @@ import { addedPerChannel, excessOf, formatChannelCounts } from "../retention-pla
 import type { AppendResult, ClaimedDelivery, EventBatch } from "../store.js";
 import type { StoredEvent } from "../../domain/sources.js";
 import { claimedFrom, claimRows } from "../claimed-deliveries.js";
+import { TICK_RUNS_KEPT_MS, withoutRepeatedTicks } from "../tick-runs.js";
 import type { GroupCommit } from "./group-commit.js";
 
 /**
@@ -52,7 +53,25 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
   const deleteDelivery = database.prepare("DELETE FROM deliveries WHERE listener_id = ? AND emitter_id = ? AND event_id = ?");
   const logs = createSqliteLogWriter(database);
 
+  const insertTick = database.prepare("INSERT INTO timer_tick_runs (source_id, due_at_ms) VALUES (?, ?) ON CONFLICT DO NOTHING");
+  const pruneTicks = database.prepare("DELETE FROM timer_tick_runs WHERE source_id = ? AND due_at_ms < ?");
+  /** Records the batch's ticks; answers the due times recorded before. */
+  const recordTicks = (batch: EventBatch): number[] => {
+    const repeated: number[] = [];
+    for (const { dueAtMs } of batch.ticks ?? []) {
+      if (insertTick.run(batch.emitterId, dueAtMs).changes === 0) repeated.push(dueAtMs);
+      pruneTicks.run(batch.emitterId, dueAtMs - TICK_RUNS_KEPT_MS);
+    }
+    return repeated;
+  };
+
   const append = database.transaction((batch: EventBatch): AppendResult => {
+    const repeated = recordTicks(batch);
+    if (repeated.length === 0) return appendBatch(batch);
+    return { ...appendBatch(withoutRepeatedTicks(batch, repeated)), repeatedTicks: repeated };
+  });
+
+  const appendBatch = (batch: EventBatch): AppendResult => {
     for (const key of batch.completes ?? []) deleteDelivery.run(key.listenerId, key.emitterId, key.eventId);
     // Nothing to append (a workflow run's log lines, with no listener): no state to write either.
     if (batch.emits.length === 0 && !batch.logs?.length && !batch.sourceDb && !batch.logEvents?.length) return { events: [], accepted: [], rejected: [], deliveries: 0, logs: [] };
@@ -108,7 +127,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     writeState.run(batch.emitterId, batch.ownerId, plan.state.lastMs, plan.state.lastSeq, dedupe, formatChannelCounts(counts), written.held);
     if (batch.sourceDb) writeDb.run(JSON.stringify(batch.sourceDb), batch.emitterId, batch.ownerId);
     return { events: plan.events, accepted: plan.accepted, rejected: plan.rejected, deliveries, logs: written.logs, ...(plan.logEvents.length > 0 ? { logEvents: plan.logEvents } : {}), ...(claimed ? { claimed } : {}), ...(laterAt !== undefined ? { laterAt } : {}) };
-  });
+  };
 
   // Committed with the other writes of the same turn (group-commit.ts), in a savepoint of its own.
   return { append: (batch) => group.run(() => append(batch)), appendInTransaction: (batch) => append(batch) };
