@@ -18,3 +18,19 @@ describe("classifyExit under RLIMIT_AS", () => {
     expect(classifyExit({ ...base, signal: "SIGKILL", stoppedBy: "timeout", addressSpaceLimited: true }).code).toBe("Timeout");
   });
 });
+
+describe("classifyExit when the time limit and the memory limit meet", () => {
+  const v8Oom = "<--- Last few GCs --->\n[7:0x1]  2994 ms: Mark-Compact 64.7 (97.8) -> 64.6 (97.1) MB\n\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
+
+  it("names a runner that was dying of its heap limit when its time ran out as out of memory", () => {
+    expect(classifyExit({ ...base, signal: "SIGKILL", stoppedBy: "timeout", stderrTail: v8Oom, memoryMb: 64 })).toMatchObject({ code: "OutOfMemory", message: expect.stringContaining("heap limit 64 MB") });
+  });
+
+  it("names a runner the kernel's OOM killer took as out of memory, though its time ran out too", () => {
+    expect(classifyExit({ ...base, signal: "SIGKILL", stoppedBy: "timeout", memoryKilled: true, wholeLimitMb: 192 }).code).toBe("OutOfMemory");
+  });
+
+  it("keeps a timeout a timeout when nothing says memory", () => {
+    expect(classifyExit({ ...base, signal: "SIGKILL", stoppedBy: "timeout", stderrTail: "some other output" }).code).toBe("Timeout");
+  });
+});

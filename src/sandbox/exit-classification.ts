@@ -35,7 +35,10 @@ function lastLines(text: string): string {
 }
 
 export function classifyExit(exit: RunnerExit): SandboxError {
-  if (exit.stoppedBy === "timeout") {
+  // A runner that had already reached its memory limit (V8's fatal error is in its stderr, or the kernel's OOM
+  // killer took it) when the host's timer fired died of its memory: V8 takes tens to hundreds of ms to print its
+  // report and abort, and on a loaded machine the timer often fires meanwhile. Memory is what its author must fix.
+  if (exit.stoppedBy === "timeout" && !exit.memoryKilled && !OUT_OF_MEMORY.test(exit.stderrTail)) {
     return { code: "Timeout", name: "Timeout", message: `The call did not finish within its time limit of ${exit.timeoutMs} ms; the runner was stopped.` };
   }
   if (exit.stoppedBy === "cancel") {
