@@ -108,7 +108,7 @@ describe("connected accounts in the console, in a real browser", { timeout: 120_
     await page.getByRole("button", { name: "Save name" }).click();
     await page.getByRole("cell", { name: "ci-bot", exact: true }).waitFor();
 
-    await checkAccessibility(page, (twin) => twin.getByRole("cell", { name: "ci-bot", exact: true }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("cell", { name: "ci-bot", exact: true }).waitFor());
     await screenshot(page, "accounts");
     expectNoBrowserErrors(page);
   });
@@ -178,7 +178,7 @@ describe("connected accounts in the console, in a real browser", { timeout: 120_
     await row.getByText("Must be reconnected").waitFor();
     await row.getByText(/the provider refused to refresh its token/).waitFor();
     expect(await row.getByRole("button", { name: "Reconnect UI IdP account work" }).getAttribute("class")).toContain("primary");
-    await checkAccessibility(page, (twin) => twin.getByText("Must be reconnected").waitFor());
+    await checkAccessibility(page, (shown) => shown.getByText("Must be reconnected").waitFor());
 
     await reconnectInConsole(page, "UI IdP account work");
     await row.getByText("Connected", { exact: true }).waitFor();

@@ -34,7 +34,7 @@ describe("the deploy page offers Runnel's catalog, in a real browser", () => {
     // Sources at first: the catalog's actions are not offered for deploy.
     await results(page).getByRole("button", { name: "New pings: use fixture_demo-new-pings" }).waitFor();
     expect(await results(page).getByText("helper_functions-uuid").count()).toBe(0);
-    await checkAccessibility(page, (twin) => twin.getByRole("list", { name: "Registry components" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("list", { name: "Registry components" }).waitFor());
 
     // Actions, of one app: shown with how to use them, not deployable here.
     await page.getByLabel("Type").selectOption({ label: "Actions" });

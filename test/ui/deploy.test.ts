@@ -113,7 +113,7 @@ describe("deploying a source in the console, in a real browser", () => {
 
   it("deploys pasted code: the secret typed hidden and never in the page after deploy, min/max checked first, the endpoint answers", async () => {
     const page = await openDeployPage();
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Deploy a source" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "Deploy a source" }).waitFor());
 
     await page.getByRole("radio", { name: "Paste code" }).check();
     await page.getByRole("textbox", { name: "Component code" }).click();

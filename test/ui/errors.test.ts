@@ -39,7 +39,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     const routing = page.getByRole("region", { name: "Error routing" });
     await routing.getByRole("link", { name: "Global error workflow" }).waitFor();
     await routing.getByText("Errors of Every workflow (p_*) go to Global error workflow").waitFor();
-    await checkAccessibility(page, (twin) => twin.getByRole("link", { name: "Broken checkout" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("link", { name: "Broken checkout" }).waitFor());
     // Where the error notices go: the account's address (PATCH /v1/users/me).
     await routing.getByLabel("Send error notices to").fill("ops@example.com");
     await routing.getByRole("button", { name: "Save address" }).click();
@@ -66,7 +66,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     const runs = await runsOf(harness.server, harness.key, broken.id);
     expect(runs.filter((run) => run.replay_of === firstErrorId)).toHaveLength(1);
 
-    await checkAccessibility(page, (twin) => twin.getByText("card declined 2").waitFor());
+    await checkAccessibility(page, (shown) => shown.getByText("card declined 2").waitFor());
     await screenshot(page, "errors");
 
     // Replay the selected ones.
@@ -117,7 +117,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     const listed = await call(harness.url, "GET", "/v1/users/me/subscriptions", { key: harness.key });
     expect(listed.body.data).toContainEqual(expect.objectContaining({ emitter_id: broken.id, listener_id: listener.id, event_name: "audit" }));
 
-    await checkAccessibility(page, (twin) => twin.getByRole("table", { name: "Error routing subscriptions" }).getByText("Every workflow (p_*)").waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("table", { name: "Error routing subscriptions" }).getByText("Every workflow (p_*)").waitFor());
     await screenshot(page, "subscriptions");
 
     await row.getByRole("button", { name: "Delete subscription of Audit listener to Broken checkout" }).click();
@@ -161,7 +161,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     expect(await gone.getByRole("cell").nth(1).textContent()).toBe("worker");
     expect(await section.getByRole("alert").textContent()).toContain("One process has stopped beating");
     await section.getByText(/^Runs waiting: \d+/).waitFor();
-    await checkAccessibility(page, (twin) => twin.getByRole("table", { name: "Processes" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("table", { name: "Processes" }).waitFor());
     await harness.server.server.store.removeProcess("gone-worker-1");
     expectNoBrowserErrors(page);
   });
@@ -190,7 +190,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
     await page.getByRole("table", { name: "Environment variables" }).getByText("PAYMENT_TOKEN").waitFor();
     expect(await page.content()).not.toContain("tok-very-secret-42");
 
-    await checkAccessibility(page, (twin) => twin.getByRole("table", { name: "API keys" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("table", { name: "API keys" }).waitFor());
     // Leave the page and come back: the key is nowhere in the DOM.
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Home" }).click();
     await page.getByRole("heading", { name: "Home" }).waitFor();
@@ -233,7 +233,7 @@ describe("the console's Home, Errors, Subscriptions and Settings, in a real brow
       await page.getByRole("img", { name: "Runs, events and errors per minute over the last hour" }).locator("canvas").waitFor();
     }
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Home" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "Home" }).waitFor());
     await screenshot(page, "home-375px");
     expectNoBrowserErrors(page);
   });

@@ -37,7 +37,7 @@ describe("the console: a workflow's waiting line", () => {
     await summary.waitFor();
     // 3 waiting at first; under load the page came after one or two more runs ended (each takes 3 s).
     expect(await summary.textContent()).toMatch(/^[123] waiting, 1 running; the oldest has waited \d+ seconds? \(1 at a time\)$/);
-    await checkAccessibility(page, (twin) => twin.locator(".facts .gate-summary").waitFor());
+    await checkAccessibility(page, (shown) => shown.locator(".facts .gate-summary").waitFor());
     // The page follows the line as runs end.
     await waitFor(() => runsOf(harness.server, harness.key, id), (runs) => runs.length === 4, "the four runs", 30_000);
     await page.getByText(/^0 waiting, 0 running \(1 at a time\)$/).waitFor({ timeout: 10_000 });
@@ -74,7 +74,7 @@ describe("the console: a workflow's waiting line", () => {
     expect(await items.first().textContent()).toContain(`#1 ${eventOf(1)}`);
     expect(await items.nth(1).textContent()).toContain(`#2 ${eventOf(2)}`);
     await page.getByText("and 3 more", { exact: true }).waitFor();
-    await checkAccessibility(page, (twin) => twin.getByRole("list", { name: "Waiting events" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("list", { name: "Waiting events" }).waitFor());
 
     // Cancel asks first.
     await page.getByRole("button", { name: `Cancel waiting event ${eventOf(2)}` }).click();

@@ -64,7 +64,7 @@ describe("replaying an error from its failed step in the console", () => {
     expect(replay.steps.map((step: any) => step.reused)).toEqual([true, false]);
     // The counting step ran once, in the failed run.
     expect((await call(harness.url, "GET", "/v1/data_stores/ui-replay/records/count", { key: harness.key })).body.data.value).toBe(1);
-    await checkAccessibility(page, (twin) => twin.getByText("the flag is set").first().waitFor());
+    await checkAccessibility(page, (shown) => shown.getByText("the flag is set").first().waitFor());
 
     // The failed step renamed away, with the current code: Replay all replays nothing and says why.
     const renamed = steps.map((step) => (step.name === "flagged" ? { ...step, name: "checked" } : step));

@@ -37,7 +37,7 @@ describe("the console's run page for a delayed run, in a real browser", () => {
     await waiting.waitFor();
     expect(await page.locator(".facts .status-badge").textContent()).toBe("Delayed");
     expect(await waiting.textContent()).toMatch(/Delayed: the run resumes in (59|60) minutes|Delayed: the run resumes in 1 hour/);
-    await checkAccessibility(page, (twin) => twin.getByRole("region", { name: "Waiting run" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("region", { name: "Waiting run" }).waitFor());
 
     await waiting.getByRole("button", { name: "Cancel run" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Cancel run" }).click();

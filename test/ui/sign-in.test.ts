@@ -18,7 +18,7 @@ describe("the console's sign-in and sign-out, in a real browser", { timeout: 120
     await page.waitForURL(/\/sign-in\?next=/);
     await expect(page.getByRole("heading", { name: "Sign in to Runnel" }).isVisible()).resolves.toBe(true);
     expect(await page.getByLabel("API key").getAttribute("type")).toBe("password");
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Sign in to Runnel" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "Sign in to Runnel" }).waitFor());
     await screenshot(page, "sign-in");
 
     await page.getByLabel("API key").fill(harness.key);
@@ -38,7 +38,7 @@ describe("the console's sign-in and sign-out, in a real browser", { timeout: 120
     expect(session?.httpOnly).toBe(true);
     expect(session?.sameSite).toBe("Strict");
 
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Home" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "Home" }).waitFor());
     await screenshot(page, "home");
     expectNoBrowserErrors(page);
   });
@@ -108,7 +108,7 @@ describe("the console's sign-in and sign-out, in a real browser", { timeout: 120
     await nav.getByRole("link", { name: "Workflows" }).click();
     await page.getByRole("heading", { name: "Workflows" }).waitFor();
     expect(await nav.isVisible()).toBe(false);
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Workflows" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "Workflows" }).waitFor());
     expectNoBrowserErrors(page);
   });
 
@@ -135,7 +135,7 @@ describe("the console's sign-in and sign-out, in a real browser", { timeout: 120
     await page.getByRole("heading", { name: "Home" }).waitFor();
     const background = await page.evaluate("getComputedStyle(document.body).backgroundColor");
     expect(background).toBe("rgb(15, 18, 22)");
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Home" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "Home" }).waitFor());
     await screenshot(page, "home-dark");
     expectNoBrowserErrors(page);
   });

@@ -42,7 +42,7 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     expect(await row.textContent()).toContain(source.endpoint_url);
     expect(await row.getByRole("button", { name: "Copy URL" }).isVisible()).toBe(true);
     expect(await page.getByRole("link", { name: "Deploy a source" }).getAttribute("href")).toBe("/sources/new");
-    await checkAccessibility(page, (twin) => twin.getByRole("row", { name: /live-echo/ }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("row", { name: /live-echo/ }).waitFor());
     await screenshot(page, "sources");
 
     await page.getByRole("link", { name: "live-echo" }).click();
@@ -63,7 +63,7 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     expect(await page.getByRole("button", { name: "Copy JSON" }).isVisible()).toBe(true);
     // The secret prop's value is nowhere in the page.
     expect(await page.content()).not.toContain("sekret-value-123");
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "live-echo" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "live-echo" }).waitFor());
     await screenshot(page, "source-events");
     expectNoBrowserErrors(page);
   });
@@ -176,14 +176,12 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     expect((await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key })).status).toBe(200);
 
     // The open dialog, and the configuration tab, pass the accessibility check too.
-    await checkAccessibility(page, async (twin) => {
-      await twin.getByRole("button", { name: "Delete" }).click();
-      await twin.getByRole("dialog", { name: "Delete doomed-echo?" }).waitFor();
-    });
-    await checkAccessibility(page, async (twin) => {
-      await twin.getByRole("tab", { name: "Configuration" }).click();
-      await twin.getByRole("textbox", { name: "The source's code" }).waitFor();
-    });
+    await page.getByRole("button", { name: "Delete" }).click();
+    await checkAccessibility(page, () => dialog.waitFor());
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await page.getByRole("tab", { name: "Configuration" }).click();
+    await checkAccessibility(page, (shown) => shown.getByRole("textbox", { name: "The source's code" }).waitFor());
     await page.getByRole("button", { name: "Delete" }).click();
     await screenshot(page, "source-delete-dialog");
     await dialog.getByRole("button", { name: "Delete source" }).click();
@@ -208,7 +206,7 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     await page.getByRole("tab", { name: "Configuration" }).click();
     await page.getByRole("textbox", { name: "The source's code" }).waitFor();
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "narrow-echo-with-a-rather-long-name" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "narrow-echo-with-a-rather-long-name" }).waitFor());
     expectNoBrowserErrors(page);
   });
 

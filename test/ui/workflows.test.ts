@@ -86,7 +86,7 @@ describe("the console's workflows pages, in a real browser", () => {
     const id = /\/workflows\/([^/]+)\/edit/.exec(page.url())![1]!;
     // The editor shows the saved steps again, code read back from their components.
     await expect.poll(() => page.getByLabel("Code of step 2", { exact: true }).textContent()).toContain("steps.shout.$return_value.greeting.length");
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: "Edit Greeter" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: "Edit Greeter" }).waitFor());
     // CodeMirror measures its lines once they are in view: scroll by them before the full-page picture.
     await page.getByLabel("Code of step 2", { exact: true }).scrollIntoViewIfNeeded();
     await page.getByLabel("Code of step 1", { exact: true }).scrollIntoViewIfNeeded();
@@ -133,7 +133,7 @@ describe("the console's workflows pages, in a real browser", () => {
     expect(await shout.textContent()).toContain("$summary: Greeted Ada");
     expect(await count.getByRole("tree", { name: "Return value of count" }).textContent()).toContain("9");
     expect(await count.textContent()).toContain("counting the greeting");
-    await checkAccessibility(page, (twin) => twin.getByRole("heading", { name: `Run ${run.id}` }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("heading", { name: `Run ${run.id}` }).waitFor());
     await screenshot(page, "run");
 
     // Make the second step throw, call it again, and open the failed run.
@@ -186,7 +186,7 @@ describe("the console's workflows pages, in a real browser", () => {
     // An hour, give or take the backoff's jitter (20 %).
     expect(await attempts.textContent()).toMatch(/Waiting to retry: the next try is in (4[89]|5\d|60) minutes|Waiting to retry: the next try is in 1 hour/);
     expect(await attempts.getByRole("listitem").allTextContents()).toEqual([expect.stringMatching(/^Try 1 of step call_api failed .*: UserError: the API said 503 \(tried again\)$/)]);
-    await checkAccessibility(page, (twin) => twin.getByRole("region", { name: "Attempts" }).waitFor());
+    await checkAccessibility(page, (shown) => shown.getByRole("region", { name: "Attempts" }).waitFor());
     expectNoBrowserErrors(page);
   }, 60_000);
 
