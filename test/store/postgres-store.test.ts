@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { describe, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { requirePostgres, TEST_DATABASE_URL } from "../helpers/postgres.js";
 import { describeActivityContract } from "./activity-contract.js";
@@ -18,9 +18,27 @@ import { describeGateContract } from "./gate-contract.js";
 
 await requirePostgres();
 
+/**
+ * Schemas of this file's tests, migrated, emptied and kept for the next
+ * test. Each test has a schema of its own while it runs, empty but for its
+ * migrations, so parallel files never see each other's rows; emptying 40
+ * tables (one TRUNCATE) costs a tenth of migrating a new schema and
+ * dropping it (about 0.4 s of PostgreSQL's DDL for each of 84 tests).
+ */
+const emptiedSchemas: string[] = [];
+
+async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 const postgresBackend = async () => {
-  // Each test gets a schema of its own, so parallel runs never see each other's rows.
-  const schema = `runnel_test_${randomBytes(6).toString("hex")}`;
+  const schema = emptiedSchemas.pop() ?? `runnel_test_${randomBytes(6).toString("hex")}`;
   return {
     async open() {
       const store = createPostgresStore({ connectionString: TEST_DATABASE_URL, schema, maxConnections: 4 });
@@ -28,16 +46,25 @@ const postgresBackend = async () => {
       return store;
     },
     async dispose() {
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await client.end();
-      }
+      await withAdmin(async (client) => {
+        const tables = await client.query<{ name: string }>(
+          "SELECT quote_ident(table_name) AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'kysely\\_%'",
+          [schema],
+        );
+        try {
+          if (tables.rows.length > 0) await client.query(`TRUNCATE ${tables.rows.map((table) => `${schema}.${table.name}`).join(", ")} RESTART IDENTITY CASCADE`);
+          emptiedSchemas.push(schema);
+        } catch {
+          // Not emptied (a test left it in a state TRUNCATE refuses): nobody else gets it.
+          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        }
+      });
     },
   };
 };
+afterAll(() => withAdmin(async (client) => {
+  for (const schema of emptiedSchemas.splice(0)) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+}));
 
 describeStoreContract("postgres", postgresBackend);
 describeSourceContract("postgres", postgresBackend);
