@@ -12,7 +12,10 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const resolve = createRequire(import.meta.url).resolve;
 
 const typeCheckStarted = Date.now();
-const typeCheck = spawn(process.execPath, [resolve("typescript/bin/tsc"), "-p", "tsconfig.json", "--noEmit"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+// Incremental, its record in dist/ (which .ci/run copies for the second Node.js): a check of unchanged files
+// reads that record instead of checking them again (about 10 s of CPU instead of 40 here).
+const typeCheckArgs = ["-p", "tsconfig.json", "--noEmit", "--incremental", "--tsBuildInfoFile", join("dist", ".typecheck.tsbuildinfo")];
+const typeCheck = spawn(process.execPath, [resolve("typescript/bin/tsc"), ...typeCheckArgs], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
 let typeCheckOutput = "";
 typeCheck.stdout.on("data", (chunk) => (typeCheckOutput += chunk));
 typeCheck.stderr.on("data", (chunk) => (typeCheckOutput += chunk));
