@@ -36,7 +36,9 @@ writeFileSync(new URL("runner.cjs", out), "");
 appendFileSync(new URL("../bundles.log", import.meta.url), "x");
 `,
     );
-    await writeFile(join(root, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", strict: true, types: [], noEmit: true }, include: ["src"] }));
+    // skipLibCheck: what is tested is when the script builds, not TypeScript's own lib files (checking them was
+    // half of each build's CPU: the file's 31 s of CPU became 18).
+    await writeFile(join(root, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", strict: true, types: [], noEmit: true, skipLibCheck: true }, include: ["src"] }));
     await writeFile(join(root, "tsconfig.build.json"), JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { noEmit: false, rootDir: "src", outDir: "dist" }, include: ["src"] }));
     await writeFile(join(root, "package-lock.json"), "{}\n");
     await writeFile(join(root, "src", "cli", "main.ts"), "export const answer: number = 1;\n");
