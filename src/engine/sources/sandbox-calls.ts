@@ -98,15 +98,16 @@ export async function runCalls(
   );
   let next = 0;
   return calls.map((pending): CallOutcome => {
-    const delivery = { trigger: pending.trigger, ...(pending.delivery ? { delivery: pending.delivery } : {}), ...(pending.tickDueAt !== undefined ? { tickDueAt: pending.tickDueAt } : {}) };
+    // What the call's commit settles besides its events: its delivery, its tick.
+    const settles = { trigger: pending.trigger, ...(pending.delivery ? { delivery: pending.delivery } : {}), ...(pending.tickDueAt !== undefined ? { tickDueAt: pending.tickDueAt } : {}) };
     if (plainSchedule(pending.call)) {
       // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
       const call = pending.call as Extract<ComponentCall, { kind: "run" }>;
       const event = call.httpBody ? addParsedBody(call.event) : call.event;
       const held = pending.holdFor ? { holdFor: pending.holdFor } : {};
-      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [], ...delivery, ...held };
+      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [], ...settles, ...held };
     }
-    return { ...checkEmits(results[next++]!), ...delivery };
+    return { ...checkEmits(results[next++]!), ...settles };
   });
 }
 

@@ -206,7 +206,6 @@ export class RunControl {
       await stop?.().catch(() => undefined);
     }
   }
-
 }
 
 function sameToken(expected: string, given: string): boolean {

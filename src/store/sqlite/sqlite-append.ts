@@ -58,7 +58,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
   /** Records the batch's ticks; answers the due times recorded before. */
   const recordTicks = (batch: EventBatch): number[] => {
     const repeated: number[] = [];
-    for (const { dueAtMs } of batch.ticks ?? []) {
+    for (const { dueAtMs } of batch.ticks!) {
       if (insertTick.run(batch.emitterId, dueAtMs).changes === 0) repeated.push(dueAtMs);
       pruneTicks.run(batch.emitterId, dueAtMs - TICK_RUNS_KEPT_MS);
     }
@@ -66,6 +66,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
   };
 
   const append = database.transaction((batch: EventBatch): AppendResult => {
+    if (!batch.ticks?.length) return appendBatch(batch);
     const repeated = recordTicks(batch);
     if (repeated.length === 0) return appendBatch(batch);
     return { ...appendBatch(withoutRepeatedTicks(batch, repeated)), repeatedTicks: repeated };
