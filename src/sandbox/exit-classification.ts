@@ -3,7 +3,7 @@ import { JOIN_FAILED_EXIT } from "./resources/resource-limiter.js";
 import type { SandboxError } from "./sandbox-error.js";
 
 /** Why the host itself stopped a runner, when it did. */
-export type StopReason = "timeout" | "flood" | "protocol" | "retire" | "evict" | "idle" | "close" | "cancel";
+export type StopReason = "timeout" | "start" | "flood" | "protocol" | "retire" | "evict" | "idle" | "close" | "cancel";
 
 export interface RunnerExit {
   code: number | null;
@@ -13,6 +13,8 @@ export interface RunnerExit {
   stoppedBy: StopReason | undefined;
   spawnError: Error | undefined;
   timeoutMs: number;
+  /** How long it had to start (RUNNER_START_LIMIT_MS unless the host set another). */
+  startLimitMs?: number;
   memoryMb: number;
   /** What the runner sent that was not a message, when it broke the wire protocol. */
   violation?: string | undefined;
@@ -40,6 +42,13 @@ export function classifyExit(exit: RunnerExit): SandboxError {
   // report and abort, and on a loaded machine the timer often fires meanwhile. Memory is what its author must fix.
   if (exit.stoppedBy === "timeout" && !exit.memoryKilled && !OUT_OF_MEMORY.test(exit.stderrTail)) {
     return { code: "Timeout", name: "Timeout", message: `The call did not finish within its time limit of ${exit.timeoutMs} ms; the runner was stopped.` };
+  }
+  if (exit.stoppedBy === "start") {
+    return {
+      code: "RunnerCrashed",
+      name: "RunnerCrashed",
+      message: `The runner did not start within ${(exit.startLimitMs ?? 0) / 1000} s, so the call's code never ran: the server is overloaded, or its sandbox cannot start (the server's log says more). Try again later.`,
+    };
   }
   if (exit.stoppedBy === "cancel") {
     return { code: "Cancelled", name: "Cancelled", message: "The run was cancelled while this step ran, and the step did not stop where it awaits; the runner was stopped." };

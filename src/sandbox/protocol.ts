@@ -217,7 +217,16 @@ export type StepsCallWithoutSteps = Omit<Extract<ComponentCall, { kind: "steps" 
  * `inFlight`, while calls were in progress whose code it was cannot be told.
  */
 /** As the host reads them: `R` is HttpResponse; as the runner sends them, WireResponse. */
-export type RunnerMessage<R = HttpResponse> = CallMessage<R> | { type: "batch"; messages: Array<CallMessage<R>> };
+export type RunnerMessage<R = HttpResponse> = CallMessage<R> | { type: "batch"; messages: Array<CallMessage<R>> } | RunnerReady;
+
+/**
+ * Sent once, when the runner has set itself up and before any user code runs:
+ * the host starts the calls' time limits from here, so a slow start (a loaded
+ * machine) is not charged to the component.
+ */
+export interface RunnerReady {
+  type: "ready";
+}
 
 /**
  * One message of a call. The runner sends them in batches (see ActiveCall):
@@ -350,6 +359,7 @@ function readMeta(value: unknown): EmitMeta | undefined {
 
 /** The message, rebuilt from checked fields only; undefined when it is not a well-formed runner message. */
 export function readRunnerMessage(raw: unknown): RunnerMessage | undefined {
+  if (isRecord(raw) && raw.type === "ready") return { type: "ready" };
   if (isRecord(raw) && raw.type === "batch") {
     if (!Array.isArray(raw.messages)) return undefined;
     const messages: CallMessage[] = [];

@@ -17,7 +17,7 @@ import { placeBundle } from "./bundle-placement.js";
 import { CallCollector, type AuthRefreshHandler, type CallEnding, type CallOutcome, type DataStoreHandler } from "./call-collector.js";
 import { classifyExit, type StopReason } from "./exit-classification.js";
 import type { HttpResponse } from "./http-response.js";
-import { MAX_LOG_ENTRIES, type Limits } from "./limits.js";
+import { MAX_LOG_ENTRIES, RUNNER_START_LIMIT_MS, type Limits } from "./limits.js";
 import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome, type StepsCallWithoutSteps } from "./protocol.js";
 import { CHANNEL_FD } from "./runner/channel.js";
 import { encodeFrame, FrameReader } from "./runner/frames.js";
@@ -53,6 +53,8 @@ export interface RunnerProcessOptions {
    * PROFILE_EXIT_GRACE_MS.
    */
   exitsOnItsOwn?: boolean;
+  /** How long it may take to start (RunnerReady); RUNNER_START_LIMIT_MS unless set. */
+  startLimitMs?: number;
   /** Called once, when the process is gone. */
   onExit(runner: RunnerProcess): void;
   /**
@@ -139,6 +141,9 @@ export class RunnerProcess {
   /** Whether its cgroup's OOM killer took it: read once, when it is gone, before its cgroups go. */
   private memoryKilled = false;
   private alive = true;
+  /** The runner said it is set up (RunnerReady): calls' clocks start only then. */
+  private started = false;
+  private readonly startLimit: NodeJS.Timeout;
   private stoppedBy: StopReason | undefined;
   private spawnError: Error | undefined;
   private stderrTail = "";
@@ -172,6 +177,7 @@ export class RunnerProcess {
     this.pid = this.child.pid;
     this.channel = this.child.stdio[CHANNEL_FD] as Socket;
     this.reader = new FrameReader({ onMessage: (raw) => this.onMessage(raw), onMalformed: (reason) => this.onViolation(reason) });
+    this.startLimit = setTimeout(() => void this.stop("start"), options.startLimitMs ?? RUNNER_START_LIMIT_MS);
     this.listen();
   }
 
@@ -388,6 +394,7 @@ export class RunnerProcess {
     if (this.violation !== undefined) return;
     const message = readRunnerMessage(raw);
     if (!message) return this.onViolation("a frame held a message of no known shape");
+    if (message.type === "ready") return this.onStarted();
     if (message.type === "batch") {
       // A batch's endings arrive together: the next call's clock starts once, after them all.
       this.readingBatch = true;
@@ -511,11 +518,19 @@ export class RunnerProcess {
     else answer();
   }
 
-  /** A lane's first waiting call's time limit starts when it becomes the first. */
+  /** Calls sent while the runner was starting get their clocks now (a second "ready" changes nothing). */
+  private onStarted(): void {
+    if (this.started) return;
+    this.started = true;
+    clearTimeout(this.startLimit);
+    for (const lane of this.lanes) this.startClock(lane);
+  }
+
+  /** A lane's first waiting call's time limit starts when it becomes the first, once the runner has started. */
   private startClock(lane: HostLane): void {
     this.clocksDue.delete(lane);
     const head = lane.calls[0];
-    if (!head || lane.timer !== undefined) return;
+    if (!head || lane.timer !== undefined || !this.started) return;
     lane.timer = setTimeout(() => {
       this.culprit ??= head.collector;
       void this.stop("timeout");
@@ -537,7 +552,8 @@ export class RunnerProcess {
     const { stderrTail, stoppedBy, spawnError, memoryMb, violation, memoryKilled } = this;
     const wholeLimitMb = this.options.resources?.memoryLimitMb;
     const addressSpaceLimited = this.options.resources?.addressSpaceLimited;
-    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, memoryMb, violation, memoryKilled, wholeLimitMb, addressSpaceLimited });
+    const startLimitMs = this.options.startLimitMs ?? RUNNER_START_LIMIT_MS;
+    return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, startLimitMs, memoryMb, violation, memoryKilled, wholeLimitMb, addressSpaceLimited });
   }
 
   /**
@@ -550,6 +566,7 @@ export class RunnerProcess {
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (!this.alive) return;
     this.alive = false;
+    clearTimeout(this.startLimit);
     this.memoryKilled = this.options.resources?.outOfMemory() ?? false;
     const running = [...this.lanes].filter((lane) => !lane.holding && lane.calls[0] && !lane.calls[0].collector.finished);
     const holdingLanes = [...this.lanes].filter((lane) => lane.holding && lane.calls.length > 0);
@@ -558,7 +575,8 @@ export class RunnerProcess {
       clearTimeout(lane.timer);
       const head = lane.calls[0];
       if (!lane.holding && head && !head.collector.finished) {
-        const atFault = this.culprit === head.collector || (this.culprit === undefined && onlyOne);
+        // A runner that never started ran no call's code: each call gets that error rather than a run elsewhere, on a machine that could not start this one.
+        const atFault = this.culprit === head.collector || (this.culprit === undefined && onlyOne) || this.stoppedBy === "start";
         if (atFault) {
           const error = this.culprit === undefined && this.unownedFault ? this.unownedFault : this.exitError(head.collector.limits, code, signal);
           this.finish(head.collector, { ok: false, error, db: null }, false);

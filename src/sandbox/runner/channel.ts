@@ -40,7 +40,7 @@ export interface ChannelOptions {
 }
 
 function tooLarge(message: RunnerMessage<WireResponse>, bytes: number): RunnerMessage<WireResponse> | null {
-  if (message.type === "batch" || message.id === null) return null;
+  if (message.type === "batch" || message.type === "ready" || message.id === null) return null;
   const megabytes = (bytes / 1024 / 1024).toFixed(1);
   return {
     type: "error",

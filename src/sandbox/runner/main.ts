@@ -89,6 +89,8 @@ function start(): void {
   (process as unknown as { reallyExit: typeof exitIntercepted }).reallyExit = exitIntercepted;
   process.on("uncaughtException", (thrown) => runner.fault(runner.describe(thrown)));
   process.on("unhandledRejection", (reason) => runner.fault(runner.describe(reason, { code: "UnhandledRejection", prefix: "Unhandled promise rejection: " })));
+  // Still before any user code: what the host sent meanwhile is read only once this returns.
+  channel.send({ type: "ready" });
 }
 
 /** os.setPriority may lower this process's own priority (nice it), nothing else. */
