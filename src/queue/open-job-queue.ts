@@ -2,7 +2,6 @@ import type { Logger } from "pino";
 import type { RunnelConfig } from "../config/config.js";
 import type { TimerSchedule } from "../domain/sources.js";
 import type { Store } from "../store/store.js";
-import { BullmqJobQueue } from "./bullmq/bullmq-job-queue.js";
 import type { JobQueue } from "./job-queue.js";
 import { LocalJobQueue, type LiveHub } from "./local/local-job-queue.js";
 
@@ -33,14 +32,15 @@ export async function openJobQueue(config: Pick<RunnelConfig, "queue" | "redisUr
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs, stallCheckMs: stallCheckFor(options.leaseMs) } : {}),
     ...(options.claimer ? { claimer: options.claimer } : {}),
   };
+  // BullMQ (with ioredis and pg) is loaded only by an installation that uses it: the embedded default's start does not pay for it.
   switch (config.queue) {
     case "local":
       return new LocalJobQueue({ store: options.store, hub: options.hub, nextTickAfter: options.nextTickAfter, logger: options.logger, ...(options.claimer ? { claimer: options.claimer } : {}), ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
     case "redis":
       // loadConfig refuses "redis" without REDIS_URL, and a shared queue without DATABASE_URL.
-      return BullmqJobQueue.open({ target: { kind: "redis", url: required(config.redisUrl, "REDIS_URL"), ...namespace }, logger: options.logger, ...lease });
+      return (await import("./bullmq/bullmq-job-queue.js")).BullmqJobQueue.open({ target: { kind: "redis", url: required(config.redisUrl, "REDIS_URL"), ...namespace }, logger: options.logger, ...lease });
     case "postgres":
-      return BullmqJobQueue.open({ target: { kind: "postgres", url: required(config.databaseUrl, "DATABASE_URL"), ...namespace }, logger: options.logger, ...lease });
+      return (await import("./bullmq/bullmq-job-queue.js")).BullmqJobQueue.open({ target: { kind: "postgres", url: required(config.databaseUrl, "DATABASE_URL"), ...namespace }, logger: options.logger, ...lease });
   }
 }
 

@@ -1,7 +1,5 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { createPostgresStore } from "./postgres/postgres-store.js";
-import { createSqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
 export interface StoreSelection {
@@ -18,9 +16,10 @@ export const SQLITE_FILE_NAME = "runnel.sqlite";
 
 /** Opens the store the configuration selects and brings its schema up to date. */
 export async function openStore(selection: StoreSelection): Promise<Store> {
+  // Each store's driver is loaded only when chosen: a start pays for one of them.
   const store = selection.databaseUrl
-    ? createPostgresStore({ connectionString: selection.databaseUrl, maxConnections: selection.databasePoolSize })
-    : createSqliteStore({ file: join(selection.dataDir, SQLITE_FILE_NAME), ...(selection.logger ? { logger: selection.logger } : {}) });
+    ? (await import("./postgres/postgres-store.js")).createPostgresStore({ connectionString: selection.databaseUrl, maxConnections: selection.databasePoolSize })
+    : (await import("./sqlite/sqlite-store.js")).createSqliteStore({ file: join(selection.dataDir, SQLITE_FILE_NAME), ...(selection.logger ? { logger: selection.logger } : {}) });
   try {
     await store.migrate();
   } catch (error) {

@@ -1,5 +1,5 @@
 import { cutAtWord } from "../../domain/error-text.js";
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Logger } from "pino";
 import { SET_EMAIL_HINT } from "../../domain/accounts.js";
 import { keyedId, newId } from "../../domain/ids.js";
@@ -128,7 +128,7 @@ export class Mailer {
   private async deliver(entry: OutboxEntry): Promise<OutboxEntry> {
     let error: string | null = null;
     try {
-      await this.transportFor().sendMail({
+      await (await this.transportFor()).sendMail({
         from: this.from,
         to: entry.to!,
         subject: entry.subject,
@@ -148,7 +148,10 @@ export class Mailer {
     return { ...entry, status: "failed", error };
   }
 
-  private transportFor(): Transporter {
+  /** nodemailer is loaded with the first delivery: most servers never send a mail, and every start would pay for it. */
+  private async transportFor(): Promise<Transporter> {
+    if (this.transport) return this.transport;
+    const { default: nodemailer } = await import("nodemailer");
     this.transport ??= nodemailer.createTransport({
       pool: true,
       url: this.smtpUrl!,

@@ -4,12 +4,9 @@
  * (RUNNEL_QUEUE=redis: the plugin's own Redis store, under the queue's
  * namespace), or in PostgreSQL (RUNNEL_QUEUE=postgres).
  */
-import { Redis } from "ioredis";
-import pg from "pg";
 import type { Logger } from "pino";
 import type { SharedRateLimit } from "../../api/app.js";
 import type { RunnelConfig } from "../../config/config.js";
-import { openPostgresRateLimit } from "./postgres-rate-limit-store.js";
 
 export interface OpenedRateLimit {
   /** For createApp; null: counted in this process. */
@@ -30,7 +27,9 @@ export async function openSharedRateLimit(config: Pick<RunnelConfig, "queue" | "
     lastWarning = Date.now();
     logger.warn({ err: error }, `the shared rate limit's ${config.queue === "redis" ? "Redis" : "database"} does not answer: requests are let through uncounted until it does`);
   };
+  // Each client is loaded only by an installation that counts there.
   if (config.queue === "redis") {
+    const { Redis } = await import("ioredis");
     // Its own connection: the queue's are BullMQ's. No offline queue: while Redis is away, a request is let through at once rather than held.
     const redis = new Redis(config.redisUrl!, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: CONNECT_TIMEOUT_MS });
     redis.on("error", onError);
@@ -47,6 +46,7 @@ export async function openSharedRateLimit(config: Pick<RunnelConfig, "queue" | "
       },
     };
   }
+  const [{ default: pg }, { openPostgresRateLimit }] = await Promise.all([import("pg"), import("./postgres-rate-limit-store.js")]);
   const pool = new pg.Pool({ connectionString: config.databaseUrl!, max: 4 });
   pool.on("error", onError);
   try {
