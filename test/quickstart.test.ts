@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
+import { connect, type Socket } from "node:net";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startCli, type RunningChild } from "./helpers/child.js";
+import { freePort } from "./helpers/ports.js";
 import { requirePostgres, TEST_DATABASE_URL } from "./helpers/postgres.js";
 
 const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/;
@@ -52,6 +54,30 @@ describe("the quick start: `runnel server` in a fresh folder", () => {
     expect((await fetch(`${url2}/v1/users/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     again.child.kill("SIGINT");
     expect((await again.exited).code).toBe(0);
+  });
+
+  it("answers a health check that connected while it was still starting, as soon as it listens", async () => {
+    const port = await freePort();
+    const server = start({ RUNNEL_PORT: String(port) });
+    // The port is bound first thing, long before the server listens (the store, the sandbox and the admin come between).
+    let socket: Socket | undefined;
+    while (!socket) {
+      socket = await new Promise<Socket | undefined>((resolve) => {
+        const attempt = connect({ host: "127.0.0.1", port }, () => resolve(attempt));
+        attempt.once("error", () => resolve(undefined));
+      });
+      if (!socket) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const connectedWhileStarting = !LISTENING.test(server.stdout() + server.stderr());
+    socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    let text = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+    await new Promise((resolve) => socket!.once("close", resolve));
+    expect(connectedWhileStarting).toBe(true);
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(text).toContain('"status":"ok"');
+    server.child.kill("SIGTERM");
+    expect((await server.exited).code).toBe(0);
   });
 
   it("finishes a request in flight before it stops", async () => {

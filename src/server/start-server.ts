@@ -59,6 +59,8 @@ export async function startServer({ config, logger, announce }: StartServerOptio
     return await startOnPort(config, logger, announce, reservation);
   } finally {
     reservation.release();
+    // Handed over already when the start succeeded; after a failure their clients are told at once.
+    reservation.dropHeld();
   }
 }
 
@@ -127,6 +129,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     await app.ready();
     reservation.release();
     await app.listen({ host: config.host, port: reservation.port });
+    reservation.handOver(app.server);
     const url = listeningUrl(app, config);
     engine.setBaseUrl(config.publicUrl ?? url);
     // Timers: with a shared queue, every process puts its schedules in line with the sources; only workers tick.
