@@ -8,7 +8,7 @@ import type { RunnelConfig } from "../config/config.js";
 import { generateApiKeySecret } from "../domain/accounts.js";
 import { createEngine, type Engine } from "../engine/create-engine.js";
 import { Mailer } from "../engine/mail/mailer.js";
-import { startInboundMailServer, type InboundMailServer } from "../engine/mail/inbound/inbound-mail-server.js";
+import type { InboundMailServer } from "../engine/mail/inbound/inbound-mail-server.js";
 import { inboundMailTargets } from "../engine/mail/inbound/inbound-mail-targets.js";
 import { loadOrCreateMasterKey, masterKeyPath, settlePendingRotation } from "../engine/master-key.js";
 import { createEgressPolicy } from "../domain/egress-policy.js";
@@ -21,7 +21,7 @@ import { loadOrCreateInstanceId } from "./instance-id.js";
 import { writeServerPid } from "./server-pid-file.js";
 import { NO_METRICS } from "../engine/metrics.js";
 import { RUNNEL_VERSION } from "../version.js";
-import { createPrometheusMetrics, type PrometheusMetrics } from "./prometheus-metrics.js";
+import type { PrometheusMetrics } from "./prometheus-metrics.js";
 import { ProcessRegistration } from "./process-registration.js";
 import { Readiness } from "./readiness.js";
 import { EventHub } from "../engine/event-hub.js";
@@ -97,7 +97,8 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     if (acrossProcesses) hub.carryOver(acrossProcesses, (error) => logger.warn({ err: error }, "a live event could not be sent to the other processes (streams catch up from the store)"));
     logger.info({ role, queue: queue.kind }, role === "all" ? "serving every role" : `serving the ${role} role`);
     const metrics: PrometheusMetrics | null =
-      config.metrics === "off" ? null : createPrometheusMetrics({ queueStats, poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
+      // prom-client, and the mail parser below, are loaded only by a server that uses them.
+      config.metrics === "off" ? null : (await import("./prometheus-metrics.js")).createPrometheusMetrics({ queueStats, poolUsage: () => openedSandbox.usage(), instanceId, role, version: RUNNEL_VERSION, logger });
     const readiness = new Readiness(store, acrossProcesses);
     const engine = createEngine({ metrics: metrics ?? NO_METRICS, store, sandbox, logger, dataDir: config.dataDir, masterKey, limits: config.limits, npmRegistry: config.npmRegistry, mailer, egressPolicy, singleUserReason, maxRunInterruptions: config.maxRunInterruptions, pendingRequests: config.pendingRequests, webhookRetry: config.webhookRetry, sendRetry: config.sendRetry, oauthClients: config.oauthClients, instanceId, hub, acrossProcesses, sharedTimers: acrossProcesses, role, deliveryLeaseMs: config.deliveryLeaseMs, ...(acrossProcesses ? { deliveryQueue: acrossProcesses } : {}) });
     await bootstrapAdmin({ accounts: engine.accounts, dataDir: config.dataDir, adminEmail: config.adminEmail, logger, announce });
@@ -112,6 +113,7 @@ async function startOnPort(config: RunnelConfig, logger: Logger, announce: (text
     // Before the API listens: a taken SMTP port stops the start with nothing else listening. Inbound mail is an
     // endpoint: a worker takes none.
     if (config.smtpListen && role !== "worker") {
+      const { startInboundMailServer } = await import("../engine/mail/inbound/inbound-mail-server.js");
       inboundMail = await startInboundMailServer({
         ...config.smtpListen,
         domain: config.smtpDomain,
