@@ -50,7 +50,7 @@ function runner(startMs: number | "never", callMs: number, startLimitMs?: number
   const dir = mkdtempSync(join(work, "r-"));
   let markGone: () => void = () => {};
   const gone = new Promise<void>((resolve) => (markGone = resolve));
-  const process_ = new RunnerProcess({
+  const runnerProcess = new RunnerProcess({
     command: { command: process.execPath, args: [standIn, String(startMs), String(callMs)], cwd: dir },
     dir,
     memoryMb: 64,
@@ -59,7 +59,7 @@ function runner(startMs: number | "never", callMs: number, startLimitMs?: number
     onExit: () => markGone(),
     onFault: () => undefined,
   });
-  return { process: process_, gone };
+  return { process: runnerProcess, gone };
 }
 
 function request(timeoutMs: number): CallRequest {
