@@ -66,7 +66,9 @@ describe("the quick start: `runnel server` in a fresh folder", () => {
         const attempt = connect({ host: "127.0.0.1", port }, () => resolve(attempt));
         attempt.once("error", () => resolve(undefined));
       });
-      if (!socket) await new Promise((resolve) => setTimeout(resolve, 5));
+      if (socket) break;
+      if (server.child.exitCode !== null) throw new Error(`the server stopped before it bound its port:\n${server.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const connectedWhileStarting = !LISTENING.test(server.stdout() + server.stderr());
     socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
