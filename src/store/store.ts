@@ -48,6 +48,13 @@ export interface ResealCounts {
 export interface Store {
   /** Which adapter this is, for logs and /healthz. */
   readonly kind: "sqlite" | "postgres";
+  /**
+   * Hot writes (appendEvents, finishRuns) asked for in one turn of the event
+   * loop are committed together once it ends (SQLite's group commit): a
+   * caller that wants the turn's other work done first need not wait for it
+   * itself.
+   */
+  readonly groupsWritesByTurn: boolean;
 
   /** Applies pending migrations; safe to call from many processes at once. */
   migrate(): Promise<void>;

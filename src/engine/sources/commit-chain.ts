@@ -48,9 +48,11 @@ function mergeable(ready: RanBatch[]): RanBatch[][] {
 export class CommitChains {
   private readonly chains = new Map<string, CommitChain>();
 
+  /** `turnFirst`: wait for the end of the event loop's turn before committing; see add(). */
   constructor(
     private readonly results: ResultWriter,
     private readonly logger: Logger,
+    private readonly turnFirst: boolean,
   ) {}
 
   /** Settles when the source's commits queued so far have; undefined when none is in flight. */
@@ -80,7 +82,11 @@ export class CommitChains {
     chain.ready.push(ran);
     // A turn of the event loop first: the next batch, started by promise callbacks, goes to the
     // runner before this commit holds the thread, so the runner works while the database writes.
-    const link = chain.tail.then(afterPendingCallbacks).then(() => this.commitReady(chain));
+    // A store that groups writes by turn waits for it already; a second wait only held the batch's
+    // callers longer, and in a closed loop the next batch was half as large (session 27: 6 % more
+    // CPU a request on the HTTP source path).
+    const settled = this.turnFirst ? chain.tail.then(afterPendingCallbacks) : chain.tail;
+    const link = settled.then(() => this.commitReady(chain));
     chain.tail = link.catch((error: unknown) => this.logger.error({ err: error, sourceId }, "a source's commit failed")).then(() => {
       chain.count -= 1;
       if (chain.count === 0 && this.chains.get(sourceId) === chain) this.chains.delete(sourceId);

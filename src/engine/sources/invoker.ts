@@ -38,7 +38,7 @@ export class SourceInvoker {
   constructor(private readonly options: SourceInvokerOptions) {
     this.cache = new SourceCache(options.store, options.loader);
     this.results = new ResultWriter(options);
-    this.commits = new CommitChains(this.results, options.logger);
+    this.commits = new CommitChains(this.results, options.logger, !options.store.groupsWritesByTurn);
     this.batcher = new InvokeBatcher(this.mutex, (ownerId, sourceId, batch) => this.runBatch(ownerId, sourceId, batch));
   }
 

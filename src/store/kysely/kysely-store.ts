@@ -43,6 +43,7 @@ export function createKyselyStore(options: KyselyStoreOptions): Store {
   const inProcess = new KeyedMutex();
   return {
     kind: options.kind,
+    groupsWritesByTurn: false,
     migrate: () => migrateToLatest(db),
     pendingMigrations: () => pendingMigrationNames(db),
     async ping() {

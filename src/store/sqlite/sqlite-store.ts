@@ -38,6 +38,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   let fast: (Pick<Store, "appendEvents" | "claimDeliveries" | "finishRuns">) | null = null;
   return {
     ...store,
+    groupsWritesByTurn: true,
     async close() {
       // The thread's connection first: the server's, closed last, checkpoints what is left and removes the log.
       await checkpointer?.stop();
