@@ -32,16 +32,14 @@ export async function openJobQueue(config: Pick<RunnelConfig, "queue" | "redisUr
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs, stallCheckMs: stallCheckFor(options.leaseMs) } : {}),
     ...(options.claimer ? { claimer: options.claimer } : {}),
   };
-  // BullMQ (with ioredis and pg) is loaded only by an installation that uses it: the embedded default's start does not pay for it.
-  switch (config.queue) {
-    case "local":
-      return new LocalJobQueue({ store: options.store, hub: options.hub, nextTickAfter: options.nextTickAfter, logger: options.logger, ...(options.claimer ? { claimer: options.claimer } : {}), ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
-    case "redis":
-      // loadConfig refuses "redis" without REDIS_URL, and a shared queue without DATABASE_URL.
-      return (await import("./bullmq/bullmq-job-queue.js")).BullmqJobQueue.open({ target: { kind: "redis", url: required(config.redisUrl, "REDIS_URL"), ...namespace }, logger: options.logger, ...lease });
-    case "postgres":
-      return (await import("./bullmq/bullmq-job-queue.js")).BullmqJobQueue.open({ target: { kind: "postgres", url: required(config.databaseUrl, "DATABASE_URL"), ...namespace }, logger: options.logger, ...lease });
+  if (config.queue === "local") {
+    return new LocalJobQueue({ store: options.store, hub: options.hub, nextTickAfter: options.nextTickAfter, logger: options.logger, ...(options.claimer ? { claimer: options.claimer } : {}), ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
   }
+  // BullMQ (with ioredis and pg) is loaded only by an installation that uses it: the embedded default's start does not pay for it.
+  const { BullmqJobQueue } = await import("./bullmq/bullmq-job-queue.js");
+  // loadConfig refuses "redis" without REDIS_URL, and a shared queue without DATABASE_URL.
+  const url = config.queue === "redis" ? required(config.redisUrl, "REDIS_URL") : required(config.databaseUrl, "DATABASE_URL");
+  return BullmqJobQueue.open({ target: { kind: config.queue, url, ...namespace }, logger: options.logger, ...lease });
 }
 
 /** How often an instance looks for claims whose lease ran out: every half lease, at most every 15 s (BullMQ runs one check per interval across all instances). */

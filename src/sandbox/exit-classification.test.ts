@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { classifyExit, type RunnerExit } from "./exit-classification.js";
 
-const base: RunnerExit = { code: null, signal: null, stderrTail: "", stoppedBy: undefined, spawnError: undefined, timeoutMs: 1_000, memoryMb: 128 };
+const base: RunnerExit = { code: null, signal: null, stderrTail: "", stoppedBy: undefined, spawnError: undefined, timeoutMs: 1_000, startLimitMs: 20_000, memoryMb: 128 };
 
 describe("classifyExit under RLIMIT_AS", () => {
   it("names a native abort of an address-space-limited runner as running out of memory", () => {

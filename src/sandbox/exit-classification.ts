@@ -14,7 +14,7 @@ export interface RunnerExit {
   spawnError: Error | undefined;
   timeoutMs: number;
   /** How long it had to start (RUNNER_START_LIMIT_MS unless the host set another). */
-  startLimitMs?: number;
+  startLimitMs: number;
   memoryMb: number;
   /** What the runner sent that was not a message, when it broke the wire protocol. */
   violation?: string | undefined;
@@ -47,7 +47,7 @@ export function classifyExit(exit: RunnerExit): SandboxError {
     return {
       code: "RunnerCrashed",
       name: "RunnerCrashed",
-      message: `The runner did not start within ${(exit.startLimitMs ?? 0) / 1000} s, so the call's code never ran: the server is overloaded, or its sandbox cannot start (the server's log says more). Try again later.`,
+      message: `The runner did not start within ${exit.startLimitMs / 1000} s, so the call's code never ran: the server is overloaded, or its sandbox cannot start (the server's log says more). Try again later.`,
     };
   }
   if (exit.stoppedBy === "cancel") {

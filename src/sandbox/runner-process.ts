@@ -143,6 +143,7 @@ export class RunnerProcess {
   private alive = true;
   /** The runner said it is set up (RunnerReady): calls' clocks start only then. */
   private started = false;
+  private readonly startLimitMs: number;
   private readonly startLimit: NodeJS.Timeout;
   private stoppedBy: StopReason | undefined;
   private spawnError: Error | undefined;
@@ -177,7 +178,8 @@ export class RunnerProcess {
     this.pid = this.child.pid;
     this.channel = this.child.stdio[CHANNEL_FD] as Socket;
     this.reader = new FrameReader({ onMessage: (raw) => this.onMessage(raw), onMalformed: (reason) => this.onViolation(reason) });
-    this.startLimit = setTimeout(() => void this.stop("start"), options.startLimitMs ?? RUNNER_START_LIMIT_MS);
+    this.startLimitMs = options.startLimitMs ?? RUNNER_START_LIMIT_MS;
+    this.startLimit = setTimeout(() => void this.stop("start"), this.startLimitMs);
     this.listen();
   }
 
@@ -549,10 +551,9 @@ export class RunnerProcess {
   }
 
   private exitError(limits: Limits, code = this.child.exitCode, signal = this.child.signalCode): SandboxError {
-    const { stderrTail, stoppedBy, spawnError, memoryMb, violation, memoryKilled } = this;
+    const { stderrTail, stoppedBy, spawnError, memoryMb, violation, memoryKilled, startLimitMs } = this;
     const wholeLimitMb = this.options.resources?.memoryLimitMb;
     const addressSpaceLimited = this.options.resources?.addressSpaceLimited;
-    const startLimitMs = this.options.startLimitMs ?? RUNNER_START_LIMIT_MS;
     return classifyExit({ code, signal, stderrTail, stoppedBy, spawnError, timeoutMs: limits.timeoutMs, startLimitMs, memoryMb, violation, memoryKilled, wholeLimitMb, addressSpaceLimited });
   }
 

@@ -117,7 +117,6 @@ export async function signIn(page: Page, key: string): Promise<void> {
  * working tree as it found it while the page is still rendered whole.
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  if (process.env.NO_SHOT) return;
   const folder = process.env.RUNNEL_SCREENSHOTS === "1" ? join(root, "docs", "screenshots") : join(tmpdir(), "runnel-screenshots");
   await mkdir(folder, { recursive: true });
   await page.screenshot({ path: join(folder, `${name}.png`), fullPage: true });
