@@ -1,6 +1,7 @@
 import type SqliteDatabase from "better-sqlite3";
 import type { Kysely } from "kysely";
 import { outsideKyselyTransaction } from "./sqlite-append.js";
+import type { LogRestartTurns } from "./log-restart-turns.js";
 
 /**
  * Group commit for the server's hot writes (appends, run records): the
@@ -16,7 +17,10 @@ import { outsideKyselyTransaction } from "./sqlite-append.js";
  *
  * The wait is at most until the loop's check phase (setImmediate), after
  * the I/O that was ready in the same turn: the requests read together are
- * written together.
+ * written together. While the checkpoint thread starts the log over, the
+ * group waits a millisecond at a time with the event loop turning, rather
+ * than on SQLite's busy handler, which sleeps on the thread
+ * (log-restart-turns.ts); the writes asked for meanwhile join it.
  */
 export class GroupCommit {
   private queue: Array<QueuedWrite> = [];
@@ -30,6 +34,8 @@ export class GroupCommit {
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly kysely: Kysely<any>,
+    /** Turns with the checkpoint thread at the write lock; none for a store without it (in memory). */
+    private readonly turns?: Pick<LogRestartTurns, "enter" | "leave">,
   ) {
     // IMMEDIATE: the transaction reads before it writes; see sqlite-append.ts.
     this.begin = database.prepare("BEGIN IMMEDIATE");
@@ -52,18 +58,37 @@ export class GroupCommit {
   }
 
   private async flush(): Promise<void> {
-    this.scheduled = false;
-    const group = this.queue;
-    this.queue = [];
-    let outcomes: Outcome[];
+    let group: QueuedWrite[] = [];
+    let outcomes: Outcome[] | undefined;
     try {
-      outcomes = await outsideKyselyTransaction(this.database, this.kysely, () => this.carryOut(group));
+      outcomes = await outsideKyselyTransaction(this.database, this.kysely, () => {
+        if (this.turns && !this.turns.enter()) return undefined;
+        try {
+          // Taken only now: what was asked for while the log restarted goes in this group.
+          group = this.takeQueue();
+          return this.carryOut(group);
+        } finally {
+          this.turns?.leave();
+        }
+      });
     } catch (error) {
       // The transaction could not begin or commit: nothing of the group is stored.
-      for (const queued of group) queued.reject(error);
+      for (const queued of group.length > 0 ? group : this.takeQueue()) queued.reject(error);
+      return;
+    }
+    if (!outcomes) {
+      // The checkpoint thread restarts the log: try again soon, still scheduled, so new writes join this group.
+      setTimeout(() => void this.flush(), RESTART_RETRY_MS);
       return;
     }
     outcomes.forEach((outcome, index) => (outcome.ok ? group[index]!.resolve(outcome.value) : group[index]!.reject(outcome.error)));
+  }
+
+  private takeQueue(): QueuedWrite[] {
+    const group = this.queue;
+    this.queue = [];
+    this.scheduled = false;
+    return group;
   }
 
   private carryOut(group: QueuedWrite[]): Outcome[] {
@@ -87,6 +112,9 @@ export class GroupCommit {
     return outcomes;
   }
 }
+
+/** How soon a group that found the log restarting tries again: a restart takes a millisecond or a few. */
+const RESTART_RETRY_MS = 1;
 
 interface QueuedWrite {
   write: () => unknown;

@@ -46,7 +46,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     async migrate() {
       await store.migrate();
-      const group = new GroupCommit(database, db);
+      const group = new GroupCommit(database, db, checkpointer?.turns);
       const appender = createSqliteAppender(database, group);
       fast = { appendEvents: appender.append, ...createSqliteRuns(database, db, group, appender.appendInTransaction) };
     },

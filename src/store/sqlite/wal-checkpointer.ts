@@ -20,6 +20,7 @@ import { Worker } from "node:worker_threads";
 import type SqliteDatabase from "better-sqlite3";
 import type { Logger } from "pino";
 import { sqliteModulePath } from "./sqlite-binding.js";
+import { LogRestartTurns, RESTART_WHEN_FREE_CODE } from "./log-restart-turns.js";
 
 /** How often the thread checkpoints: the log stays small (a checkpoint of an empty log costs nothing). */
 const CHECKPOINT_EVERY_MS = 200;
@@ -35,6 +36,8 @@ const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.module);
 const database = new Database(workerData.file);
 database.pragma("busy_timeout = 5000");
+const turns = new Int32Array(workerData.turns);
+${RESTART_WHEN_FREE_CODE}
 let timer;
 const checkpoint = () => {
   try {
@@ -42,7 +45,8 @@ const checkpoint = () => {
     // Under steady writes a passive checkpoint never finds the log wholly copied between two commits, and
     // the log is reused only then: past the limit, a RESTART waits for the writer's commit in progress,
     // copies what little the passive one left, and has the next commit start the log over.
-    if (passive && passive.log > workerData.restartPages) database.pragma("wal_checkpoint(RESTART)");
+    // It takes the write lock: in turns with the server's group commit (log-restart-turns.ts), which never sleeps on it.
+    if (passive && passive.log > workerData.restartPages) restartWhenFree(turns, () => database.pragma("wal_checkpoint(RESTART)"));
   } catch (error) {
     parentPort.postMessage({ error: String((error && error.message) || error) });
   }
@@ -59,6 +63,8 @@ checkpoint();
 export class WalCheckpointer {
   private readonly worker: Worker;
   private stopped = false;
+  /** What the server's group commit asks before it writes (log-restart-turns.ts). */
+  readonly turns = new LogRestartTurns();
 
   constructor(
     private readonly database: SqliteDatabase.Database,
@@ -69,7 +75,7 @@ export class WalCheckpointer {
     // When a commit starts the log over, the file is cut back to this size: the disk holds a bounded log too.
     database.pragma(`journal_size_limit = ${RESTART_PAGES * 4096}`);
     // The thread loads the same build of better-sqlite3 as this one (see sqlite-binding.ts).
-    this.worker = new Worker(THREAD_CODE, { eval: true, workerData: { file, module: sqliteModulePath, every: CHECKPOINT_EVERY_MS, restartPages: RESTART_PAGES } });
+    this.worker = new Worker(THREAD_CODE, { eval: true, workerData: { file, module: sqliteModulePath, every: CHECKPOINT_EVERY_MS, restartPages: RESTART_PAGES, turns: this.turns.buffer } });
     // The thread must not keep a server that is otherwise done from exiting.
     this.worker.unref();
     this.worker.on("message", (message: { error?: string }) => {
