@@ -1,6 +1,5 @@
 import { WAITING_RUN_STATUSES } from "../../domain/run-flow.js";
 import type SqliteDatabase from "better-sqlite3";
-import type { Kysely } from "kysely";
 import type { StepStoreWrite } from "../../domain/data-stores.js";
 import { RUN_RETENTION } from "../../domain/workflows.js";
 import { RETRIED_RUN_COLUMNS, toRunRow } from "../kysely/workflow-queries.js";
@@ -9,7 +8,7 @@ import type { DeliveryRow } from "../kysely/schema.js";
 import { toClaimed } from "../kysely/delivery-queries.js";
 import { deliveryOrder, noAppend, RunTrimSchedule, staleAppend } from "../run-plan.js";
 import type { GroupCommit } from "./group-commit.js";
-import { deliveryInserter, outsideKyselyTransaction } from "./sqlite-append.js";
+import { deliveryInserter } from "./sqlite-append.js";
 import { gateRunnerFor } from "../run-gate-drivers.js";
 import { admittedLaterAt, claimAdmitted, gateFinishedRuns, takeFollowers } from "../run-gate-work.js";
 import { claimedFrom, withFollowers } from "../claimed-deliveries.js";
@@ -29,7 +28,6 @@ const RETRIED_RUN_UPDATE = RETRIED_RUN_COLUMNS.map((column) => `${column} = excl
  */
 export function createSqliteRuns(
   database: SqliteDatabase.Database,
-  kysely: Kysely<any>,
   group: GroupCommit,
   appendInTransaction: (batch: EventBatch) => AppendResult,
 ): Pick<Store, "claimDeliveries" | "finishRuns"> {
@@ -107,9 +105,14 @@ export function createSqliteRuns(
     return { appended: results, recorded, admitted, admittedPending: admittedRows.length - admitted.length, ...(laterAt !== undefined ? { admittedLaterAt: laterAt } : {}) };
   });
 
+  // In a savepoint of its own: a claim whose rows cannot be read back is undone, not left leased to nobody.
+  const claimNow = database.transaction((leaseUntil: number, claimer: string | null, now: number, limit: number): ClaimedDelivery[] =>
+    (claim.all(leaseUntil, claimer, now, limit) as DeliveryRow[]).map(toClaimed).sort(deliveryOrder),
+  );
+
   return {
-    claimDeliveries: ({ now, leaseMs, limit, claimer }) =>
-      outsideKyselyTransaction(database, kysely, (): ClaimedDelivery[] => (claim.all(now + leaseMs, claimer ?? null, now, limit) as DeliveryRow[]).map(toClaimed).sort(deliveryOrder)),
+    // A write like the others: committed with the same turn's appends and records, and never asleep on the write lock (group-commit.ts).
+    claimDeliveries: ({ now, leaseMs, limit, claimer }) => group.run(() => claimNow(now + leaseMs, claimer ?? null, now, limit)),
     // Committed with the other writes of the same turn, as appends are (group-commit.ts).
     finishRuns: (input) => group.run(() => finish(input)),
   };

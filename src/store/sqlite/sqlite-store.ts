@@ -48,7 +48,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       await store.migrate();
       const group = new GroupCommit(database, db, checkpointer?.turns);
       const appender = createSqliteAppender(database, group);
-      fast = { appendEvents: appender.append, ...createSqliteRuns(database, db, group, appender.appendInTransaction) };
+      fast = { appendEvents: appender.append, ...createSqliteRuns(database, group, appender.appendInTransaction) };
     },
     appendEvents(batch) {
       return fast ? fast.appendEvents(batch) : store.appendEvents(batch);
