@@ -109,4 +109,29 @@ describe("log restarts in turns with the group commit", () => {
     expect(turns.enter()).toBe(true);
     turns.leave();
   });
+
+  it("forgets a restart the checkpoint thread could not finish, once it is gone", async () => {
+    thread.postMessage(60_000);
+    await message("locked");
+    await thread.terminate();
+    // Ended mid-restart: nothing cleared its flag.
+    expect(turns.enter()).toBe(false);
+    turns.threadGone();
+    expect(turns.enter()).toBe(true);
+    turns.leave();
+  });
+
+  it("begins anyway after stepping back for as long as the busy timeout, if a restart never says it is over", async () => {
+    database.pragma("busy_timeout = 150");
+    const stuck = { enter: () => false, leave: () => undefined };
+    const group = new GroupCommit(database, kysely, stuck);
+    const started = Date.now();
+    expect(await group.run(insert("late"))).toBe(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    expect(names()).toEqual(["late"]);
+    // Its patience starts over with the next group.
+    const next = Date.now();
+    expect(await group.run(insert("later"))).toBe(1);
+    expect(Date.now() - next).toBeGreaterThanOrEqual(150);
+  });
 });

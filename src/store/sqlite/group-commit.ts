@@ -41,6 +41,26 @@ export class GroupCommit {
     this.begin = database.prepare("BEGIN IMMEDIATE");
     this.commit = database.prepare("COMMIT");
     this.rollback = database.prepare("ROLLBACK");
+    this.patienceMs = Number(database.pragma("busy_timeout", { simple: true }));
+  }
+
+  /** How long a group steps back for a restart before it begins anyway, on SQLite's busy handler: the connection's busy timeout. */
+  private readonly patienceMs: number;
+  /** When the group now stepping back first did (0: none does). */
+  private steppedBackSince = 0;
+
+  /** Whether the group may begin now: no restart under way, or one that has outlasted the group's patience. */
+  private enterTurn(): "alone" | "in turn" | "later" {
+    if (!this.turns) return "alone";
+    if (this.turns.enter()) {
+      this.steppedBackSince = 0;
+      return "in turn";
+    }
+    const now = Date.now();
+    if (this.steppedBackSince === 0) this.steppedBackSince = now;
+    if (now - this.steppedBackSince < this.patienceMs) return "later";
+    this.steppedBackSince = 0;
+    return "alone";
   }
 
   /**
@@ -62,13 +82,14 @@ export class GroupCommit {
     let outcomes: Outcome[] | undefined;
     try {
       outcomes = await outsideKyselyTransaction(this.database, this.kysely, () => {
-        if (this.turns && !this.turns.enter()) return undefined;
+        const turn = this.enterTurn();
+        if (turn === "later") return undefined;
         try {
           // Taken only now: what was asked for while the log restarted goes in this group.
           group = this.takeQueue();
           return this.carryOut(group);
         } finally {
-          this.turns?.leave();
+          if (turn === "in turn") this.turns!.leave();
         }
       });
     } catch (error) {

@@ -17,7 +17,10 @@
  * transaction at most.
  *
  * Writes outside the group commit (Kysely's: the API's changes) still wait
- * on the busy handler; they are rare and short.
+ * on the busy handler; they are rare and short. A group that has stepped
+ * back for as long as the busy handler would have waited (the connection's
+ * busy timeout) begins anyway, on the busy handler: a restart that never
+ * ends cannot hold the server's writes back forever.
  */
 
 /** Slots of the shared Int32Array. */
@@ -41,6 +44,11 @@ export class LogRestartTurns {
   leave(): void {
     Atomics.store(this.state, WRITING, 0);
     Atomics.notify(this.state, WRITING);
+  }
+
+  /** The checkpoint thread is gone (failed, or ended mid-restart): no restart is under way, whatever it last said. */
+  threadGone(): void {
+    Atomics.store(this.state, RESTARTING, 0);
   }
 }
 

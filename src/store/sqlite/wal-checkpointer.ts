@@ -9,7 +9,9 @@
  * checkpoints (wal_autocheckpoint = 0), and a worker thread with a
  * connection of its own runs a PASSIVE checkpoint (it never blocks the
  * writer, nor waits for it) five times a second, on another core; past
- * 16 MB of log it restarts the log, which waits for a commit in progress.
+ * 16 MB of log it restarts the log, which takes the write lock: in turns
+ * with the server's group commit (log-restart-turns.ts), so that the
+ * server's thread never sleeps on it.
  *
  * Durability is unchanged: a commit is in the log before it is answered,
  * as before; the checkpoint only moves it into the main file. If the thread
@@ -98,12 +100,15 @@ export class WalCheckpointer {
     const stuck = setTimeout(() => void this.worker.terminate(), STOP_GRACE_MS);
     await exited;
     clearTimeout(stuck);
+    // Ended in the middle of a restart, it could not say it was over.
+    this.turns.threadGone();
   }
 
   /** The thread is gone: the server's connection checkpoints for itself again. */
   private fallBack(error: Error): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.turns.threadGone();
     this.logger?.error({ err: error }, "store: the SQLite checkpoint thread failed; the server checkpoints in its own commits again (slower)");
     try {
       this.database.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
