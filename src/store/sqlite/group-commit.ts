@@ -4,7 +4,7 @@ import { outsideKyselyTransaction } from "./sqlite-append.js";
 import type { LogRestartTurns } from "./log-restart-turns.js";
 
 /**
- * Group commit for the server's hot writes (appends, run records): the
+ * Group commit for the server's hot writes (appends, claims, run records): the
  * writes asked for while the thread is busy with one turn of the event loop
  * are carried out together, each in a savepoint of its own, in one
  * transaction. A commit costs about what twenty small inserts do (it writes
@@ -28,6 +28,10 @@ export class GroupCommit {
   private readonly begin: SqliteDatabase.Statement;
   private readonly commit: SqliteDatabase.Statement;
   private readonly rollback: SqliteDatabase.Statement;
+  /** How long a group steps back for a restart before it begins anyway, on SQLite's busy handler: the connection's busy timeout. */
+  private readonly patienceMs: number;
+  /** When the group now stepping back first did (0: none does). */
+  private steppedBackSince = 0;
   /** Transactions committed and writes carried out (how much grouping happens; the tests read it). */
   readonly stats = { commits: 0, writes: 0 };
 
@@ -43,11 +47,6 @@ export class GroupCommit {
     this.rollback = database.prepare("ROLLBACK");
     this.patienceMs = Number(database.pragma("busy_timeout", { simple: true }));
   }
-
-  /** How long a group steps back for a restart before it begins anyway, on SQLite's busy handler: the connection's busy timeout. */
-  private readonly patienceMs: number;
-  /** When the group now stepping back first did (0: none does). */
-  private steppedBackSince = 0;
 
   /** Whether the group may begin now: no restart under way, or one that has outlasted the group's patience. */
   private enterTurn(): "alone" | "in turn" | "later" {
