@@ -69,7 +69,8 @@ describe("log restarts in turns with the group commit", () => {
 
   it("waits for a restart in progress with the event loop turning, then commits what was asked meanwhile together", async () => {
     const group = new GroupCommit(database, kysely, turns);
-    thread.postMessage(150);
+    // Long enough that both writes are asked for while it lasts, even on a starved machine.
+    thread.postMessage(500);
     await message("locked");
     let ticks = 0;
     const ticker = setInterval(() => (ticks += 1), 2);
