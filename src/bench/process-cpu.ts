@@ -60,6 +60,20 @@ export function processTree(root: number, exclude: readonly number[] = []): numb
   return tree;
 }
 
+/**
+ * Runs `load` (a measured run of `seconds`) and answers its figures with the
+ * CPU each group of processes spent per request answered, in µs: the same
+ * accounting for every bench that reports it (peers, workflows).
+ */
+export async function withCpuPerRequest<T extends { perSecond: number }>(groups: Record<string, number[]>, seconds: number, load: () => Promise<T>): Promise<T & { cpuUsPerRequest: Record<string, number> }> {
+  const entries = Object.entries(groups);
+  const before = entries.map(([, pids]) => cpuSnapshot(pids));
+  const figures = await load();
+  const requests = Math.max(1, figures.perSecond * seconds);
+  const cpuUsPerRequest = Object.fromEntries(entries.map(([group, pids], index) => [group, (cpuMsBetween(before[index]!, cpuSnapshot(pids)) * 1000) / requests]));
+  return { ...figures, cpuUsPerRequest };
+}
+
 /** The processes of the machine's database and queue servers (PostgreSQL's backends, redis-server): what a set-up costs them. */
 export function serviceProcesses(): number[] {
   const pids: number[] = [];

@@ -3,7 +3,7 @@ import { openLoop, type OpenLoopFigures } from "./open-loop.js";
 import { startBenchServer, type BenchServer } from "./bench-server.js";
 import { freePort } from "./peers/child-server.js";
 import { startFastify } from "./peers/fastify-server.js";
-import { cpuMsBetween, cpuSnapshot, processTree } from "./process-cpu.js";
+import { processTree, withCpuPerRequest } from "./process-cpu.js";
 import { quantile, type BenchRow } from "./table.js";
 
 /** The length of each load run and its connections (the peers bench uses the same). */
@@ -56,7 +56,8 @@ export async function benchWorkflows(): Promise<BenchRow[]> {
     const peak = await autocannon(three, { seconds: SECONDS, connections: CONNECTIONS, method: "POST", body: BODY });
     const rate = Math.round(peak.perSecond / 2);
     // The server runs in this process; its runners below it (the load generator, started later, is not counted).
-    const half = await withCpu(() => openLoop(three, { rate, seconds: SECONDS, body: BODY }), [process.pid], processTree(process.pid).filter((pid) => pid !== process.pid));
+    const processes = { server: [process.pid], runners: processTree(process.pid).filter((pid) => pid !== process.pid) };
+    const half = await withCpuPerRequest(processes, SECONDS, () => openLoop(three, { rate, seconds: SECONDS, body: BODY }));
     const reference = await fastifyAt(rate);
     const one = await deployWorkflow(bench, "one step", 1);
     const eleven = await deployWorkflow(bench, "eleven steps", 11);
@@ -68,13 +69,13 @@ export async function benchWorkflows(): Promise<BenchRow[]> {
       { benchmark: `workflow, 3 code steps, last responds: peak, ${CONNECTIONS} connections`, ...peak, note: `runs/s; target >= 1000; ${flags(peak)}` },
       {
         benchmark: `same at half the peak rate (${rate}/s, an even stream)`,
-        ...half.figures,
-        note: `target p50 < 2 ms, p99 < 10 ms; CPU a run: server ${us(half.cpuMs[0]!, half.figures)} µs, runners ${us(half.cpuMs[1]!, half.figures)} µs; p99 ${(half.figures.p99Ms / Math.max(0.001, reference.figures.p99Ms)).toFixed(1)}x the reference's; ${flags(half.figures)}`,
+        ...half,
+        note: `target p50 < 2 ms, p99 < 10 ms; CPU a run: server ${us(half.cpuUsPerRequest.server)} µs, runners ${us(half.cpuUsPerRequest.runners)} µs; p99 ${(half.p99Ms / Math.max(0.001, reference.p99Ms)).toFixed(1)}x the reference's; ${flags(half)}`,
       },
       {
         benchmark: `bare Fastify POST route at the same even rate (reference)`,
-        ...reference.figures,
-        note: `own process, the same load generator; CPU a request ${us(reference.cpuMs[0]!, reference.figures)} µs; ${flags(reference.figures)}`,
+        ...reference,
+        note: `own process, the same load generator; CPU a request ${us(reference.cpuUsPerRequest.process)} µs; ${flags(reference)}`,
       },
       { benchmark: "workflow of 1 step, one request at a time", ...oneAlone, note: "1000 requests, timed in the process" },
       { benchmark: "workflow of 11 steps, one request at a time", ...elevenAlone, note: "1000 requests, timed in the process" },
@@ -85,13 +86,6 @@ export async function benchWorkflows(): Promise<BenchRow[]> {
   }
 }
 
-/** `load`'s figures, and the CPU each group of processes spent meanwhile (ms). */
-async function withCpu(load: () => Promise<OpenLoopFigures>, ...groups: number[][]): Promise<{ figures: OpenLoopFigures; cpuMs: number[] }> {
-  const before = groups.map((pids) => cpuSnapshot(pids));
-  const figures = await load();
-  return { figures, cpuMs: groups.map((pids, index) => cpuMsBetween(before[index]!, cpuSnapshot(pids))) };
-}
-
 /**
  * Bare Fastify under the same even stream: what latency and CPU a request
  * this machine gives a server at that rate. On a VM a server that sleeps
@@ -99,20 +93,17 @@ async function withCpu(load: () => Promise<OpenLoopFigures>, ...groups: number[]
  * (docs/performance.md, session 28), so the workflow's figures at half its
  * peak are read against these, not against Fastify's peak.
  */
-async function fastifyAt(rate: number): Promise<{ figures: OpenLoopFigures; cpuMs: number[] }> {
+async function fastifyAt(rate: number): Promise<OpenLoopFigures & { cpuUsPerRequest: Record<string, number> }> {
   const fastify = await startFastify(await freePort(), BODY);
   try {
     await openLoop(fastify.url, { rate, seconds: 1, body: BODY });
-    return await withCpu(() => openLoop(fastify.url, { rate, seconds: SECONDS, body: BODY }), [fastify.pid]);
+    return await withCpuPerRequest({ process: [fastify.pid] }, SECONDS, () => openLoop(fastify.url, { rate, seconds: SECONDS, body: BODY }));
   } finally {
     await fastify.stop();
   }
 }
 
-/** Microseconds of CPU a request answered. */
-function us(cpuMs: number, figures: OpenLoopFigures): string {
-  return ((cpuMs * 1000) / Math.max(1, figures.perSecond * SECONDS)).toFixed(0);
-}
+const us = (value: number | undefined) => (value ?? 0).toFixed(0);
 
 /** One request at a time, each timed to the microsecond (autocannon reports whole milliseconds). */
 async function sequential(endpoint: string, count: number): Promise<{ perSecond: number; p50Ms: number; p99Ms: number }> {

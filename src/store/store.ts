@@ -49,7 +49,7 @@ export interface Store {
   /** Which adapter this is, for logs and /healthz. */
   readonly kind: "sqlite" | "postgres";
   /**
-   * Hot writes (appendEvents, finishRuns) asked for in one turn of the event
+   * Hot writes (appendEvents, claimDeliveries, finishRuns) asked for in one turn of the event
    * loop are committed together once it ends (SQLite's group commit): a
    * caller that wants the turn's other work done first need not wait for it
    * itself.

@@ -2,7 +2,7 @@ import type { LoadFigures } from "../autocannon.js";
 import { startBenchServer } from "../bench-server.js";
 import type { BenchRow } from "../table.js";
 import { BODY, CONNECTIONS, deployWorkflow, SECONDS } from "../workflow-bench.js";
-import { cpuMsBetween, cpuSnapshot, processTree } from "../process-cpu.js";
+import { processTree, withCpuPerRequest } from "../process-cpu.js";
 import { freePort } from "./child-server.js";
 import { startFastify } from "./fastify-server.js";
 import { chooseLoadGenerator } from "./load.js";
@@ -73,12 +73,7 @@ export async function benchPeers(): Promise<BenchRow[]> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of TARGETS) {
         await load.post(urls[target], { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
-        const groups = Object.entries(processGroups[target]());
-        const before = groups.map(([, pids]) => cpuSnapshot(pids));
-        const figures = await load.post(urls[target], { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
-        const requests = Math.max(1, figures.perSecond * SECONDS);
-        const cpuUsPerRequest = Object.fromEntries(groups.map(([group, pids], i) => [group, (cpuMsBetween(before[i]!, cpuSnapshot(pids)) * 1000) / requests]));
-        rounds[target].push({ ...figures, cpuUsPerRequest });
+        rounds[target].push(await withCpuPerRequest(processGroups[target](), SECONDS, () => load.post(urls[target], { seconds: SECONDS, connections: CONNECTIONS, body: BODY })));
       }
     }
 

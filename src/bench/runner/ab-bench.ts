@@ -17,7 +17,7 @@ import { once } from "node:events";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { cpuMsBetween, cpuSnapshot, processTree } from "../process-cpu.js";
+import { processTree, withCpuPerRequest } from "../process-cpu.js";
 import { wrk } from "../peers/wrk.js";
 import { BODY, CONNECTIONS, SECONDS } from "../workflow-bench.js";
 
@@ -49,12 +49,9 @@ async function serve(name: string, dist: string): Promise<Served> {
 async function measure(target: Served): Promise<Measured> {
   await wrk(target.url, { seconds: WARM_UP_SECONDS, connections: CONNECTIONS, body: BODY });
   const runners = processTree(target.pid).filter((pid) => pid !== target.pid);
-  const before = [cpuSnapshot([target.pid]), cpuSnapshot(runners)] as const;
-  const figures = await wrk(target.url, { seconds: SECONDS, connections: CONNECTIONS, body: BODY });
-  const runs = Math.max(1, figures.perSecond * SECONDS);
-  const serverUs = (cpuMsBetween(before[0], cpuSnapshot([target.pid])) * 1000) / runs;
-  const runnersUs = (cpuMsBetween(before[1], cpuSnapshot(runners)) * 1000) / runs;
-  return { perSecond: figures.perSecond, p99Ms: figures.p99Ms, serverUs, runnersUs, errors: figures.errors + figures.non2xx };
+  const figures = await withCpuPerRequest({ server: [target.pid], runners }, SECONDS, () => wrk(target.url, { seconds: SECONDS, connections: CONNECTIONS, body: BODY }));
+  const { server = 0, runners: runnersUs = 0 } = figures.cpuUsPerRequest;
+  return { perSecond: figures.perSecond, p99Ms: figures.p99Ms, serverUs: server, runnersUs, errors: figures.errors + figures.non2xx };
 }
 
 async function stop(target: Served): Promise<void> {

@@ -77,7 +77,7 @@ export class GroupCommit {
   }
 
   private async flush(): Promise<void> {
-    let group: QueuedWrite[] = [];
+    let group: QueuedWrite[] | undefined;
     let outcomes: Outcome[] | undefined;
     try {
       outcomes = await outsideKyselyTransaction(this.database, this.kysely, () => {
@@ -93,7 +93,7 @@ export class GroupCommit {
       });
     } catch (error) {
       // The transaction could not begin or commit: nothing of the group is stored.
-      for (const queued of group.length > 0 ? group : this.takeQueue()) queued.reject(error);
+      for (const queued of group ?? this.takeQueue()) queued.reject(error);
       return;
     }
     if (!outcomes) {
@@ -101,7 +101,8 @@ export class GroupCommit {
       setTimeout(() => void this.flush(), RESTART_RETRY_MS);
       return;
     }
-    outcomes.forEach((outcome, index) => (outcome.ok ? group[index]!.resolve(outcome.value) : group[index]!.reject(outcome.error)));
+    const written = group!;
+    outcomes.forEach((outcome, index) => (outcome.ok ? written[index]!.resolve(outcome.value) : written[index]!.reject(outcome.error)));
   }
 
   private takeQueue(): QueuedWrite[] {
