@@ -213,6 +213,9 @@ export function createEngine(options: EngineOptions): Engine {
     ? null
     : new LocalJobQueue({ store, hub, nextTickAfter, logger, ...(options.instanceId ? { claimer: options.instanceId } : {}), ...(options.deliveryLeaseMs ? { leaseMs: options.deliveryLeaseMs } : {}) });
   const deliveryQueue: DeliveryQueue = options.deliveryQueue ?? ownQueue!;
+  // Jobs queued here are news for the other processes' workers, unless the queue tells them itself (BullMQ on
+  // PostgreSQL NOTIFYs in its add's transaction: a wake-up of ours was a second NOTIFY for each).
+  const announceJobs = deliveryQueue.onQueuedJobs ? () => undefined : () => wakeOthers?.announce("jobs");
   // A shared queue: an append's deliveries go onto it from the process that appended them (the relay is the fallback).
   const queueHandOff = deliveryQueue.settlesInStore
     ? null
@@ -224,7 +227,7 @@ export function createEngine(options: EngineOptions): Engine {
         leaseMs: relayLeaseMs(options.deliveryLeaseMs),
         onQueued: () => {
           worker?.wake();
-          wakeOthers?.announce("jobs");
+          announceJobs();
         },
         onLeftInStore: onAppended,
         onDueAt: (at) => relay?.dueAt(at),
@@ -308,7 +311,7 @@ export function createEngine(options: EngineOptions): Engine {
     logger,
     onHurried: () => {
       worker?.wake();
-      wakeOthers?.announce("jobs");
+      announceJobs();
     },
   });
   const listeners = {
@@ -325,7 +328,7 @@ export function createEngine(options: EngineOptions): Engine {
       // The jobs are in the shared queue: this process's worker and the other processes' claim them now.
       onRelayed: () => {
         worker?.wake();
-        wakeOthers?.announce("jobs");
+        announceJobs();
       },
     });
   }
@@ -413,6 +416,7 @@ export function createEngine(options: EngineOptions): Engine {
             timers: () => scheduler.wake(),
           }),
         );
+        if (deliveryQueue.onQueuedJobs) disconnects.push(await deliveryQueue.onQueuedJobs(() => worker?.wake()));
       }
     },
     async startTimers({ runTicks }) {

@@ -95,6 +95,15 @@ export interface JobQueue {
   /** One timer's schedule as the queue keeps it, or null when it has none. */
   scheduledTimer(sourceId: string): Promise<ScheduledTimer | null>;
 
+  /**
+   * Present where the queue itself tells every process that jobs became
+   * claimable (BullMQ on PostgreSQL NOTIFYs at each add, promotion and
+   * stalled job taken back, in the same transaction): calls `listener` each
+   * time, until the returned function is called. The engine then sends no
+   * wake-up of its own for queued jobs. Null where it does not.
+   */
+  readonly onQueuedJobs: ((listener: () => void) => Promise<() => Promise<void>>) | null;
+
   /** Sends a live message to every subscriber of `channel` (an emitter id) in every process. */
   publish(channel: string, message: LiveMessage): Promise<void>;
   /** Listens to `channel` until the returned function is called. */

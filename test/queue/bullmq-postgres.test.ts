@@ -115,3 +115,47 @@ it("counts a queue's ready jobs for a claim: waiting ones, and delayed ones whos
     await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
   }
 });
+
+describe("on PostgreSQL alone, the queue tells every process of jobs queued, from BullMQ's own NOTIFY", () => {
+  let fixture: QueueFixture;
+  const opened: Array<{ close(): Promise<unknown> }> = [];
+
+  beforeEach(async () => {
+    fixture = await makeFixture();
+  });
+  afterEach(async () => {
+    for (const closable of opened.splice(0)) await closable.close().catch(() => undefined);
+    await fixture.dispose();
+  });
+
+  it("hears another process's add, delayed add and promotion, and not the jobs of another queue", async () => {
+    const producer = await fixture.open({ leaseMs: 60_000 });
+    const consumer = await fixture.open({ leaseMs: 60_000 });
+    opened.push(producer, consumer);
+    let heard = 0;
+    expect(consumer.onQueuedJobs).not.toBeNull();
+    const stop = await consumer.onQueuedJobs!(() => (heard += 1));
+    const heardTimes = async (count: number) => {
+      const deadline = Date.now() + 5_000;
+      while (heard < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(heard).toBe(count);
+    };
+    await producer.enqueue([fixture.delivery("1000-0")]);
+    await heardTimes(1);
+    const later = fixture.delivery("1000-1", Date.now() + 60_000);
+    await producer.enqueue([later]);
+    await heardTimes(2);
+    expect(await producer.hurry([later])).toBe(1);
+    await heardTimes(3);
+    // A timer's schedule queues a job in the queue of timer ticks: not a delivery to claim.
+    await producer.scheduleTimer(await fixture.timer({ intervalSeconds: 60, cron: null }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(heard).toBe(3);
+    // Both deliveries are claimable, as heard.
+    expect((await consumer.claim(8)).map((job) => job.eventId).sort()).toEqual(["1000-0", "1000-1"]);
+    await stop();
+    await producer.enqueue([fixture.delivery("1000-2")]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(heard).toBe(3);
+  });
+});

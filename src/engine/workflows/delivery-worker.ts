@@ -45,7 +45,7 @@ export class PartlyDone extends Error {
  * process (the local adapter: the embedded hand-off; without it, appends
  * hand nothing over and every delivery is claimed from the queue).
  */
-export type DeliveryQueue = Pick<JobQueue, "settlesInStore" | "enqueue" | "claim" | "complete" | "retry" | "takeBackInterrupted" | "hurry"> & {
+export type DeliveryQueue = Pick<JobQueue, "settlesInStore" | "enqueue" | "claim" | "complete" | "retry" | "takeBackInterrupted" | "hurry"> & Partial<Pick<JobQueue, "onQueuedJobs">> & {
   adopt?(claimed: ClaimedDelivery[]): ClaimedJob[];
 };
 

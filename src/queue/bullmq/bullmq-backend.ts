@@ -32,6 +32,11 @@ export interface BullmqBackend {
   readonly held: HeldJobs;
   /** PostgreSQL only: how many jobs a claim would find now (a claim's next wave is sized by it; see BullmqJobQueue.claim). */
   readonly readyJobs: ReadyJobs | null;
+  /**
+   * PostgreSQL only: calls `listener` whenever jobs of queue `name` become
+   * claimable in any process, from BullMQ's own NOTIFY (see JobQueue.onQueuedJobs).
+   */
+  readonly queuedJobs: ((name: string, listener: () => void) => Promise<() => Promise<void>>) | null;
   /** Lets go of what the backend opened itself (the shared Redis connection, the live channel). */
   close(): Promise<void>;
 }
@@ -54,12 +59,23 @@ function redisBackend(url: string, prefix: string, logger: Logger): BullmqBacken
     held: redisHeldJobs(connection, prefix),
     // A claim that finds nothing is one script on Redis: cheaper than asking first.
     readyJobs: null,
+    // BullMQ on Redis marks new jobs for blocked workers only; the engine's claimers are woken by its own wake-ups.
+    queuedJobs: null,
     async close() {
       await live.close();
       await closeRedis(connection);
     },
   };
 }
+
+/**
+ * The channel BullMQ's PostgreSQL backend NOTIFYs, with the queue's name as
+ * payload, whenever jobs become claimable: each add, promotion, retry and
+ * stalled job taken back, at their commit (its `waitForJob` listens there;
+ * the name is private to it). Shared by every schema of the database: a
+ * queue of the same name in another schema wakes a claim that finds nothing.
+ */
+const BULLMQ_JOBS_CHANNEL = "bullmq_jobs";
 
 /** Connections of each BullMQ queue or worker's pool on PostgreSQL (BullMQ runs at one; its LISTEN client is apart). */
 const POOL_PER_QUEUE_OBJECT = 2;
@@ -82,6 +98,7 @@ function postgresBackend(url: string, schema: string, logger: Logger): BullmqBac
     live,
     held: postgresHeldJobs(url, schema),
     readyJobs,
+    queuedJobs: (name, listener) => live.subscribeForeign(BULLMQ_JOBS_CHANNEL, (payload) => payload === name && listener()),
     async close() {
       await readyJobs.close().catch(() => undefined);
       await live.close();

@@ -119,6 +119,7 @@ export class BullmqJobQueue implements JobQueue {
   /** Jobs this instance holds, by delivery key: settled with the Job and the token they were claimed with, renewed until `until`. */
   private readonly held = new Map<string, HeldJob>();
   private readonly renewal: ClaimRenewal;
+  readonly onQueuedJobs: JobQueue["onQueuedJobs"];
 
   private constructor(private readonly options: BullmqJobQueueOptions) {
     this.backend = openBullmqBackend(options.target, options.logger);
@@ -134,6 +135,8 @@ export class BullmqJobQueue implements JobQueue {
       // Jobs are claimed by hand (getNextJob), which BullMQ's own lock renewal does not cover: renewClaims does it.
       skipLockRenewal: true,
     });
+    const { queuedJobs } = this.backend;
+    this.onQueuedJobs = queuedJobs ? (listener) => queuedJobs(DELIVERIES, listener) : null;
     this.renewal = new ClaimRenewal({ leaseMs: this.leaseMs, logger: options.logger, renew: () => this.renewClaims() });
     const warn = throttledWarning(options.logger, "queue: BullMQ reported an error");
     this.deliveries.on("error", warn);

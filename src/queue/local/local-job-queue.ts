@@ -47,6 +47,8 @@ export interface LiveHub {
 export class LocalJobQueue implements JobQueue {
   readonly kind = "local" as const;
   readonly settlesInStore = true;
+  /** One process: the engine wakes its own worker as it queues. */
+  readonly onQueuedJobs = null;
   private ticks: StoreTimerTicks | null = null;
   private readonly now: () => number;
   private readonly renewal: ClaimRenewal;
