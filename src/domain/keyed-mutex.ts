@@ -1,10 +1,12 @@
+import { ChurningMap } from "./churning-map.js";
+
 /**
  * Runs tasks one at a time per key, in arrival order, and different keys in
  * parallel. Invocations of one source go through it, so that two runs never
  * read the same key-value store snapshot and overwrite each other's writes.
  */
 export class KeyedMutex {
-  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly tails = new ChurningMap<string, Promise<unknown>>();
 
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();

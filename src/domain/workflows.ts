@@ -2,6 +2,7 @@ import type { FlowContinuation } from "./run-flow.js";
 import type { RetryPolicy, RunAttempt } from "./run-retries.js";
 import type { SendRecord } from "./send-records.js";
 import type { WorkflowSettings } from "./workflow-rules.js";
+import { copyOwn } from "./own-copy.js";
 
 /**
  * A workflow: a trigger (a subscription to a source's default channel) and
@@ -181,7 +182,9 @@ export function runErrorCodeOf(sandboxCode: string): RunErrorCode {
  * return value as `$return_value` and its summary as `$summary`.
  */
 export function stepResults(step: { exports: Record<string, unknown>; returnValue: unknown; summary: string | null }): Record<string, unknown> {
-  const visible: Record<string, unknown> = { ...step.exports, $return_value: step.returnValue };
+  // copyOwn, not a spread: this runs for every step of every run (see own-copy.ts).
+  const visible: Record<string, unknown> = copyOwn(step.exports);
+  visible.$return_value = step.returnValue;
   if (step.summary !== null) visible.$summary = step.summary;
   return visible;
 }

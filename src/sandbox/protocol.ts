@@ -17,6 +17,7 @@ import type { StepPropCheck } from "../domain/step-prop-checks.js";
 import type { HttpResponse } from "./http-response.js";
 import type { SandboxError } from "./sandbox-error.js";
 import type { FlowRequest } from "../domain/run-flow.js";
+import { copyOwn } from "../domain/own-copy.js";
 
 /** What the host asks a component to do. */
 export type ComponentCall =
@@ -328,7 +329,8 @@ function readStep(value: unknown): StepOutcome | undefined {
   }
   const flow = readFlow(value.flow);
   if (flow === undefined) return undefined;
-  return { exports: { ...value.exports }, summary, exit: exit === null ? null : { reason: exit.reason as string | null }, sends, ...(flow ? { flow } : {}) };
+  // copyOwn, not a spread: every step of every run comes through here (see domain/own-copy.ts).
+  return { exports: copyOwn(value.exports), summary, exit: exit === null ? null : { reason: exit.reason as string | null }, sends, ...(flow ? { flow } : {}) };
 }
 
 /** The shape only (the host checks the values again): null when no flow was asked for, undefined when malformed. */

@@ -23,6 +23,7 @@ import { CHANNEL_FD } from "./runner/channel.js";
 import { encodeFrame, FrameReader } from "./runner/frames.js";
 import type { RunnerResources } from "./resources/resource-limiter.js";
 import type { SandboxError } from "./sandbox-error.js";
+import { ChurningMap, ChurningSet } from "../domain/churning-map.js";
 
 export interface SpawnCommand {
   command: string;
@@ -151,15 +152,15 @@ export class RunnerProcess {
   private innerPid: number | undefined;
   private nextId = 1;
   private nextLane = 1;
-  private readonly calls = new Map<number, Pending>();
-  private readonly lanes = new Set<HostLane>();
+  private readonly calls = new ChurningMap<number, Pending>();
+  private readonly lanes = new ChurningSet<HostLane>();
   /** The call whose doing stopped the runner (past its time or log limit, or it retired it), when known. */
   private culprit: CallCollector | undefined;
   /** A fault the runner reported with calls in progress, none of which it could name. */
   private unownedFault: SandboxError | undefined;
   /** While the calls of one runner message are read: lanes whose next call's clock is to start after. */
   private readingBatch = false;
-  private readonly clocksDue = new Set<HostLane>();
+  private readonly clocksDue = new ChurningSet<HostLane>();
   /** Bundles placed in the runner's folder: the bundle's id by the path the runner loads. */
   private readonly placed = new Map<string, string>();
   private readonly placedByFile = new Map<string, string>();
@@ -268,7 +269,8 @@ export class RunnerProcess {
     // One message for the whole batch: one write, one parse.
     const message: HostMessage =
       invokes.length === 1
-        ? { ...invokes[0]!, call: requests[0]!.call, props, dbProps, bundle: options.bundleFile, lane: laneId }
+        ? // Object.assign, not a leading spread: one per batch of calls (see domain/own-copy.ts).
+          Object.assign(invokes[0]!, { call: requests[0]!.call, props, dbProps, bundle: options.bundleFile, lane: laneId })
         : { type: "invoke-many", shared: { props, dbProps, bundle: options.bundleFile, lane: laneId, ...(sharedSteps ? { steps: sharedSteps } : {}) }, invokes };
     this.post(message, (error) => {
       const failure = `The calls could not be sent to the runner: ${error.message}`;

@@ -296,7 +296,7 @@ type RunnerRequest = Omit<InvokeRequest, "call"> & { call: RunnerCall };
 function toResult(outcome: CallOutcome, durationMs: number, maps: MappedBundle): InvokeResult {
   const logs = outcome.logs.map((entry) => {
     const text = mapStackText(entry.text, maps);
-    return text === entry.text ? entry : { ...entry, text };
+    return text === entry.text ? entry : Object.assign({}, entry, { text });
   });
   const result: InvokeResult = { ok: outcome.ok, emits: outcome.emits, db: outcome.db, logs, durationMs };
   if (outcome.value !== undefined) result.value = outcome.value;

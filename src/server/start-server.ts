@@ -29,6 +29,7 @@ import { nextTickAfter } from "../engine/sources/timer-schedule.js";
 import { openJobQueue } from "../queue/open-job-queue.js";
 import { openSharedRateLimit, type OpenedRateLimit } from "./rate-limit/open-shared-rate-limit.js";
 import type { JobQueue } from "../queue/job-queue.js";
+import { tuneGarbageCollection } from "./gc-tuning.js";
 
 export interface StartServerOptions {
   config: RunnelConfig;
@@ -53,6 +54,7 @@ export interface RunningServer {
 
 /** The composition root: configuration → store → engine → HTTP, listening. */
 export async function startServer({ config, logger, announce }: StartServerOptions): Promise<RunningServer> {
+  tuneGarbageCollection();
   // First of all: a taken port stops start-up before a folder, a database or an admin key exists.
   const reservation = await reservePort(config.host, config.port);
   try {

@@ -31,7 +31,7 @@ export function claimRows(batch: EventBatch, plan: ReturnType<typeof planAppend>
   const unrecorded: ClaimedDelivery[] = [];
   for (const row of rows) {
     Object.assign(row, { status: "running", attempts: 1, available_at: batch.now + leaseMs, claimed_by: claimer });
-    if (indexOf && isHeld(batch, plan, indexOf.get(row.event_id), row.listener_id)) unrecorded.push({ ...claimedFrom(row, byId!.get(row.event_id)), unrecorded: true });
+    if (indexOf && isHeld(batch, plan, indexOf.get(row.event_id), row.listener_id)) unrecorded.push(Object.assign(claimedFrom(row, byId!.get(row.event_id)), { unrecorded: true as const }));
     else recorded.push(row);
   }
   return { rows: recorded, unrecorded };
@@ -39,7 +39,8 @@ export function claimRows(batch: EventBatch, plan: ReturnType<typeof planAppend>
 
 /** A delivery row recorded claimed, as a claim would have answered it; its event is the appended one when given (no parse). */
 export function claimedFrom(row: DeliveryRowPlan, event: StoredEvent | undefined): ClaimedDelivery {
-  return { ...toDelivery(row), event: event ? (event.event ?? null) : JSON.parse(row.payload), indexedAtMs: Number(row.indexed_at_ms ?? row.created_at) };
+  // Object.assign onto the fresh delivery, not a leading spread: once a run (see domain/own-copy.ts).
+  return Object.assign(toDelivery(row), { event: event ? (event.event ?? null) : JSON.parse(row.payload), indexedAtMs: Number(row.indexed_at_ms ?? row.created_at) });
 }
 
 /** Whether the delivery of the appended event at `index` to `listenerId` is handed over unrecorded (EventBatch.held). */
@@ -56,5 +57,5 @@ function isHeld(batch: EventBatch, plan: ReturnType<typeof planAppend>, index: n
 export function withFollowers(head: ClaimedDelivery, taken: TakenFollower[], claim: { claimer: string | null; leaseMs: number }, now: number): void {
   if (taken.length === 0) return;
   head.lineKey = taken[0]!.gate_key;
-  head.followers = taken.map((waiter) => ({ ...claimedFrom(Object.assign(deliveryOf(waiter, now, now), claimedState(claim, now)), undefined), unrecorded: true as const }));
+  head.followers = taken.map((waiter) => Object.assign(claimedFrom(Object.assign(deliveryOf(waiter, now, now), claimedState(claim, now)), undefined), { unrecorded: true as const }));
 }

@@ -10,6 +10,7 @@ import type { EndpointAddress } from "./endpoint-url.js";
 import { isJsonContentType, jsonNestingDepth, MAX_BODY_DEPTH } from "./body-depth.js";
 import { answerCustom, answerError, answerStored, canAnswer } from "./endpoint-response.js";
 import { BodyTooLargeError, readBodyText } from "./request-body.js";
+import { copyOwn } from "../../domain/own-copy.js";
 
 /** The hosted service's limit on a request to a source's endpoint. */
 export const ENDPOINT_BODY_LIMIT_BYTES = 512 * 1024;
@@ -54,7 +55,7 @@ export function createEndpointHandler(options: EndpointHandlerOptions): Endpoint
         if (isJsonContentType(request.headers["content-type"]) && jsonNestingDepth(bodyRaw) > MAX_BODY_DEPTH) {
           throw new MalformedBodyError(`The JSON body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep. Send a flatter body.`, { max_depth: MAX_BODY_DEPTH });
         }
-        const event = { method: request.method ?? "GET", path: address.path, query: address.query, headers: { ...request.headers }, bodyRaw };
+        const event = { method: request.method ?? "GET", path: address.path, query: address.query, headers: copyOwn(request.headers), bodyRaw };
         return sources.handleHttp(address.token, event, respond);
       })
       .then((handled) => {

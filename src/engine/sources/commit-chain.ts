@@ -9,6 +9,7 @@ import type { DeployedSource } from "../../domain/sources.js";
 import { afterPendingCallbacks } from "./invoke-batcher.js";
 import type { InvocationResult, ResultWriter } from "./result-writer.js";
 import type { CallOutcome } from "./sandbox-calls.js";
+import { ChurningMap } from "../../domain/churning-map.js";
 
 /** A caller waiting for its call's commit. */
 export interface Waiting {
@@ -46,7 +47,7 @@ function mergeable(ready: RanBatch[]): RanBatch[][] {
 }
 
 export class CommitChains {
-  private readonly chains = new Map<string, CommitChain>();
+  private readonly chains = new ChurningMap<string, CommitChain>();
 
   /** `turnFirst`: wait for the end of the event loop's turn before committing; see add(). */
   constructor(

@@ -1,5 +1,6 @@
 import { DEFAULT_ADMISSION_LIMITS, type AdmissionLimits } from "../../domain/admission-limits.js";
 import { UnavailableError } from "../../domain/errors.js";
+import { ChurningMap } from "../../domain/churning-map.js";
 
 /** What a caller turned away is told to wait before sending again. */
 const RETRY_AFTER_SECONDS = 1;
@@ -17,7 +18,7 @@ const RETRY_AFTER_SECONDS = 1;
  */
 export class EndpointAdmission {
   private total = 0;
-  private readonly byOwner = new Map<string, number>();
+  private readonly byOwner = new ChurningMap<string, number>();
 
   constructor(private readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS) {}
 

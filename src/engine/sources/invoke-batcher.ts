@@ -10,6 +10,7 @@ import type { Waiting } from "./commit-chain.js";
 import type { InvocationResult } from "./result-writer.js";
 import type { Trigger } from "./run-limits.js";
 import type { CallCarries, CallRequest } from "./sandbox-calls.js";
+import { ChurningMap } from "../../domain/churning-map.js";
 
 /** A call waiting for its source's next batch. */
 export interface PendingCall extends CallRequest, Waiting {}
@@ -18,7 +19,7 @@ export interface PendingCall extends CallRequest, Waiting {}
 const MAX_BATCH = 64;
 
 export class InvokeBatcher {
-  private readonly queues = new Map<string, { ownerId: string; items: PendingCall[] }>();
+  private readonly queues = new ChurningMap<string, { ownerId: string; items: PendingCall[] }>();
 
   /** `runBatch` runs a batch, under the source's mutex, and settles its calls. */
   constructor(
@@ -35,7 +36,8 @@ export class InvokeBatcher {
         this.queues.set(source.id, queue);
         this.scheduleBatch(source.id);
       }
-      queue.items.push({ ...carries, call, trigger, resolve, reject });
+      // Object.assign, not a leading spread: every call (see domain/own-copy.ts).
+      queue.items.push(Object.assign({}, carries, { call, trigger, resolve, reject }));
     });
   }
 

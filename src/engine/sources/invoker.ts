@@ -95,7 +95,7 @@ export class SourceInvoker {
     } catch (error) {
       return fail(error);
     }
-    this.commits.add(sourceId, { ...ran, batch });
+    this.commits.add(sourceId, { source: ran.source, outcomes: ran.outcomes, dedupe: ran.dedupe, db: ran.db, batch });
   }
 
   private async runStage(ownerId: string, sourceId: string, batch: PendingCall[]) {

@@ -10,7 +10,7 @@ import type { DeliveryKey } from "../../domain/subscriptions.js";
 import type { HttpResponse } from "../../sandbox/http-response.js";
 import type { ComponentCall } from "../../sandbox/protocol.js";
 import { addParsedBody } from "../../sandbox/runner/http-body.js";
-import type { InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
+import type { InvokeCallbacks, InvokeResult, Sandbox } from "../../sandbox/sandbox.js";
 import type { ComponentLoader } from "../component-loader.js";
 import type { DataStoresService } from "../data-stores/data-stores-service.js";
 import type { AccountAuth } from "../apps/account-auth.js";
@@ -19,6 +19,7 @@ import type { SecretBox } from "../secrets.js";
 import { runtimeProps } from "./props.js";
 import { DEFAULT_RUN_LIMITS, limitsByTrigger, type RunLimits, type Trigger } from "./run-limits.js";
 import type { SourceComponent } from "./source-cache.js";
+import { copyOwn } from "../../domain/own-copy.js";
 
 export interface CallOutcome {
   result: InvokeResult;
@@ -92,23 +93,35 @@ export async function runCalls(
   const toSandbox = calls.filter((pending) => !plainSchedule(pending.call));
   const results = await options.sandbox.invokeBatch(
     toSandbox.map((pending) => ({ bundle, call: pending.call, props, dbProps, db, limits: limitsFor(pending.trigger) })),
-    toSandbox.map((pending) =>
-      pending.onRespond || onDataStore || onAuth ? { ...(pending.onRespond ? { onRespond: pending.onRespond } : {}), ...(onDataStore ? { onDataStore } : {}), ...(onAuth ? { onAuth } : {}) } : undefined,
-    ),
+    toSandbox.map((pending) => callbacksOf(pending.onRespond, onDataStore, onAuth)),
   );
   let next = 0;
   return calls.map((pending): CallOutcome => {
     // What the call's commit settles besides its events: its delivery, its tick.
-    const settles = { trigger: pending.trigger, ...(pending.delivery ? { delivery: pending.delivery } : {}), ...(pending.tickDueAt !== undefined ? { tickDueAt: pending.tickDueAt } : {}) };
+    // Built field by field, not spread: every call (see domain/own-copy.ts).
+    const settles: Pick<CallOutcome, "trigger" | "delivery" | "tickDueAt"> = { trigger: pending.trigger };
+    if (pending.delivery) settles.delivery = pending.delivery;
+    if (pending.tickDueAt !== undefined) settles.tickDueAt = pending.tickDueAt;
     if (plainSchedule(pending.call)) {
       // A plain schedule: a timer source without run emits the timer event (or the HTTP request) itself.
       const call = pending.call as Extract<ComponentCall, { kind: "run" }>;
       const event = call.httpBody ? addParsedBody(call.event) : call.event;
-      const held = pending.holdFor ? { holdFor: pending.holdFor } : {};
-      return { result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [], ...settles, ...held };
+      const plain: CallOutcome = Object.assign({ result: { ok: true, emits: [], db: null, logs: [], durationMs: 0 }, emits: [{ event }], problems: [] }, settles);
+      if (pending.holdFor) plain.holdFor = pending.holdFor;
+      return plain;
     }
-    return { ...checkEmits(results[next++]!), ...settles };
+    return Object.assign(checkEmits(results[next++]!), settles);
   });
+}
+
+/** What the runner calls back during a call, if anything: built field by field, not spread (see domain/own-copy.ts). */
+function callbacksOf(onRespond: InvokeCallbacks["onRespond"], onDataStore: InvokeCallbacks["onDataStore"], onAuth: InvokeCallbacks["onAuth"]): InvokeCallbacks | undefined {
+  if (!onRespond && !onDataStore && !onAuth) return undefined;
+  const callbacks: InvokeCallbacks = {};
+  if (onRespond) callbacks.onRespond = onRespond;
+  if (onDataStore) callbacks.onDataStore = onDataStore;
+  if (onAuth) callbacks.onAuth = onAuth;
+  return callbacks;
 }
 
 /** An emit as the store takes it: the event and its (checked) metadata. */
@@ -135,7 +148,8 @@ function checkEmits(result: InvokeResult): CallOutcome {
 
 /** Without accounts to read, app props get an empty `$auth` (never the account's id). */
 function withoutAccounts(component: SourceComponent, props: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...props };
+  // copyOwn, not a spread: once a batch (see domain/own-copy.ts); prop names are the component's.
+  const out = copyOwn(props);
   for (const prop of component.validated.props) if (prop.baseType === "app") out[prop.name] = { $auth: {} };
   return out;
 }

@@ -11,6 +11,7 @@ import { WakeSignal } from "../wake-signal.js";
 import { DueTimes } from "./due-times.js";
 import { deliveriesToGiveUp } from "./give-up.js";
 import { jobOf } from "./delivery-relay.js";
+import { ChurningMap, ChurningSet } from "../../domain/churning-map.js";
 
 /**
  * A kind of listener other than a workflow: it carries out one listener's
@@ -112,9 +113,9 @@ const CACHE_MS = 1_000;
 export class DeliveryWorker implements DeliveryHandOff {
   private readonly workflows = new ExpiringCache<string, Workflow | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
   private readonly sources = new ExpiringCache<string, DeployedSource | null>({ ttlMs: CACHE_MS, maxEntries: 10_000 });
-  private readonly running = new Set<Promise<void>>();
+  private readonly running = new ChurningSet<Promise<void>>();
   /** Batches running, by owner (see perOwner). */
-  private readonly runningByOwner = new Map<string, number>();
+  private readonly runningByOwner = new ChurningMap<string, number>();
   private readonly now: () => number;
   private loop: Promise<void> | null = null;
   private stopped = false;
@@ -130,7 +131,7 @@ export class DeliveryWorker implements DeliveryHandOff {
   /** Claims of rowQueue's (takeAdmitted), not of the shared queue's. */
   private readonly rowClaims = new WeakSet<ClaimedJob>();
   /** Webhook groups being sent, and those waiting for a sending slot (see startGroup). */
-  private readonly sending = new Set<Promise<void>>();
+  private readonly sending = new ChurningSet<Promise<void>>();
   private readonly waitingToSend: ClaimedJob[][] = [];
 
   constructor(private readonly options: DeliveryWorkerOptions) {

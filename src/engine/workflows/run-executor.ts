@@ -37,6 +37,7 @@ import { MANUAL_RUN_CHANNEL } from "./manual-run.js";
 import { flowUrls, isWaitingStatus } from "../../domain/run-flow.js";
 import { applyFlowRequest, contextRunOf } from "./run-flow.js";
 import { settleCancelledWait, stopIfCancelled } from "./run-cancel.js";
+import { ChurningMap } from "../../domain/churning-map.js";
 
 export interface RunExecutorOptions {
   store: Store;
@@ -138,7 +139,7 @@ const STEP_CALLS_PER_RUNNER = 16;
 export class RunExecutor {
   private readonly prepared = new Map<string, Promise<PreparedWorkflow>>();
   /** The runs of this process's batches, from their claim to their record, by id: a cancel finds them here. */
-  private readonly inProgress = new Map<string, { ownerId: string; run: RunState }>();
+  private readonly inProgress = new ChurningMap<string, { ownerId: string; run: RunState }>();
   /**
    * The followers this process's records handed over (ClaimedDelivery.followers), by workflow and event, from that
    * record until their chain's record (or their head goes back unrun: forgetFollowers): a cancel of a waiting event
@@ -187,7 +188,7 @@ export class RunExecutor {
     const others: Array<[Workflow, ClaimedDelivery[]]> = [];
     for (const [version, group] of asked) {
       const saved = await this.options.store.findWorkflowVersion(workflow.ownerId, workflow.id, version);
-      if (saved) others.push([{ ...workflow, steps: saved.steps, deploymentId: saved.deploymentId, version: saved.version }, group]);
+      if (saved) others.push([Object.assign({}, workflow, { steps: saved.steps, deploymentId: saved.deploymentId, version: saved.version }), group]);
       else current.push(...group);
     }
     return { current, others };
@@ -209,7 +210,8 @@ export class RunExecutor {
     if (toRun.length === 0) return { made: 0, retries: [], recordedBefore: settledOnly };
     for (const run of toRun) this.inProgress.set(run.id, { ownerId: workflow.ownerId, run });
     try {
-      return { ...(await this.runAndRecord(workflow, toRun, triggerKind, current)), recordedBefore: settledOnly };
+      // Onto the fresh outcome, not a leading spread: once a batch of runs (see domain/own-copy.ts).
+      return Object.assign(await this.runAndRecord(workflow, toRun, triggerKind, current), { recordedBefore: settledOnly });
     } finally {
       for (const run of toRun) this.inProgress.delete(run.id);
       this.forgetFollowers(toRun.map((run) => run.delivery));

@@ -223,7 +223,8 @@ export function finishedRun(workflow: Workflow, run: RunState, now: number): Wor
     eventId: run.delivery.eventId,
     status: run.status === "running" ? "success" : run.status,
     triggerEvent: run.triggerEvent,
-    steps: run.records.map((record) => ({ ...record, sends: record.sends.map((send) => settledSend(run, send)) })),
+    // Object.assign, not a leading spread: every step of every run (see domain/own-copy.ts).
+    steps: run.records.map((record) => Object.assign({}, record, { sends: record.sends.map((send) => settledSend(run, send)) })),
     error: run.error,
     exitReason: run.exitReason,
     replayOf: run.replayOf,

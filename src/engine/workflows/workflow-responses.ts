@@ -1,4 +1,5 @@
 import type { HttpResponse } from "../../sandbox/http-response.js";
+import { ChurningMap } from "../../domain/churning-map.js";
 
 /**
  * How a run that an HTTP caller waits on ended: its `$.respond`, or how it
@@ -40,7 +41,7 @@ const RECEIVED_HOLD_MS = 3_000;
  * queue's live messages (answers-across-processes.ts).
  */
 export class WorkflowResponses {
-  private readonly slots = new Map<string, Slot>();
+  private readonly slots = new ChurningMap<string, Slot>();
   private early = 0;
 
   /**

@@ -11,6 +11,7 @@ import type { StoredEvent } from "../../domain/sources.js";
 import { claimedFrom, claimRows } from "../claimed-deliveries.js";
 import { TICK_RUNS_KEPT_MS, withoutRepeatedTicks } from "../tick-runs.js";
 import type { GroupCommit } from "./group-commit.js";
+import { copyOwn } from "../../domain/own-copy.js";
 
 /**
  * appendEvents for SQLite, written against better-sqlite3 directly. It is the
@@ -69,7 +70,7 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
     if (!batch.ticks?.length) return appendBatch(batch);
     const repeated = recordTicks(batch);
     if (repeated.length === 0) return appendBatch(batch);
-    return { ...appendBatch(withoutRepeatedTicks(batch, repeated)), repeatedTicks: repeated };
+    return Object.assign(appendBatch(withoutRepeatedTicks(batch, repeated)), { repeatedTicks: repeated });
   });
 
   const appendBatch = (batch: EventBatch): AppendResult => {
@@ -94,7 +95,8 @@ export function createSqliteAppender(database: SqliteDatabase.Database, group: G
       payloads.set(event, json);
       insertEvent.run(batch.emitterId, ms, seq, batch.ownerId, event.channel, event.summary, event.emitId, json, event.indexedAtMs);
     });
-    const counts = { ...state.channelCounts };
+    // copyOwn, not a spread: once an append (see domain/own-copy.ts); channel names are the user's.
+    const counts = copyOwn(state.channelCounts);
     for (const [channel, added] of addedPerChannel(appended)) {
       const known = counts[channel];
       let held = known === undefined ? (countChannel.get(batch.emitterId, channel) as number) : known + added;
