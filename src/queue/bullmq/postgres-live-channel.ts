@@ -78,19 +78,8 @@ export class PostgresLiveChannel implements LiveChannel {
     });
   }
 
-  async subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
-    const wire = this.wireOf(channel);
-    const remove = this.fanOut.add(channel, listener);
-    try {
-      await this.listen(wire);
-    } catch (error) {
-      remove();
-      throw error;
-    }
-    return this.once(() => {
-      remove();
-      this.release(wire);
-    });
+  subscribe(channel: string, listener: (message: LiveMessage) => void): Promise<() => Promise<void>> {
+    return this.listenFor(this.wireOf(channel), this.fanOut.add(channel, listener));
   }
 
   /**
@@ -98,22 +87,12 @@ export class PostgresLiveChannel implements LiveChannel {
    * job): each payload goes to `listener` as it is, until the returned
    * function is called.
    */
-  async subscribeForeign(wire: string, listener: (payload: string) => void): Promise<() => Promise<void>> {
+  subscribeForeign(wire: string, listener: (payload: string) => void): Promise<() => Promise<void>> {
     const listeners = this.foreign.get(wire) ?? new Set();
     this.foreign.set(wire, listeners.add(listener));
-    const remove = () => {
+    return this.listenFor(wire, () => {
       listeners.delete(listener);
       if (listeners.size === 0 && this.foreign.get(wire) === listeners) this.foreign.delete(wire);
-    };
-    try {
-      await this.listen(wire);
-    } catch (error) {
-      remove();
-      throw error;
-    }
-    return this.once(() => {
-      remove();
-      this.release(wire);
     });
   }
 
@@ -243,12 +222,24 @@ export class PostgresLiveChannel implements LiveChannel {
     return `live#${createHash("sha256").update(wire).digest("base64url")}`;
   }
 
-  private once(stop: () => void): () => Promise<void> {
+  /**
+   * LISTENs to `wire` for a listener that `remove` takes away again. The
+   * answer stops it (once: a second call does nothing); a LISTEN that fails
+   * removes it at once, and the failure is thrown.
+   */
+  private async listenFor(wire: string, remove: () => void): Promise<() => Promise<void>> {
+    try {
+      await this.listen(wire);
+    } catch (error) {
+      remove();
+      throw error;
+    }
     let stopped = false;
     return async () => {
       if (stopped) return;
       stopped = true;
-      stop();
+      remove();
+      this.release(wire);
     };
   }
 }
