@@ -35,6 +35,24 @@ async function runUntilSignalled(config: RunnelConfig, context: CommandContext):
   const { startServer } = await import("../../server/start-server.js");
   const { explainStartupError } = await import("../../server/startup-errors.js");
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+  // Heard from before the start: the server listens, and records itself in the process registry, before startServer
+  // returns, and a SIGTERM meanwhile killed the process at once (its registry row was left to show lost). A signal
+  // during the start now stops the server once it has started; a start that then does not finish within the
+  // shutdown timeout ends the process.
+  let started = false;
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  void signalled.then(() => {
+    if (started) return;
+    logger.warn("a stop was asked during the start: stopping once the server has started (send the signal again to stop at once)");
+    setTimeout(() => {
+      if (started) return;
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, "the start did not finish in time after a stop was asked; stopping now");
+      process.exit(1);
+    }, config.shutdownTimeoutMs).unref();
+  });
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({ config, logger, announce: (text) => context.io.stderr.write(`${text}\n`) });
@@ -42,11 +60,9 @@ async function runUntilSignalled(config: RunnelConfig, context: CommandContext):
     logger.debug({ err: error }, "start-up failed");
     throw new Error(`Runnel cannot start: ${explainStartupError(error, config)}`);
   }
+  started = true;
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-    process.once("SIGINT", () => resolve("SIGINT"));
-  });
+  const signal = await signalled;
   logger.info({ signal }, "shutting down: no new requests; finishing the ones in flight");
 
   // A second signal, or work that will not finish, must not keep the process hanging.
