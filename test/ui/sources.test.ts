@@ -85,9 +85,10 @@ describe("the console's Sources pages, in a real browser", { timeout: 120_000 },
     await screenshot(page, "source-logs");
 
     await page.getByRole("button", { name: "Deactivate" }).click();
-    await page.getByRole("button", { name: "Activate" }).waitFor();
+    // Exact: "Activate" is also a part of "Deactivate", which a loose match takes at once, before the change is made.
+    await page.getByRole("button", { name: "Activate", exact: true }).waitFor();
     expect((await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key })).body.data.active).toBe(false);
-    await page.getByRole("button", { name: "Activate" }).click();
+    await page.getByRole("button", { name: "Activate", exact: true }).click();
     await page.getByRole("button", { name: "Deactivate" }).waitFor();
     expect((await call(harness.url, "GET", `/v1/sources/${source.id}`, { key: harness.key })).body.data.active).toBe(true);
     expectNoBrowserErrors(page);
