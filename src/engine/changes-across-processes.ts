@@ -22,7 +22,9 @@ const ECHO_WAIT_MS = 250;
  * `announce` waits for its own message to come back over the wire: Redis
  * and PostgreSQL send a message to every subscriber at once, so by then the
  * other processes have it too, and what the caller does next (a request to
- * another api process, an event a worker runs) finds their caches cleared.
+ * another api process, an event a worker runs) finds their caches cleared,
+ * or, when such a process is busy, cleared a moment later (it reads the
+ * message after the request that arrived with it: a CI run caught one).
  * A message that cannot be sent is logged: the other processes then see the
  * change within their caches' second.
  */
