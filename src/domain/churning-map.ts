@@ -84,39 +84,33 @@ export class ChurningMap<K, V> implements Iterable<[K, V]> {
   }
 }
 
+/** A ChurningMap's keys, as a Set: renewed the same way. */
 export class ChurningSet<T> implements Iterable<T> {
-  private set = new Set<T>();
-  private deletions = 0;
+  private readonly map = new ChurningMap<T, true>();
 
   get size(): number {
-    return this.set.size;
+    return this.map.size;
   }
 
   has(value: T): boolean {
-    return this.set.has(value);
+    return this.map.has(value);
   }
 
   add(value: T): this {
-    this.set.add(value);
+    this.map.set(value, true);
     return this;
   }
 
   delete(value: T): boolean {
-    if (!this.set.delete(value)) return false;
-    if (++this.deletions >= Math.max(RENEW_AFTER_DELETIONS, this.set.size)) {
-      this.set = new Set(this.set);
-      this.deletions = 0;
-    }
-    return true;
+    return this.map.delete(value);
   }
 
   clear(): void {
-    this.set = new Set();
-    this.deletions = 0;
+    this.map.clear();
   }
 
   values(): T[] {
-    return [...this.set];
+    return this.map.keys();
   }
 
   [Symbol.iterator](): Iterator<T> {

@@ -26,6 +26,6 @@ export class KeyedMutex {
 
   /** Resolves when every task queued so far has finished. */
   async drain(): Promise<void> {
-    while (this.tails.size > 0) await Promise.all([...this.tails.values()]);
+    while (this.tails.size > 0) await Promise.all(this.tails.values());
   }
 }

@@ -406,7 +406,7 @@ export class RunnerProcess {
         for (const item of message.messages) this.onCallMessage(item);
       } finally {
         this.readingBatch = false;
-        for (const lane of [...this.clocksDue]) this.startClock(lane);
+        for (const lane of this.clocksDue.values()) this.startClock(lane);
       }
       return;
     }
@@ -571,10 +571,10 @@ export class RunnerProcess {
     this.alive = false;
     clearTimeout(this.startLimit);
     this.memoryKilled = this.options.resources?.outOfMemory() ?? false;
-    const running = [...this.lanes].filter((lane) => !lane.holding && lane.calls[0] && !lane.calls[0].collector.finished);
-    const holdingLanes = [...this.lanes].filter((lane) => lane.holding && lane.calls.length > 0);
+    const running = this.lanes.values().filter((lane) => !lane.holding && lane.calls[0] && !lane.calls[0].collector.finished);
+    const holdingLanes = this.lanes.values().filter((lane) => lane.holding && lane.calls.length > 0);
     const onlyOne = running.length + holdingLanes.length === 1;
-    for (const lane of [...this.lanes]) {
+    for (const lane of this.lanes.values()) {
       clearTimeout(lane.timer);
       const head = lane.calls[0];
       if (!lane.holding && head && !head.collector.finished) {

@@ -68,7 +68,7 @@ export class CommitChains {
 
   /** Resolves when every commit queued so far has finished. */
   async drain(): Promise<void> {
-    await Promise.all([...this.chains.values()].map((chain) => chain.tail));
+    await Promise.all(this.chains.values().map((chain) => chain.tail));
   }
 
   /**

@@ -22,6 +22,8 @@ export function listenerName(wirePrefix: string): string {
 interface Pending {
   wire: string;
   text: string;
+  /** The text's UTF-8 length, measured once. */
+  bytes: number;
   sent: { resolve: () => void; reject: (error: unknown) => void };
 }
 
@@ -70,11 +72,15 @@ export class PostgresLiveChannel implements LiveChannel {
 
   publish(channel: string, message: LiveMessage): Promise<void> {
     let text = JSON.stringify({ channel, message });
+    let bytes = Buffer.byteLength(text);
     // Room is kept for the array's brackets.
-    if (Buffer.byteLength(text) > MAX_PAYLOAD_BYTES - 2) text = JSON.stringify({ channel, message: tooLargeStub(message) });
+    if (bytes > MAX_PAYLOAD_BYTES - 2) {
+      text = JSON.stringify({ channel, message: tooLargeStub(message) });
+      bytes = Buffer.byteLength(text);
+    }
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.flush());
-      this.pending.push({ wire: this.wireOf(channel), text, sent: { resolve, reject } });
+      this.pending.push({ wire: this.wireOf(channel), text, bytes, sent: { resolve, reject } });
     });
   }
 
@@ -110,7 +116,7 @@ export class PostgresLiveChannel implements LiveChannel {
     const payloads: Array<{ wire: string; items: Pending[]; bytes: number }> = [];
     const filling = new Map<string, (typeof payloads)[number]>();
     for (const item of batch) {
-      const size = Buffer.byteLength(item.text) + 1;
+      const size = item.bytes + 1;
       let payload = filling.get(item.wire);
       if (!payload || payload.bytes + size > MAX_PAYLOAD_BYTES) {
         payload = { wire: item.wire, items: [], bytes: 2 };
