@@ -37,6 +37,16 @@ export class LocalFanOut {
   }
 }
 
+/** A subscription's stop, as the transports answer it: asynchronous, and doing its work once however often it is called. */
+export function stopOnce(stop: () => void): () => Promise<void> {
+  let stopped = false;
+  return async () => {
+    if (stopped) return;
+    stopped = true;
+    stop();
+  };
+}
+
 /** An envelope read off the wire, or null when it is not one (another program on the same channel). */
 export function parseEnvelope(text: string): LiveEnvelope | null {
   try {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import type { Logger } from "pino";
 import type { LiveMessage } from "../job-queue.js";
-import { LocalFanOut, parseEnvelopes, type LiveChannel } from "../live-channel.js";
+import { LocalFanOut, parseEnvelopes, stopOnce, type LiveChannel } from "../live-channel.js";
 
 /** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7_900;
@@ -240,13 +240,10 @@ export class PostgresLiveChannel implements LiveChannel {
       remove();
       throw error;
     }
-    let stopped = false;
-    return async () => {
-      if (stopped) return;
-      stopped = true;
+    return stopOnce(() => {
       remove();
       this.release(wire);
-    };
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { LiveMessage } from "../job-queue.js";
-import { LocalFanOut, parseEnvelope, type LiveChannel } from "../live-channel.js";
+import { LocalFanOut, parseEnvelope, stopOnce, type LiveChannel } from "../live-channel.js";
 import { throttledWarning } from "../throttled-warning.js";
 
 /**
@@ -55,13 +55,10 @@ export class RedisLiveChannel implements LiveChannel {
       this.release(channel);
       throw error;
     }
-    let removed = false;
-    return async () => {
-      if (removed) return;
-      removed = true;
+    return stopOnce(() => {
       remove();
       this.release(channel);
-    };
+    });
   }
 
   async close(): Promise<void> {
