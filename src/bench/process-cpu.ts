@@ -74,6 +74,43 @@ export async function withCpuPerRequest<T extends { perSecond: number }>(groups:
   return { ...figures, cpuUsPerRequest };
 }
 
+/** A thread's time on a CPU and waiting in the run queue for one, so far, in ns. */
+export interface ThreadSchedule {
+  runNs: number;
+  waitNs: number;
+}
+
+/**
+ * The scheduler's account of one thread (/proc/<pid>/task/<tid>/schedstat):
+ * undefined where the kernel keeps none (built without schedstats), or the
+ * thread is gone.
+ */
+export function threadSchedule(pid: number, tid = pid): ThreadSchedule | undefined {
+  try {
+    const [runNs, waitNs] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").trim().split(" ").map(Number);
+    return runNs === undefined || waitNs === undefined || !Number.isFinite(runNs + waitNs) ? undefined : { runNs, waitNs };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `load` and answers its figures with the share of the window that the
+ * main thread of `pid` spent running, and waiting for a CPU (runnable, while
+ * other processes had both cores): a latency tail that comes with a high
+ * `waited` is the machine's contention (the load generator shares it), not
+ * the server's own work. Left out where the kernel keeps no such account.
+ */
+export async function withThreadSchedule<T extends object>(pid: number, load: () => Promise<T>): Promise<T & { mainThread?: { ran: number; waited: number } }> {
+  const before = threadSchedule(pid);
+  const started = process.hrtime.bigint();
+  const figures = await load();
+  const wallNs = Number(process.hrtime.bigint() - started);
+  const after = threadSchedule(pid);
+  if (!before || !after || wallNs <= 0) return figures;
+  return Object.assign(figures, { mainThread: { ran: (after.runNs - before.runNs) / wallNs, waited: (after.waitNs - before.waitNs) / wallNs } });
+}
+
 /** The processes of the machine's database and queue servers (PostgreSQL's backends, redis-server): what a set-up costs them. */
 export function serviceProcesses(): number[] {
   const pids: number[] = [];

@@ -3,7 +3,7 @@ import { openLoop, type OpenLoopFigures } from "./open-loop.js";
 import { startBenchServer, type BenchServer } from "./bench-server.js";
 import { freePort } from "./peers/child-server.js";
 import { startFastify } from "./peers/fastify-server.js";
-import { processTree, withCpuPerRequest } from "./process-cpu.js";
+import { processTree, withCpuPerRequest, withThreadSchedule } from "./process-cpu.js";
 import { quantile, type BenchRow } from "./table.js";
 
 /** The length of each load run and its connections (the peers bench uses the same). */
@@ -57,7 +57,7 @@ export async function benchWorkflows(): Promise<BenchRow[]> {
     const rate = Math.round(peak.perSecond / 2);
     // The server runs in this process; its runners below it (the load generator, started later, is not counted).
     const processes = { server: [process.pid], runners: processTree(process.pid).filter((pid) => pid !== process.pid) };
-    const half = await withCpuPerRequest(processes, SECONDS, () => openLoop(three, { rate, seconds: SECONDS, body: BODY }));
+    const half = await withThreadSchedule(process.pid, () => withCpuPerRequest(processes, SECONDS, () => openLoop(three, { rate, seconds: SECONDS, body: BODY })));
     const reference = await fastifyAt(rate);
     const one = await deployWorkflow(bench, "one step", 1);
     const eleven = await deployWorkflow(bench, "eleven steps", 11);
@@ -70,12 +70,12 @@ export async function benchWorkflows(): Promise<BenchRow[]> {
       {
         benchmark: `same at half the peak rate (${rate}/s, an even stream)`,
         ...half,
-        note: `target p50 < 2 ms, p99 < 10 ms; CPU a run: server ${us(half.cpuUsPerRequest.server)} µs, runners ${us(half.cpuUsPerRequest.runners)} µs; p99 ${(half.p99Ms / Math.max(0.001, reference.p99Ms)).toFixed(1)}x the reference's; ${flags(half)}`,
+        note: `target p50 < 2 ms, p99 < 10 ms; CPU a run: server ${us(half.cpuUsPerRequest.server)} µs, runners ${us(half.cpuUsPerRequest.runners)} µs; ${schedule(half)}p99 ${(half.p99Ms / Math.max(0.001, reference.p99Ms)).toFixed(1)}x the reference's; ${flags(half)}`,
       },
       {
         benchmark: `bare Fastify POST route at the same even rate (reference)`,
         ...reference,
-        note: `own process, the same load generator; CPU a request ${us(reference.cpuUsPerRequest.process)} µs; ${flags(reference)}`,
+        note: `own process, the same load generator; CPU a request ${us(reference.cpuUsPerRequest.process)} µs; ${schedule(reference)}${flags(reference)}`,
       },
       { benchmark: "workflow of 1 step, one request at a time", ...oneAlone, note: "1000 requests, timed in the process" },
       { benchmark: "workflow of 11 steps, one request at a time", ...elevenAlone, note: "1000 requests, timed in the process" },
@@ -93,17 +93,23 @@ export async function benchWorkflows(): Promise<BenchRow[]> {
  * (docs/performance.md, session 28), so the workflow's figures at half its
  * peak are read against these, not against Fastify's peak.
  */
-async function fastifyAt(rate: number): Promise<OpenLoopFigures & { cpuUsPerRequest: Record<string, number> }> {
+async function fastifyAt(rate: number): Promise<OpenLoopFigures & { cpuUsPerRequest: Record<string, number>; mainThread?: { ran: number; waited: number } }> {
   const fastify = await startFastify(await freePort(), BODY);
   try {
     await openLoop(fastify.url, { rate, seconds: 1, body: BODY });
-    return await withCpuPerRequest({ process: [fastify.pid] }, SECONDS, () => openLoop(fastify.url, { rate, seconds: SECONDS, body: BODY }));
+    return await withThreadSchedule(fastify.pid, () => withCpuPerRequest({ process: [fastify.pid] }, SECONDS, () => openLoop(fastify.url, { rate, seconds: SECONDS, body: BODY })));
   } finally {
     await fastify.stop();
   }
 }
 
 const us = (value: number | undefined) => (value ?? 0).toFixed(0);
+
+/** "main thread ran 62 %, waited for a CPU 9 %; ", or nothing where the kernel keeps no account (see withThreadSchedule). */
+function schedule(figures: { mainThread?: { ran: number; waited: number } }): string {
+  const thread = figures.mainThread;
+  return thread ? `main thread ran ${(thread.ran * 100).toFixed(0)} %, waited for a CPU ${(thread.waited * 100).toFixed(0)} %; ` : "";
+}
 
 /** One request at a time, each timed to the microsecond (autocannon reports whole milliseconds). */
 async function sequential(endpoint: string, count: number): Promise<{ perSecond: number; p50Ms: number; p99Ms: number }> {

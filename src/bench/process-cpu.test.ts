@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { threadSchedule, withThreadSchedule } from "./process-cpu.js";
+
+describe("withThreadSchedule", () => {
+  it("accounts a thread that computes as running or waiting for a CPU, all the time, and one that sleeps as neither", async () => {
+    // Linux keeps the account in every kernel this runs on (schedstat); elsewhere the bench leaves it out.
+    expect(threadSchedule(process.pid)).toBeDefined();
+    const busy = await withThreadSchedule(process.pid, async () => {
+      const until = performance.now() + 300;
+      while (performance.now() < until);
+      return { kind: "busy" };
+    });
+    // However loaded the machine, a loop that never yields is on a CPU or in the run queue: the two add up to its time.
+    expect(busy.kind).toBe("busy");
+    expect(busy.mainThread!.ran + busy.mainThread!.waited).toBeGreaterThan(0.85);
+    const idle = await withThreadSchedule(process.pid, () => new Promise<{ kind: string }>((resolve) => setTimeout(() => resolve({ kind: "idle" }), 300)));
+    expect(idle.mainThread!.ran + idle.mainThread!.waited).toBeLessThan(0.5);
+  });
+
+  it("leaves the account out for a thread that does not exist", async () => {
+    expect(threadSchedule(process.pid, 2 ** 22 + 7)).toBeUndefined();
+    const figures = await withThreadSchedule(2 ** 22 + 7, async () => ({ perSecond: 1 }));
+    expect(figures).toEqual({ perSecond: 1 });
+  });
+});
