@@ -12,7 +12,8 @@
  * 16 MB of log it restarts the log, which takes the write lock: in turns
  * with the server's group commit (log-restart-turns.ts), so that the
  * server's thread never sleeps on it. A log file a burst grew past 32 MB is
- * cut to nothing in that restart, by the thread too.
+ * cut to nothing by the thread too, in the same turns, whether or not the log
+ * in it is long.
  *
  * Durability is unchanged: a commit is in the log before it is answered,
  * as before; the checkpoint only moves it into the main file. If the thread
@@ -64,9 +65,11 @@ const checkpoint = () => {
     // copies what little the passive one left, and has the next commit start the log over.
     // It takes the write lock: in turns with the server's group commit (log-restart-turns.ts), which never sleeps on it.
     // A log file a burst grew past the limit is cut to nothing as well (TRUNCATE): here, not in a commit on the server's thread.
-    if (passive && passive.log > workerData.restartPages) {
-      const mode = logFileBytes() > workerData.logFileLimit ? "TRUNCATE" : "RESTART";
-      restartWhenFree(turns, () => database.pragma("wal_checkpoint(" + mode + ")"));
+    // A file past the limit is cut even when the log in it is short: once a passive checkpoint has copied all of
+    // it, SQLite's next commit starts the log over by itself, and the file would keep the size a burst gave it.
+    const oversized = logFileBytes() > workerData.logFileLimit;
+    if (passive && (passive.log > workerData.restartPages || oversized)) {
+      restartWhenFree(turns, () => database.pragma("wal_checkpoint(" + (oversized ? "TRUNCATE" : "RESTART") + ")"));
     }
   } catch (error) {
     parentPort.postMessage({ error: String((error && error.message) || error) });
