@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { threadSchedule, withThreadSchedule } from "./process-cpu.js";
 
+/** Past Linux's largest process id (2^22): no such thread. */
+const NO_SUCH_THREAD = 2 ** 22 + 7;
+
 describe("withThreadSchedule", () => {
   it("accounts a thread that computes as running or waiting for a CPU, all the time, and one that sleeps as neither", async () => {
     // Linux keeps the account in every kernel this runs on (schedstat); elsewhere the bench leaves it out.
@@ -18,8 +21,8 @@ describe("withThreadSchedule", () => {
   });
 
   it("leaves the account out for a thread that does not exist", async () => {
-    expect(threadSchedule(process.pid, 2 ** 22 + 7)).toBeUndefined();
-    const figures = await withThreadSchedule(2 ** 22 + 7, async () => ({ perSecond: 1 }));
+    expect(threadSchedule(process.pid, NO_SUCH_THREAD)).toBeUndefined();
+    const figures = await withThreadSchedule(NO_SUCH_THREAD, async () => ({ perSecond: 1 }));
     expect(figures).toEqual({ perSecond: 1 });
   });
 });

@@ -94,6 +94,12 @@ export function threadSchedule(pid: number, tid = pid): ThreadSchedule | undefin
   }
 }
 
+/** Shares of a measured window: on a CPU, and runnable but waiting for one. */
+export interface MainThreadShare {
+  ran: number;
+  waited: number;
+}
+
 /**
  * Runs `load` and answers its figures with the share of the window that the
  * main thread of `pid` spent running, and waiting for a CPU (runnable, while
@@ -101,7 +107,7 @@ export function threadSchedule(pid: number, tid = pid): ThreadSchedule | undefin
  * `waited` is the machine's contention (the load generator shares it), not
  * the server's own work. Left out where the kernel keeps no such account.
  */
-export async function withThreadSchedule<T extends object>(pid: number, load: () => Promise<T>): Promise<T & { mainThread?: { ran: number; waited: number } }> {
+export async function withThreadSchedule<T extends object>(pid: number, load: () => Promise<T>): Promise<T & { mainThread?: MainThreadShare }> {
   const before = threadSchedule(pid);
   const started = process.hrtime.bigint();
   const figures = await load();

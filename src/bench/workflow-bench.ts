@@ -3,7 +3,7 @@ import { openLoop, type OpenLoopFigures } from "./open-loop.js";
 import { startBenchServer, type BenchServer } from "./bench-server.js";
 import { freePort } from "./peers/child-server.js";
 import { startFastify } from "./peers/fastify-server.js";
-import { processTree, withCpuPerRequest, withThreadSchedule } from "./process-cpu.js";
+import { processTree, withCpuPerRequest, withThreadSchedule, type MainThreadShare } from "./process-cpu.js";
 import { quantile, type BenchRow } from "./table.js";
 
 /** The length of each load run and its connections (the peers bench uses the same). */
@@ -93,7 +93,7 @@ export async function benchWorkflows(): Promise<BenchRow[]> {
  * (docs/performance.md, session 28), so the workflow's figures at half its
  * peak are read against these, not against Fastify's peak.
  */
-async function fastifyAt(rate: number): Promise<OpenLoopFigures & { cpuUsPerRequest: Record<string, number>; mainThread?: { ran: number; waited: number } }> {
+async function fastifyAt(rate: number): Promise<OpenLoopFigures & { cpuUsPerRequest: Record<string, number>; mainThread?: MainThreadShare }> {
   const fastify = await startFastify(await freePort(), BODY);
   try {
     await openLoop(fastify.url, { rate, seconds: 1, body: BODY });
@@ -106,7 +106,7 @@ async function fastifyAt(rate: number): Promise<OpenLoopFigures & { cpuUsPerRequ
 const us = (value: number | undefined) => (value ?? 0).toFixed(0);
 
 /** "main thread ran 62 %, waited for a CPU 9 %; ", or nothing where the kernel keeps no account (see withThreadSchedule). */
-function schedule(figures: { mainThread?: { ran: number; waited: number } }): string {
+function schedule(figures: { mainThread?: MainThreadShare }): string {
   const thread = figures.mainThread;
   return thread ? `main thread ran ${(thread.ran * 100).toFixed(0)} %, waited for a CPU ${(thread.waited * 100).toFixed(0)} %; ` : "";
 }

@@ -63,9 +63,9 @@ const MAX_SOURCE_ACKS = 9_000;
 const MAX_WORKFLOW_ACKS = 900;
 /**
  * How long the load goes on past its time for a target that has nothing
- * acknowledged yet: on a slow or busy machine the restarts
- * can take most of a short run, and a target with nothing acknowledged
- * proves nothing about losing or doubling.
+ * acknowledged yet: on a slow or busy machine the restarts can take most of
+ * a short run, and a target with nothing acknowledged proves nothing about
+ * losing or doubling.
  */
 const UNTIL_EACH_ACKNOWLEDGED_MS = 60_000;
 
@@ -160,8 +160,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     let unanswered = 0;
     let next = 0;
     const deadline = Date.now() + options.seconds * 1000;
-    // Past the deadline, only the targets with nothing acknowledged yet, for a bounded time.
-    const openTargets = () => (Date.now() < deadline ? targets.filter((target) => target.acked.size < target.cap) : Date.now() < deadline + UNTIL_EACH_ACKNOWLEDGED_MS ? targets.filter((target) => target.acked.size === 0) : []);
+    const openTargets = () => {
+      const now = Date.now();
+      if (now < deadline) return targets.filter((target) => target.acked.size < target.cap);
+      // Past the deadline, only the targets with nothing acknowledged yet, for a bounded time.
+      return now < deadline + UNTIL_EACH_ACKNOWLEDGED_MS ? targets.filter((target) => target.acked.size === 0) : [];
+    };
     const load = async () => {
       for (let open = openTargets(); open.length > 0; open = openTargets()) {
         const target = open[next % open.length]!;

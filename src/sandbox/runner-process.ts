@@ -571,10 +571,11 @@ export class RunnerProcess {
     this.alive = false;
     clearTimeout(this.startLimit);
     this.memoryKilled = this.options.resources?.outOfMemory() ?? false;
-    const running = this.lanes.values().filter((lane) => !lane.holding && lane.calls[0] && !lane.calls[0].collector.finished);
-    const holdingLanes = this.lanes.values().filter((lane) => lane.holding && lane.calls.length > 0);
+    const lanes = this.lanes.values();
+    const running = lanes.filter((lane) => !lane.holding && lane.calls[0] && !lane.calls[0].collector.finished);
+    const holdingLanes = lanes.filter((lane) => lane.holding && lane.calls.length > 0);
     const onlyOne = running.length + holdingLanes.length === 1;
-    for (const lane of this.lanes.values()) {
+    for (const lane of lanes) {
       clearTimeout(lane.timer);
       const head = lane.calls[0];
       if (!lane.holding && head && !head.collector.finished) {

@@ -5,6 +5,7 @@ import { SqliteDatabaseClass as SqliteDatabase } from "../../src/store/sqlite/sq
 import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
+import { waitFor } from "../helpers/test-cluster.js";
 
 /**
  * The server's connection never checkpoints the log itself (wal_autocheckpoint
@@ -35,13 +36,10 @@ describe("the SQLite store's checkpoint thread", () => {
     }
     // Only the thread checkpoints (the store's own connection never does): the main file grows with what it copies.
     // On a slow or busy machine that takes more than a moment, so it is waited for (bounded).
-    let main = (await stat(file)).size;
-    for (const deadline = Date.now() + 20_000; main - mainBefore <= 4 * 1024 * 1024 && Date.now() < deadline; main = (await stat(file)).size) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const main = await waitFor(async () => (await stat(file)).size, (size) => size - mainBefore > 4 * 1024 * 1024, "the main file to grow by 4 MB", 20_000);
     expect(main - mainBefore).toBeGreaterThan(4 * 1024 * 1024);
-    // The thread starts the log over once it has copied it, and the next commit writes from its start: one small
-    // commit at a time until it has (bounded). The inspector's passive checkpoints never start it over themselves.
+    // Once the log is wholly copied (by the thread, or by the inspector's passive checkpoints below), the next commit
+    // writes from its start: one small commit at a time until it has (bounded).
     const inspector = new SqliteDatabase(file);
     let extra = 0;
     let logFrames = Infinity;
@@ -59,10 +57,7 @@ describe("the SQLite store's checkpoint thread", () => {
     // The log file is reused as it is up to twice a restart's worth (16 MB), and cut past it (wal-checkpointer.ts):
     // a burst on a slow machine may leave a file between the two, by design, or past it until the thread's next look.
     const limit = 32 * 1024 * 1024 + 64 * 1024;
-    let logFile = (await stat(`${file}-wal`)).size;
-    for (const deadline = Date.now() + 20_000; logFile > limit && Date.now() < deadline; logFile = (await stat(`${file}-wal`)).size) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const logFile = await waitFor(async () => (await stat(`${file}-wal`)).size, (size) => size <= limit, "the log file to be cut to 32 MB or less", 20_000);
     expect(logFile).toBeLessThanOrEqual(limit);
     await store.close();
     store = createSqliteStore({ file });

@@ -64,9 +64,9 @@ const checkpoint = () => {
     // the log is reused only then: past the limit, a RESTART waits for the writer's commit in progress,
     // copies what little the passive one left, and has the next commit start the log over.
     // It takes the write lock: in turns with the server's group commit (log-restart-turns.ts), which never sleeps on it.
-    // A log file a burst grew past the limit is cut to nothing as well (TRUNCATE): here, not in a commit on the server's thread.
-    // A file past the limit is cut even when the log in it is short: once a passive checkpoint has copied all of
-    // it, SQLite's next commit starts the log over by itself, and the file would keep the size a burst gave it.
+    // A log file a burst grew past the limit is cut to nothing (TRUNCATE), here, not in a commit on the server's thread,
+    // and even when the log in it is short: once a passive checkpoint has copied a whole log, SQLite's next commit
+    // starts it over by itself, and the file would keep the size the burst gave it.
     const oversized = logFileBytes() > workerData.logFileLimit;
     if (passive && (passive.log > workerData.restartPages || oversized)) {
       restartWhenFree(turns, () => database.pragma("wal_checkpoint(" + (oversized ? "TRUNCATE" : "RESTART") + ")"));
