@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { threadSchedule, withThreadSchedule } from "./process-cpu.js";
+import { threadSchedule, threadWakeUps, withThreadSchedule } from "./process-cpu.js";
 
 /** Past Linux's largest process id (2^22): no such thread. */
 const NO_SUCH_THREAD = 2 ** 22 + 7;
@@ -18,6 +18,24 @@ describe("withThreadSchedule", () => {
     expect(busy.mainThread!.ran + busy.mainThread!.waited).toBeGreaterThan(0.85);
     const idle = await withThreadSchedule(process.pid, () => new Promise<{ kind: string }>((resolve) => setTimeout(() => resolve({ kind: "idle" }), 300)));
     expect(idle.mainThread!.ran + idle.mainThread!.waited).toBeLessThan(0.5);
+  });
+
+  it("counts the times a thread slept and was woken: each timer it waited for, and none for a loop that never yields", async () => {
+    expect(threadWakeUps(process.pid)).toBeGreaterThanOrEqual(0);
+    const sleeper = await withThreadSchedule(process.pid, async () => {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      return { kind: "sleeper" };
+    });
+    // Twenty waits on an idle event loop: the thread slept in epoll for each, and something may have woken it more.
+    expect(sleeper.mainThread!.wokeUp).toBeGreaterThanOrEqual(20);
+    const busy = await withThreadSchedule(process.pid, async () => {
+      const until = performance.now() + 100;
+      while (performance.now() < until);
+      return { kind: "busy" };
+    });
+    // A preempted thread is switched out involuntarily: it never went to sleep.
+    expect(busy.mainThread!.wokeUp).toBeLessThanOrEqual(2);
+    expect(threadWakeUps(process.pid, NO_SUCH_THREAD)).toBeUndefined();
   });
 
   it("leaves the account out for a thread that does not exist", async () => {

@@ -94,10 +94,27 @@ export function threadSchedule(pid: number, tid = pid): ThreadSchedule | undefin
   }
 }
 
-/** Shares of a measured window: on a CPU, and runnable but waiting for one. */
+/**
+ * How many times one thread has gone to sleep and been woken so far (its
+ * voluntary context switches, /proc/<pid>/task/<tid>/status): undefined
+ * where the thread is gone. Each wake-up of a thread that waits on its
+ * sockets costs CPU of its own, which a run that crosses processes pays and
+ * a flow in one thread does not (docs/performance.md, session 31).
+ */
+export function threadWakeUps(pid: number, tid = pid): number | undefined {
+  try {
+    const match = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8"));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Shares of a measured window: on a CPU, and runnable but waiting for one; and the times the thread slept and was woken. */
 export interface MainThreadShare {
   ran: number;
   waited: number;
+  wokeUp?: number;
 }
 
 /**
@@ -106,15 +123,20 @@ export interface MainThreadShare {
  * other processes had both cores): a latency tail that comes with a high
  * `waited` is the machine's contention (the load generator shares it), not
  * the server's own work. Left out where the kernel keeps no such account.
+ * With it, the times the thread slept and was woken in the window.
  */
 export async function withThreadSchedule<T extends object>(pid: number, load: () => Promise<T>): Promise<T & { mainThread?: MainThreadShare }> {
   const before = threadSchedule(pid);
+  const wakeUpsBefore = threadWakeUps(pid);
   const started = process.hrtime.bigint();
   const figures = await load();
   const wallNs = Number(process.hrtime.bigint() - started);
   const after = threadSchedule(pid);
+  const wakeUpsAfter = threadWakeUps(pid);
   if (!before || !after || wallNs <= 0) return figures;
-  return Object.assign(figures, { mainThread: { ran: (after.runNs - before.runNs) / wallNs, waited: (after.waitNs - before.waitNs) / wallNs } });
+  const share: MainThreadShare = { ran: (after.runNs - before.runNs) / wallNs, waited: (after.waitNs - before.waitNs) / wallNs };
+  if (wakeUpsBefore !== undefined && wakeUpsAfter !== undefined) share.wokeUp = wakeUpsAfter - wakeUpsBefore;
+  return Object.assign(figures, { mainThread: share });
 }
 
 /** The processes of the machine's database and queue servers (PostgreSQL's backends, redis-server): what a set-up costs them. */

@@ -106,9 +106,11 @@ async function fastifyAt(rate: number): Promise<OpenLoopFigures & { cpuUsPerRequ
 const us = (value: number | undefined) => (value ?? 0).toFixed(0);
 
 /** "main thread ran 62 %, waited for a CPU 9 %; ", or nothing where the kernel keeps no account (see withThreadSchedule). */
-function schedule(figures: { mainThread?: MainThreadShare }): string {
+function schedule(figures: { mainThread?: MainThreadShare; perSecond: number }): string {
   const thread = figures.mainThread;
-  return thread ? `main thread ran ${(thread.ran * 100).toFixed(0)} %, waited for a CPU ${(thread.waited * 100).toFixed(0)} %; ` : "";
+  if (!thread) return "";
+  const wokeUp = thread.wokeUp === undefined ? "" : `, woke ${(thread.wokeUp / Math.max(1, figures.perSecond * SECONDS)).toFixed(1)} times a request`;
+  return `main thread ran ${(thread.ran * 100).toFixed(0)} %, waited for a CPU ${(thread.waited * 100).toFixed(0)} %${wokeUp}; `;
 }
 
 /** One request at a time, each timed to the microsecond (autocannon reports whole milliseconds). */
