@@ -21,6 +21,8 @@ import { MAX_LOG_ENTRIES, RUNNER_START_LIMIT_MS, type Limits } from "./limits.js
 import { readRunnerMessage, type CallMessage, type DbSnapshot, type HostMessage, type LogStream, type RunnerCall, type StepOutcome, type StepsCallWithoutSteps } from "./protocol.js";
 import { CHANNEL_FD } from "./runner/channel.js";
 import { encodeFrame, FrameReader } from "./runner/frames.js";
+import { JOURNAL_FD } from "./runner/journal.js";
+import { RunnerJournal } from "./runner-journal.js";
 import type { RunnerResources } from "./resources/resource-limiter.js";
 import type { SandboxError } from "./sandbox-error.js";
 import { ChurningMap, ChurningSet } from "../domain/churning-map.js";
@@ -36,6 +38,11 @@ export interface SpawnCommand {
    * its child an orphan for the machine's init to reap.
    */
   childPidFd?: number;
+  /**
+   * Set by the wrapper that bounds the size of the files the runner writes
+   * (resource-limiter.ts): only then is it given a journal (runner/journal.ts).
+   */
+  fileSizeLimited?: boolean;
 }
 
 export interface RunnerProcessOptions {
@@ -136,6 +143,12 @@ export class RunnerProcess {
   /** The wire to the runner (frames on its descriptor 3); nothing else it writes is read as a message. */
   private readonly channel: Socket;
   private readonly reader: FrameReader;
+  /** Bytes read from the channel: where in its stream the journal's frames continue it (runner/journal.ts). */
+  private received = 0;
+  /** Where the runner keeps its reports until it writes them (runner/journal.ts); only under a file-size bound. */
+  private readonly journal: RunnerJournal | undefined;
+  /** Set while what the journal held is read, after the runner is gone: only reports count (onRecovered). */
+  private recovering = false;
   /** What was wrong with what the runner sent, when it broke the protocol. */
   private violation: string | undefined;
   private idleRawBytes = 0;
@@ -171,11 +184,20 @@ export class RunnerProcess {
     this.memoryMb = options.memoryMb;
     this.dir = options.dir;
     this.exited = new Promise((resolve) => (this.markExited = resolve));
-    const { command, args, cwd, childPidFd } = options.command;
-    const stdio: Array<"ignore" | "pipe"> = ["ignore", "pipe", "pipe", "pipe"];
+    const { command, args, cwd, childPidFd, fileSizeLimited } = options.command;
+    const stdio: Array<"ignore" | "pipe" | number> = ["ignore", "pipe", "pipe", "pipe"];
     if (childPidFd !== undefined) stdio[childPidFd] = "pipe";
+    this.journal = fileSizeLimited ? RunnerJournal.create(options.dir) : undefined;
+    if (this.journal) {
+      for (let fd = stdio.length; fd < JOURNAL_FD; fd++) stdio[fd] = "ignore";
+      stdio[JOURNAL_FD] = this.journal.fd;
+    }
     // An empty environment: nothing of the server's (keys, database URLs) reaches user code.
-    this.child = spawn(command, args, { cwd, env: {}, stdio });
+    try {
+      this.child = spawn(command, args, { cwd, env: {}, stdio });
+    } finally {
+      this.journal?.closeDescriptor();
+    }
     this.pid = this.child.pid;
     this.channel = this.child.stdio[CHANNEL_FD] as Socket;
     this.reader = new FrameReader({ onMessage: (raw) => this.onMessage(raw), onMalformed: (reason) => this.onViolation(reason) });
@@ -361,7 +383,10 @@ export class RunnerProcess {
 
   private listen(): void {
     const child = this.child;
-    this.channel.on("data", (chunk: Buffer) => this.reader.push(chunk));
+    this.channel.on("data", (chunk: Buffer) => {
+      this.received += chunk.length;
+      this.reader.push(chunk);
+    });
     // A channel that ends while the process lives on (its code closed descriptor 3) leaves the runner unreachable: it goes.
     // A dying process ends its channel too, just before its exit is seen: that is the exit's business.
     this.channel.on("end", () => setTimeout(() => this.onViolation("the runner closed its channel"), CLOSE_GRACE_MS).unref());
@@ -395,6 +420,7 @@ export class RunnerProcess {
   }
 
   private onMessage(raw: unknown): void {
+    if (this.recovering) return this.onRecovered(raw);
     if (this.violation !== undefined) return;
     const message = readRunnerMessage(raw);
     if (!message) return this.onViolation("a frame held a message of no known shape");
@@ -560,6 +586,38 @@ export class RunnerProcess {
   }
 
   /**
+   * The runner is gone with calls unfinished: the reports it journaled and
+   * never wrote (a step's end, with its logs) reach their calls now, so that
+   * a step that never returned takes nothing reported before it with it.
+   * Endings and requests are not taken from it: the calls end as the
+   * runner's death decides (onGone).
+   */
+  private recoverJournal(): void {
+    if (!this.journal || this.violation !== undefined || !this.lanes.values().some((lane) => lane.calls.length > 0)) return;
+    const rest = this.journal.unreceived(this.received);
+    if (!rest) return;
+    this.recovering = true;
+    try {
+      // A gap (bytes the runner never wrote) leaves the reader mid-frame: the journal's frames are read afresh.
+      const reader = rest.continues ? this.reader : new FrameReader({ onMessage: (raw) => this.onRecovered(raw), onMalformed: () => undefined });
+      reader.push(rest.bytes);
+    } catch {
+      // A journal the runner's code wrote over is worth nothing; the calls end as they would have without it.
+    } finally {
+      this.recovering = false;
+    }
+  }
+
+  private onRecovered(raw: unknown): void {
+    const message = readRunnerMessage(raw);
+    if (!message) return;
+    const reports = message.type === "batch" ? message.messages : [message];
+    for (const report of reports) {
+      if (report.type === "step-done" || report.type === "log" || report.type === "emit" || report.type === "respond") this.onCallMessage(report);
+    }
+  }
+
+  /**
    * The runner is gone. The call at fault gets the error; when it is not
    * known and only one call was running, that one is taken to be at fault
    * (as the runner's only call, it is). Every other call that was running is
@@ -569,6 +627,7 @@ export class RunnerProcess {
   private onGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (!this.alive) return;
     this.alive = false;
+    this.recoverJournal();
     clearTimeout(this.startLimit);
     this.memoryKilled = this.options.resources?.outOfMemory() ?? false;
     const lanes = this.lanes.values();

@@ -102,3 +102,31 @@ describe("a workflow step that attacks", () => {
     expectBystanderServed(bystander);
   });
 });
+
+describe("a workflow step that writes its runner's journal (descriptor 5, runner/journal.ts)", () => {
+  it("with forged endings, then loops forever: none is taken, the run times out, the server goes on", async () => {
+    // An entry far past anything the channel brought (so the host reads all of it, afresh) claiming that calls ended: the host
+    // takes only reports from a journal. Writing over the journal loses the run's own earlier reports, and nobody else's.
+    const forge = `
+      const fs = require("node:fs");
+      const frame = (message) => { const json = Buffer.from(JSON.stringify(message)); const header = Buffer.alloc(4); header.writeUInt32BE(json.length); return Buffer.concat([header, json]); };
+      // The call's id is the host's to give: every one a runner's first calls could have.
+      const frames = Buffer.concat(Array.from({ length: 64 }, (_, id) => frame({ type: "result", id, value: "forged", db: null, retire: false })));
+      const header = Buffer.alloc(16); header.writeUInt32BE(0x524e4a31, 0); header.writeUInt32BE(256, 4); header.writeUInt32BE(0, 8); header.writeUInt32BE(frames.length, 12);
+      fs.writeSync(5, Buffer.concat([header, frames]), 0, 16 + frames.length, 0);
+      while (true) {}`;
+    const workflow = await h.deployWorkflow([hostileStep(`return "ran";`), hostileStep(forge)]);
+    const { outcome, bystander } = await h.whileAttacking(async () => {
+      const answer = await h.attack(workflow);
+      return { answer, errors: await h.errorsOf(workflow) };
+    });
+    expect(outcome.answer.status).toBe(200);
+    expect(outcome.errors[0]).toMatchObject({ code: "Timeout" });
+    const [run] = await h.runsOf(workflow);
+    expect(run.status).toBe("error");
+    expect(JSON.stringify(run)).not.toContain("forged");
+    expectBystanderServed(bystander);
+    await h.expectServerHealthy();
+  });
+});
+

@@ -55,3 +55,28 @@ describe("a component that writes to its runner's channel", () => {
     expectBystanderServed(bystander);
   });
 });
+
+/**
+ * The runner's journal (descriptor 5, runner/journal.ts) is the one file a
+ * runner can write, and its code can reach it too: the kernel bounds its size
+ * (RLIMIT_FSIZE), and the host trusts what it reads there no more than the
+ * channel.
+ */
+describe("a component that writes to its runner's journal", () => {
+  it("past the size bound: the kernel refuses the write (EFBIG), the component gets the error, the server goes on", async () => {
+    // Node ignores SIGXFSZ, so the write past RLIMIT_FSIZE fails rather than the process.
+    const source = await h.deploySource(
+      respondingRunBody(`
+      const fs = require("node:fs");
+      let outcome = "written";
+      try { fs.writeSync(5, Buffer.alloc(1024, "a"), 0, 1024, 200 * 1024 * 1024); } catch (error) { outcome = error.code; }
+      this.http.respond({ status: 200, body: { outcome } });`),
+    );
+    const { outcome, bystander } = await h.whileAttacking(() => h.fire(source, { json: { go: 1 } }));
+    expect(outcome).toEqual({ status: 200, body: { outcome: "EFBIG" } });
+    expectBystanderServed(bystander);
+    await h.expectServerHealthy();
+  });
+
+});
+

@@ -64,6 +64,8 @@ const ADDRESS_SPACE_BASE_MB = 1024;
 const CGROUP_ROOT = "/sys/fs/cgroup";
 /** A runner that cannot join its cgroups exits at once with this code, before anything runs. */
 export const JOIN_FAILED_EXIT = 97;
+/** The largest file a runner may write (RLIMIT_FSIZE): its journal's entries are far smaller (JOURNAL_MAX_BYTES); CPU profiles fit. */
+export const RUNNER_FILE_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 let sequence = 0;
 
@@ -105,15 +107,22 @@ function killMembers(dir: string): void {
   }
 }
 
-/** The shell wrapper: join each cgroup in turn (fail before exec if one cannot be joined), apply ulimit, exec. */
+/**
+ * The shell wrapper: join each cgroup in turn (fail before exec if one cannot be joined), apply ulimit, exec.
+ * The size of any file the runner writes is bounded too (`ulimit -f`, RLIMIT_FSIZE): its only writable file is
+ * the journal the host gives it (runner/journal.ts), which its code can reach as well; past the bound the
+ * kernel ends the process (SIGXFSZ).
+ */
 function wrapCommand(command: SpawnCommand, procsFiles: string[], addressSpaceKb: number | null): SpawnCommand {
   const script = [
     'n="$1"; shift',
     `while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit ${JOIN_FAILED_EXIT}; shift; n=$((n - 1)); done`,
     ...(addressSpaceKb === null ? [] : [`ulimit -v ${addressSpaceKb} || exit ${JOIN_FAILED_EXIT}`]),
+    // In blocks of 512 bytes (POSIX; dash), or of 1,024 (bash): a bound either way.
+    `ulimit -f ${RUNNER_FILE_SIZE_LIMIT_BYTES / 512} || exit ${JOIN_FAILED_EXIT}`,
     'exec "$@"',
   ].join("\n");
-  return { ...command, command: "/bin/sh", args: ["-c", script, "runnel-runner", String(procsFiles.length), ...procsFiles, command.command, ...command.args] };
+  return { ...command, command: "/bin/sh", args: ["-c", script, "runnel-runner", String(procsFiles.length), ...procsFiles, command.command, ...command.args], fileSizeLimited: true };
 }
 
 interface V1Paths {

@@ -34,8 +34,10 @@ export interface ActiveCallOptions {
   send(message: RunnerMessage<WireResponse>): void;
   /** Writes a message at the end of this microtask checkpoint, with the other calls' (channel.ts). */
   post(message: RunnerMessage<WireResponse>): void;
-  /** Resolves once what was posted is written. */
-  flushed(): Promise<void>;
+  /** Written with the channel's next write: a step's report, which only has to survive the runner (channel.ts). */
+  keep(message: RunnerMessage<WireResponse>): void;
+  /** Resolves once what was kept or posted would reach the host were the runner to die now (channel.ts). */
+  secured(): Promise<void>;
   /**
    * Set when the call's ending may wait for the calls behind it: it gets the
    * ended call instead of a flush. `now`: send it with what is held at once
@@ -140,12 +142,12 @@ export class ActiveCall {
     if (this.finished) return;
     // Posted at once unless the ending follows; then no timer is armed for it either.
     this.queue({ type: "step-done", id: this.id, done }, 0, !last);
-    if (!last) this.flush();
+    if (!last) this.flush("keep");
   }
 
-  /** Resolves once what the call posted is written to the host. */
+  /** Resolves once what the call reported would reach the host were the runner to die now. */
   reported(): Promise<void> {
-    return this.options.flushed();
+    return this.options.secured();
   }
 
   log(stream: LogStream, text: string): void {
@@ -283,7 +285,7 @@ export class ActiveCall {
 
   /** A retiring ending never waits: the runner is about to go, and what it holds must reach the host first. */
   private end(retire: boolean): void {
-    if (!this.options.hold) return this.flush(retire);
+    if (!this.options.hold) return this.flush(retire ? "now" : "post");
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     this.options.hold(this, retire);
@@ -308,12 +310,13 @@ export class ActiveCall {
     else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
-  /** Posts what waits, in order, as one message; `now`: sends it at once. */
-  private flush(now = false): void {
+  /** Posts what waits, in order, as one message; "now": sends it at once; "keep": keeps it for the channel's next write. */
+  private flush(how: "post" | "now" | "keep" = "post"): void {
     const messages = this.takePending();
     if (messages.length === 0) return;
     const message: RunnerMessage<WireResponse> = messages.length === 1 ? messages[0]! : { type: "batch", messages };
-    if (now) this.options.send(message);
+    if (how === "now") this.options.send(message);
+    else if (how === "keep") this.options.keep(message);
     else this.options.post(message);
   }
 

@@ -11,15 +11,23 @@
  * checkpoint, so that the reports of every call that got there in one turn
  * of the event loop leave in one write() (under load a runner's runs move in
  * step, and the write was a third of its CPU, one per report). A step chain
- * awaits `flushed()` before the next step's code runs, so a step that never
+ * awaits `secured()` before the next step's code runs, so a step that never
  * returns cannot hold back what the steps before it reported. What must
  * reach the host before the process may die (a fault, a retiring ending) is
  * sent at once, after whatever waits in the outbox.
+ *
+ * A step's report is kept rather than posted: it waits for the next write
+ * (its run's ending, most often) or KEPT_MS, and before the next step's code
+ * runs it is written to the journal instead (descriptor 5, a file only the
+ * host reads, and only when this process dies mid-call: journal.ts). Posted,
+ * each step of a run alone cost a write here and a wake-up and a read on the
+ * host; a step that loops forever still takes nothing reported with it.
  */
 import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { RunnerMessage, WireResponse } from "../protocol.js";
 import { FRAME_HEADER_BYTES, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
+import { JOURNAL_FD, JOURNAL_MAX_BYTES, journalEntry } from "./journal.js";
 
 /** stdin, stdout, stderr, then the channel. */
 export const CHANNEL_FD = 3;
@@ -29,9 +37,14 @@ export interface RunnerChannel {
   send(message: RunnerMessage<WireResponse>): void;
   /** Written at the end of this microtask checkpoint, with everything else posted by then, in one write. */
   post(message: RunnerMessage<WireResponse>): void;
-  /** Resolves once everything posted so far is written. */
-  flushed(): Promise<void>;
+  /** Written with the next write, or within KEPT_MS: what must survive this process, not reach the host at once (a step's report). */
+  keep(message: RunnerMessage<WireResponse>): void;
+  /** Resolves once everything kept or posted so far would reach the host were this process to die now: journaled, or else written. */
+  secured(): Promise<void>;
 }
+
+/** How long a kept report waits for a write to go with: a long step's earlier reports still reach the host soon. */
+const KEPT_MS = 20;
 
 export interface ChannelOptions {
   onMessage(message: unknown): void;
@@ -86,10 +99,15 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
   let outboxWritten: Promise<void> | undefined;
   let markWritten: () => void = () => {};
   const written = Promise.resolve();
+  /** Bytes handed to the channel so far, in order: where in its stream the outbox's frames will start. */
+  let handed = 0;
+  /** Writes the kept reports when nothing else has by then. */
+  let keptTimer: NodeJS.Timeout | undefined;
+  /** Off once the journal could not be written (no descriptor 5: the host gave none); kept reports are then written before each step. */
+  let journaling = true;
 
-  /** Everything in the outbox as frames in one buffer, one write. */
-  const writeOutbox = (): void => {
-    if (outbox.length === 0) return;
+  /** The outbox as frames in one buffer. */
+  const outboxFrames = (): Buffer => {
     const frames = Buffer.allocUnsafe(outboxBytes);
     let offset = 0;
     for (let index = 0; index < outbox.length; index++) {
@@ -98,9 +116,19 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
       frames.write(outbox[index]!, offset + FRAME_HEADER_BYTES, length, "utf8");
       offset += FRAME_HEADER_BYTES + length;
     }
+    return frames;
+  };
+
+  /** Everything in the outbox as frames in one buffer, one write. */
+  const writeOutbox = (): void => {
+    if (outbox.length === 0) return;
+    const frames = outboxFrames();
     outbox = [];
     outboxLengths = [];
     outboxBytes = 0;
+    clearTimeout(keptTimer);
+    keptTimer = undefined;
+    handed += frames.length;
     if (!socket.destroyed) writeFrame(frames);
   };
   const flushOutbox = (): void => {
@@ -135,11 +163,34 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
     encode(message);
     writeOutbox();
   };
-  const post = (message: RunnerMessage<WireResponse>): void => {
-    encode(message);
-    if (outboxWritten) return;
+  /** The outbox written at the end of this microtask checkpoint; resolves once it is. */
+  const flushSoon = (): Promise<void> => {
+    if (outboxWritten) return outboxWritten;
     outboxWritten = new Promise((resolve) => (markWritten = resolve));
     queueMicrotask(flushOutbox);
+    return outboxWritten;
   };
-  return { send, post, flushed: () => outboxWritten ?? written };
+  const post = (message: RunnerMessage<WireResponse>): void => {
+    encode(message);
+    void flushSoon();
+  };
+  const keep = (message: RunnerMessage<WireResponse>): void => {
+    encode(message);
+    keptTimer ??= setTimeout(writeOutbox, KEPT_MS);
+  };
+  const secured = (): Promise<void> => {
+    if (outbox.length === 0) return outboxWritten ?? written;
+    // Reports too large for a journal entry go to the host at once, as all did before the journal.
+    if (journaling && outboxBytes <= JOURNAL_MAX_BYTES - 64) {
+      try {
+        const entry = journalEntry(handed, outboxFrames());
+        writeToDescriptor(JOURNAL_FD, entry, 0, entry.length, 0);
+        return outboxWritten ?? written;
+      } catch {
+        journaling = false;
+      }
+    }
+    return flushSoon();
+  };
+  return { send, post, keep, secured };
 }

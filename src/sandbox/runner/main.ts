@@ -25,7 +25,8 @@ function start(): void {
   const runner = new Runner({
     send: (message: RunnerMessage<WireResponse>) => channel.send(message),
     post: (message: RunnerMessage<WireResponse>) => channel.post(message),
-    flushed: () => channel.flushed(),
+    keep: (message: RunnerMessage<WireResponse>) => channel.keep(message),
+    secured: () => channel.secured(),
     runnerPath: `${dirname(process.argv[1] ?? "")}${sep}`,
     maxLoaded: maxBundlesFromArgs(process.argv),
   });

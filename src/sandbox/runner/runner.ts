@@ -22,8 +22,9 @@ export interface RunnerOptions {
   /** Writes now; post: at the end of this microtask checkpoint, with others (channel.ts). */
   send(message: RunnerMessage<WireResponse>): void;
   post(message: RunnerMessage<WireResponse>): void;
-  /** Resolves once what was posted is written. */
-  flushed(): Promise<void>;
+  /** Written with the channel's next write (a step's report); secured: resolves once it would survive the runner (channel.ts). */
+  keep(message: RunnerMessage<WireResponse>): void;
+  secured(): Promise<void>;
   /** The runner's own folder, whose stack frames are left out of errors. */
   runnerPath: string;
   /** Bundles kept loaded at most (see bundles.ts). */
@@ -97,9 +98,9 @@ export class Runner {
   private async start(message: InvokeMessage, lane: Lane | undefined): Promise<ActiveCall> {
     const step = message.call.kind === "step" ? new StepRecorder() : undefined;
     const hold = message.holdEnd && lane ? (ended: ActiveCall, now: boolean) => lane.hold(ended, now) : undefined;
-    const { send, post, flushed } = this.options;
+    const { send, post, keep, secured } = this.options;
     // Named fields, not the message spread: this runs once per call.
-    const call = new ActiveCall({ id: message.id, db: message.carryDb && lane ? lane.carried : message.db, maxLogBytes: message.maxLogBytes, maxLogEntries: message.maxLogEntries, step, send, post, flushed, hold });
+    const call = new ActiveCall({ id: message.id, db: message.carryDb && lane ? lane.carried : message.db, maxLogBytes: message.maxLogBytes, maxLogEntries: message.maxLogEntries, step, send, post, keep, secured, hold });
     this.bundleOf.set(call, message.bundle);
     if (this.active.size > 0) this.scopes ??= new AsyncLocalStorage<ActiveCall>();
     this.active.add(call);
