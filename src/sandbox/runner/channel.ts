@@ -27,7 +27,7 @@ import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { RunnerMessage, WireResponse } from "../protocol.js";
 import { FRAME_HEADER_BYTES, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
-import { JOURNAL_FD, JOURNAL_MAX_BYTES, journalEntry } from "./journal.js";
+import { JOURNAL_FD, JOURNAL_HEADER_BYTES, JOURNAL_MAX_BYTES, journalEntry } from "./journal.js";
 
 /** stdin, stdout, stderr, then the channel. */
 export const CHANNEL_FD = 3;
@@ -181,14 +181,14 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
   const secured = (): Promise<void> => {
     if (outbox.length === 0) return outboxWritten ?? written;
     // Reports too large for a journal entry go to the host at once, as all did before the journal.
-    if (journaling && outboxBytes <= JOURNAL_MAX_BYTES - 64) {
+    if (journaling && JOURNAL_HEADER_BYTES + outboxBytes <= JOURNAL_MAX_BYTES) {
       try {
         const entry = journalEntry(handed, outboxFrames());
-        writeToDescriptor(JOURNAL_FD, entry, 0, entry.length, 0);
-        return outboxWritten ?? written;
+        if (writeToDescriptor(JOURNAL_FD, entry, 0, entry.length, 0) === entry.length) return outboxWritten ?? written;
       } catch {
-        journaling = false;
+        // No journal (descriptor 5 is not one), or it cannot be written: written to the host from now on.
       }
+      journaling = false;
     }
     return flushSoon();
   };

@@ -9,14 +9,15 @@
  * not bring through the same checks as the channel's frames.
  *
  * The runner's code can write to it too: the host trusts it no more than the
- * channel, and the kernel bounds its size (RLIMIT_FSIZE, sandbox.ts).
+ * channel, and the kernel bounds its size (RLIMIT_FSIZE, resources/resource-limiter.ts).
  */
 
 /** stdin, stdout, stderr, the channel, bwrap's info descriptor, then the journal. */
 export const JOURNAL_FD = 5;
 
 const MAGIC = 0x524e4a31; // "RNJ1"
-const HEADER_BYTES = 16;
+/** Magic, position (two 32-bit halves), length. */
+export const JOURNAL_HEADER_BYTES = 16;
 /**
  * The largest entry written: past it the reports go to the host at once
  * instead (channel.ts), as they did before the journal. Well under the
@@ -27,22 +28,22 @@ export const JOURNAL_MAX_BYTES = 4 * 1024 * 1024;
 
 /** The entry for `frames`, which were to start at `position` in the channel's stream. */
 export function journalEntry(position: number, frames: Buffer): Buffer {
-  const entry = Buffer.allocUnsafe(HEADER_BYTES + frames.length);
+  const entry = Buffer.allocUnsafe(JOURNAL_HEADER_BYTES + frames.length);
   entry.writeUInt32BE(MAGIC, 0);
   entry.writeUInt32BE(Math.floor(position / 2 ** 32), 4);
   entry.writeUInt32BE(position % 2 ** 32, 8);
   entry.writeUInt32BE(frames.length, 12);
-  frames.copy(entry, HEADER_BYTES);
+  frames.copy(entry, JOURNAL_HEADER_BYTES);
   return entry;
 }
 
 /** The entry at the start of a journal's contents, or null when there is none (nothing journaled, or not an entry). */
 export function readJournalEntry(contents: Buffer): { position: number; frames: Buffer } | null {
-  if (contents.length < HEADER_BYTES || contents.readUInt32BE(0) !== MAGIC) return null;
+  if (contents.length < JOURNAL_HEADER_BYTES || contents.readUInt32BE(0) !== MAGIC) return null;
   const position = contents.readUInt32BE(4) * 2 ** 32 + contents.readUInt32BE(8);
   const length = contents.readUInt32BE(12);
-  if (HEADER_BYTES + length > contents.length) return null;
-  return { position, frames: contents.subarray(HEADER_BYTES, HEADER_BYTES + length) };
+  if (JOURNAL_HEADER_BYTES + length > contents.length) return null;
+  return { position, frames: contents.subarray(JOURNAL_HEADER_BYTES, JOURNAL_HEADER_BYTES + length) };
 }
 
 /**
