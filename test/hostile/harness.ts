@@ -54,10 +54,10 @@
  * | processes: spawn/exec/fork, workers, addons, inspector and SIGUSR1, kill (server, 1, 0, -1), renice, a fork bomb | processes.test.ts |
  * | infinite loop and hang, heap, exit/reallyExit/abort, console floods, huge emits, unhandled rejections, late throws | exhaustion.test.ts |
  * | prototype pollution, replaced JSON/Promise/process.emit, deleted globals, forged host messages, garbage on the descriptors | prototype.test.ts |
- * | the same as workflow steps: loop, heap, exit, flood, rejection, spawn, files, env | steps.test.ts |
+ * | the same as workflow steps: loop, heap, exit, flood, rejection, spawn, files, env; forged endings in the runner's journal | steps.test.ts |
  * | attacks as the module loads (refused at deploy)                          | deploy.test.ts |
  * | (the bystander check itself fails when the bystander is not served)      | harness.test.ts |
- * | IPC flood, raw stdout/stderr flood                                       | wire.test.ts (wire) |
+ * | IPC flood, raw stdout/stderr flood, a write past the journal's size bound | wire.test.ts (wire) |
  * | Buffers and native memory, admin ceilings on limits                      | resources.test.ts (limits) |
  * | deep request bodies                                                      | ingest.test.ts (ingest) |
  * | poison deliveries (a run that keeps killing its runner)                  | poison-delivery.test.ts (ingest) |
