@@ -110,8 +110,8 @@ function killMembers(dir: string): void {
 /**
  * The shell wrapper: join each cgroup in turn (fail before exec if one cannot be joined), apply ulimit, exec.
  * The size of any file the runner writes is bounded too (`ulimit -f`, RLIMIT_FSIZE): its only writable file is
- * the journal the host gives it (runner/journal.ts), which its code can reach as well; past the bound the
- * kernel ends the process (SIGXFSZ).
+ * the journal the host gives it (runner/journal.ts), which its code can reach as well; past the bound a
+ * write fails with EFBIG (Node ignores the kernel's SIGXFSZ).
  */
 function wrapCommand(command: SpawnCommand, procsFiles: string[], addressSpaceKb: number | null): SpawnCommand {
   const script = [

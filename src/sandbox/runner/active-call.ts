@@ -140,7 +140,7 @@ export class ActiveCall {
    */
   stepDone(done: StepDone, last = false): void {
     if (this.finished) return;
-    // Posted at once unless the ending follows; then no timer is armed for it either.
+    // Kept for the channel's next write (journaled before the next step) unless the ending follows; then no timer is armed for it either.
     this.queue({ type: "step-done", id: this.id, done }, 0, !last);
     if (!last) this.flush("keep");
   }
