@@ -178,19 +178,32 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
     encode(message);
     keptTimer ??= setTimeout(writeOutbox, KEPT_MS);
   };
-  const secured = (): Promise<void> => {
-    if (outbox.length === 0) return outboxWritten ?? written;
+  /** The journal written (or, failing that, the outbox to the host) at the end of this microtask checkpoint: once for every run that got to a step's end this turn. */
+  let journalWritten: Promise<void> | undefined;
+  const secureOutbox = (): void => {
+    journalWritten = undefined;
+    if (outbox.length === 0) return;
     // Reports too large for a journal entry go to the host at once, as all did before the journal.
     if (journaling && JOURNAL_HEADER_BYTES + outboxBytes <= JOURNAL_MAX_BYTES) {
       try {
         const entry = journalEntry(handed, outboxFrames());
-        if (writeToDescriptor(JOURNAL_FD, entry, 0, entry.length, 0) === entry.length) return outboxWritten ?? written;
+        if (writeToDescriptor(JOURNAL_FD, entry, 0, entry.length, 0) === entry.length) return;
       } catch {
         // No journal (descriptor 5 is not one), or it cannot be written: written to the host from now on.
       }
       journaling = false;
     }
-    return flushSoon();
+    flushOutbox();
+  };
+  const secured = (): Promise<void> => {
+    if (outbox.length === 0) return outboxWritten ?? written;
+    journalWritten ??= new Promise((resolve) =>
+      queueMicrotask(() => {
+        secureOutbox();
+        resolve();
+      }),
+    );
+    return journalWritten;
   };
   return { send, post, keep, secured };
 }
