@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { threadSchedule, threadWakeUps, withThreadSchedule } from "./process-cpu.js";
 
@@ -16,8 +17,17 @@ describe("withThreadSchedule", () => {
     // However loaded the machine, a loop that never yields is on a CPU or in the run queue: the two add up to its time.
     expect(busy.kind).toBe("busy");
     expect(busy.mainThread!.ran + busy.mainThread!.waited).toBeGreaterThan(0.85);
-    const idle = await withThreadSchedule(process.pid, () => new Promise<{ kind: string }>((resolve) => setTimeout(() => resolve({ kind: "idle" }), 300)));
-    expect(idle.mainThread!.ran + idle.mainThread!.waited).toBeLessThan(0.5);
+    // A sleeping thread of a process of its own: this test's process may run other files' leftovers meanwhile.
+    const sleeper = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000); process.stdout.write('ready')"], { stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      // Started (node's own start-up is work), then a moment for what it does after its script.
+      await new Promise((resolve) => sleeper.stdout!.once("data", resolve));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const idle = await withThreadSchedule(sleeper.pid!, () => new Promise<{ kind: string }>((resolve) => setTimeout(() => resolve({ kind: "idle" }), 300)));
+      expect(idle.mainThread!.ran + idle.mainThread!.waited).toBeLessThan(0.5);
+    } finally {
+      sleeper.kill();
+    }
   });
 
   it("counts the times a thread slept and was woken: each timer it waited for, and none for a loop that never yields", async () => {
