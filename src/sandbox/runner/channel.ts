@@ -27,7 +27,7 @@ import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { RunnerMessage, WireResponse } from "../protocol.js";
 import { FRAME_HEADER_BYTES, FrameReader, MAX_FRAME_BYTES } from "./frames.js";
-import { JOURNAL_FD, JOURNAL_HEADER_BYTES, JOURNAL_MAX_BYTES, journalEntry } from "./journal.js";
+import { JOURNAL_FD, JOURNAL_HEADER_BYTES, JOURNAL_MAX_BYTES, writeJournalHeader } from "./journal.js";
 
 /** stdin, stdout, stderr, then the channel. */
 export const CHANNEL_FD = 3;
@@ -106,10 +106,10 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
   /** Off once the journal could not be written (no descriptor 5: the host gave none); kept reports are then written before each step. */
   let journaling = true;
 
-  /** The outbox as frames in one buffer. */
-  const outboxFrames = (): Buffer => {
-    const frames = Buffer.allocUnsafe(outboxBytes);
-    let offset = 0;
+  /** The outbox as frames in one buffer, after `room` bytes left free (a journal entry's header). */
+  const outboxFrames = (room = 0): Buffer => {
+    const frames = Buffer.allocUnsafe(room + outboxBytes);
+    let offset = room;
     for (let index = 0; index < outbox.length; index++) {
       const length = outboxLengths[index]!;
       frames.writeUInt32BE(length, offset);
@@ -186,7 +186,7 @@ export function openChannel(options: ChannelOptions): RunnerChannel {
     // Reports too large for a journal entry go to the host at once, as all did before the journal.
     if (journaling && JOURNAL_HEADER_BYTES + outboxBytes <= JOURNAL_MAX_BYTES) {
       try {
-        const entry = journalEntry(handed, outboxFrames());
+        const entry = writeJournalHeader(outboxFrames(JOURNAL_HEADER_BYTES), handed);
         if (writeToDescriptor(JOURNAL_FD, entry, 0, entry.length, 0) === entry.length) return;
       } catch {
         // No journal (descriptor 5 is not one), or it cannot be written: written to the host from now on.

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { encodeFrame, FrameReader } from "./frames.js";
-import { journalEntry, readJournalEntry, unreceived } from "./journal.js";
+import { JOURNAL_HEADER_BYTES, readJournalEntry, unreceived, writeJournalHeader } from "./journal.js";
+
+/** An entry as the channel makes one: room for the header, then the frames. */
+const journalEntry = (position: number, frames: Buffer) => writeJournalHeader(Buffer.concat([Buffer.alloc(JOURNAL_HEADER_BYTES), frames]), position);
 
 /** What a host's reader makes of `bytes` after `before` (the channel's stream so far). */
 function read(before: Buffer, bytes: Buffer): unknown[] {

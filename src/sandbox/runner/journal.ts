@@ -26,14 +26,17 @@ export const JOURNAL_HEADER_BYTES = 16;
  */
 export const JOURNAL_MAX_BYTES = 4 * 1024 * 1024;
 
-/** The entry for `frames`, which were to start at `position` in the channel's stream. */
-export function journalEntry(position: number, frames: Buffer): Buffer {
-  const entry = Buffer.allocUnsafe(JOURNAL_HEADER_BYTES + frames.length);
+/**
+ * Makes `entry` a journal entry: its first JOURNAL_HEADER_BYTES are left for
+ * the header (written here), the rest are frames that were to start at
+ * `position` in the channel's stream. The channel encodes its frames straight
+ * after that room (channel.ts), so an entry costs no second copy.
+ */
+export function writeJournalHeader(entry: Buffer, position: number): Buffer {
   entry.writeUInt32BE(MAGIC, 0);
   entry.writeUInt32BE(Math.floor(position / 2 ** 32), 4);
   entry.writeUInt32BE(position % 2 ** 32, 8);
-  entry.writeUInt32BE(frames.length, 12);
-  frames.copy(entry, JOURNAL_HEADER_BYTES);
+  entry.writeUInt32BE(entry.length - JOURNAL_HEADER_BYTES, 12);
   return entry;
 }
 
